@@ -1,0 +1,67 @@
+package io.delayq.core;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Instant;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+/**
+ * A due job handed to an observer: {@code void close(@Observes @JobTopic("order-close") Job job)}.
+ * Returning normally acknowledges it; throwing fails this attempt (retry with backoff, then dead).
+ */
+public final class Job {
+    private final String id;
+    private final String topic;
+    private final int attempt;
+    private final Instant runAt;
+    private final String payloadJson;
+    private final ObjectMapper mapper;
+
+    public Job(String id, String topic, int attempt, Instant runAt, String payloadJson, ObjectMapper mapper) {
+        this.id = id;
+        this.topic = topic;
+        this.attempt = attempt;
+        this.runAt = runAt;
+        this.payloadJson = payloadJson;
+        this.mapper = mapper;
+    }
+
+    /** The job id, unique per topic while the job exists. */
+    public String id() {
+        return id;
+    }
+
+    public String topic() {
+        return topic;
+    }
+
+    /** 1 for the first attempt, 2 for the first retry, and so on. */
+    public int attempt() {
+        return attempt;
+    }
+
+    /** When the job was due (this attempt's due time, for a retry). */
+    public Instant runAt() {
+        return runAt;
+    }
+
+    /** The payload as compact JSON ({@code null} when the job has none). */
+    public String payloadJson() {
+        return payloadJson;
+    }
+
+    /** The payload read as {@code type} with the application's Jackson ObjectMapper. */
+    public <T> T payload(Class<T> type) {
+        try {
+            return mapper.readValue(payloadJson, type);
+        } catch (IOException e) {
+            throw new UncheckedIOException("payload of job " + topic + "/" + id + " is not a " + type.getName(), e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Job[" + topic + "/" + id + ", attempt " + attempt + ", runAt " + runAt + "]";
+    }
+}

@@ -1,0 +1,54 @@
+package io.delayq.core;
+
+import java.time.Duration;
+import java.time.Instant;
+
+/**
+ * A job to schedule from Java: {@code JobRequest.topic("order-close").id("order-42").payload(p).runAt(t)}.
+ * Give at most one of {@link #delay(Duration)} and {@link #runAt(Instant)}; neither means now.
+ * The id is generated when none is given. Validated by {@link Jobs#schedule(JobRequest)}.
+ */
+public final class JobRequest {
+    final String topic;
+    String id;
+    Object payload;
+    Duration delay;
+    Instant runAt;
+    Integer maxAttempts;
+
+    private JobRequest(String topic) {
+        this.topic = topic;
+    }
+
+    public static JobRequest topic(String topic) {
+        return new JobRequest(topic);
+    }
+
+    /** Client-chosen id: scheduling the same id again while the job exists returns the existing job. */
+    public JobRequest id(String id) {
+        this.id = id;
+        return this;
+    }
+
+    /** Any value Jackson can write; it reaches the observer as JSON. */
+    public JobRequest payload(Object payload) {
+        this.payload = payload;
+        return this;
+    }
+
+    public JobRequest delay(Duration delay) {
+        this.delay = delay;
+        return this;
+    }
+
+    public JobRequest runAt(Instant runAt) {
+        this.runAt = runAt;
+        return this;
+    }
+
+    /** Attempts before the job goes to the dead set (default: topic, then global setting). */
+    public JobRequest maxAttempts(int maxAttempts) {
+        this.maxAttempts = maxAttempts;
+        return this;
+    }
+}

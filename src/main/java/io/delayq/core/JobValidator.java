@@ -1,0 +1,117 @@
+package io.delayq.core;
+
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ThreadLocalRandom;
+import java.time.Instant;
+import java.util.regex.Pattern;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+/**
+ * The rules every job must pass, for REST and Java producers alike; each failure names its field.
+ */
+@ApplicationScoped
+public class JobValidator {
+    public static final Pattern TOPIC = Pattern.compile("[a-z0-9][a-z0-9._-]{0,63}");
+    public static final Pattern ID = Pattern.compile("[A-Za-z0-9._:-]{1,128}");
+    private static final char[] ID_CHARS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".toCharArray();
+
+    private final DelayqConfig config;
+
+    public JobValidator(DelayqConfig config) {
+        this.config = config;
+    }
+
+    public static void checkTopic(String field, String topic) {
+        if (topic == null || topic.isEmpty()) {
+            throw new InvalidJobException(field, field + " is required");
+        }
+        if (!TOPIC.matcher(topic).matches()) {
+            throw new InvalidJobException(field, field + " must match " + TOPIC.pattern());
+        }
+    }
+
+    public static void checkId(String field, String id) {
+        if (id == null || !ID.matcher(id).matches()) {
+            throw new InvalidJobException(field, field + " must match " + ID.pattern());
+        }
+    }
+
+    /**
+     * Checks one job and returns it ready for the store.
+     *
+     * @param delayMs null when not given
+     * @param runAt null when not given, else the raw ISO-8601 text
+     * @param maxAttempts null when not given
+     * @param payloadJson compact JSON of the payload, null when none
+     */
+    public NewJob validate(String topic, String id, Long delayMs, String runAt, Integer maxAttempts, String payloadJson) {
+        checkTopic("topic", topic);
+        if (id == null) {
+            id = newId();
+        } else {
+            checkId("id", id);
+        }
+        if (delayMs != null && runAt != null) {
+            throw new InvalidJobException("runAt", "give either delayMs or runAt, not both");
+        }
+        long horizon = config.horizon().toMillis();
+        boolean delayed = true;
+        long millis = 0;
+        if (delayMs != null) {
+            if (delayMs < 0) {
+                throw new InvalidJobException("delayMs", "delayMs must be >= 0");
+            }
+            if (delayMs > horizon) {
+                throw new InvalidJobException("delayMs", "delayMs must be at most the horizon of " + horizon + " ms");
+            }
+            millis = delayMs;
+        } else if (runAt != null) {
+            Instant at;
+            try {
+                at = Instant.parse(runAt);
+            } catch (RuntimeException e) {
+                throw new InvalidJobException("runAt", "runAt must be an ISO-8601 instant such as 2026-11-30T12:00:00Z");
+            }
+            checkRunAt(at, horizon);
+            delayed = false;
+            millis = at.toEpochMilli();
+        }
+        if (maxAttempts != null && (maxAttempts < 1 || maxAttempts > 1000)) {
+            throw new InvalidJobException("maxAttempts", "maxAttempts must be between 1 and 1000");
+        }
+        if (payloadJson != null) {
+            int size = payloadJson.getBytes(StandardCharsets.UTF_8).length;
+            int limit = config.api().maxPayloadBytes();
+            if (size > limit) {
+                throw new InvalidJobException("payload", "payload is " + size + " bytes, more than the limit of " + limit, 413);
+            }
+        }
+        return new NewJob(topic, id, delayed, millis, maxAttempts == null ? 0 : maxAttempts, payloadJson);
+    }
+
+    /** A runAt may lie in the past (due at once) but not beyond the horizon nor before 1970. */
+    private static void checkRunAt(Instant at, long horizonMs) {
+        long ms;
+        try {
+            ms = at.toEpochMilli();
+        } catch (ArithmeticException e) {
+            throw new InvalidJobException("runAt", "runAt is out of range");
+        }
+        if (ms < 0) {
+            throw new InvalidJobException("runAt", "runAt must not be before 1970-01-01T00:00:00Z");
+        }
+        if (ms > System.currentTimeMillis() + horizonMs) {
+            throw new InvalidJobException("runAt", "runAt must be within the horizon of " + horizonMs + " ms from now");
+        }
+    }
+
+    /** 16 random base-62 characters (95 bits): short, because ids are stored twice per job. */
+    public static String newId() {
+        char[] c = new char[16];
+        for (int i = 0; i < c.length; i++) {
+            c[i] = ID_CHARS[ThreadLocalRandom.current().nextInt(ID_CHARS.length)];
+        }
+        return new String(c);
+    }
+}

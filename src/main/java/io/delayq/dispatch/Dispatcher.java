@@ -1,0 +1,211 @@
+package io.delayq.dispatch;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+import jakarta.annotation.Priority;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+
+import org.jboss.logging.Logger;
+
+import io.delayq.core.DelayqConfig;
+import io.delayq.core.JobValidator;
+import io.delayq.store.JobStore;
+import io.delayq.store.Lease;
+import io.delayq.store.Partition;
+import io.delayq.store.TakenJob;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+
+/**
+ * Starts and stops the dispatch machinery of this replica: a worker pool per served topic, a
+ * {@link DueTaker} per served partition, the {@link WakeUps} subscription and the {@link Acker}.
+ */
+@ApplicationScoped
+public class Dispatcher {
+    private static final Logger LOG = Logger.getLogger(Dispatcher.class);
+    private static final int MAX_BATCH = 1000;
+
+    private final DelayqConfig config;
+    private final TopicRegistry topics;
+    private final JobStore store;
+    private final io.delayq.store.RedisGateway redis;
+    private final RedisClock clock;
+    private final JobRunner runner;
+    private final Acker acker;
+    private final RetryPolicy retry;
+    private final String replicaId = JobValidator.newId().substring(0, 8);
+
+    private final Map<String, WorkerPool> pools = new LinkedHashMap<>();
+    private final List<DueTaker> takers = new ArrayList<>();
+    private ExecutorService workers;
+    private WakeUps wakeUps;
+    private volatile boolean started;
+    private volatile boolean draining;
+
+    public Dispatcher(DelayqConfig config, TopicRegistry topics, JobStore store, io.delayq.store.RedisGateway redis,
+            RedisClock clock, JobRunner runner, Acker acker, RetryPolicy retry) {
+        this.config = config;
+        this.topics = topics;
+        this.store = store;
+        this.redis = redis;
+        this.clock = clock;
+        this.runner = runner;
+        this.acker = acker;
+        this.retry = retry;
+    }
+
+    void onStart(@Observes StartupEvent event) {
+        start();
+    }
+
+    synchronized void start() {
+        if (started) {
+            return;
+        }
+        if (!config.dispatch().enabled() || topics.handlers().isEmpty()) {
+            LOG.infof("delayq replica %s serves no topic (%s)", replicaId,
+                    config.dispatch().enabled() ? "no @JobTopic observer or HTTP target" : "delayq.dispatch.enabled=false");
+            started = true;
+            return;
+        }
+        // Virtual threads: a blocking observer holds no platform thread, so concurrency is a
+        // per-topic setting rather than a thread-pool size.
+        workers = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("delayq-job-", 0).factory());
+        Map<String, DueTaker> byChannel = new HashMap<>();
+        long leaseMs = config.dispatch().lease().toMillis();
+        long safetyNetMs = config.dispatch().safetyNet().toMillis();
+        topics.handlers().forEach((topic, handler) -> {
+            WorkerPool pool = new WorkerPool(topic, retry.concurrency(topic), workers, runner);
+            pools.put(topic, pool);
+            for (Partition p : store.partitionsOf(topic)) {
+                DueTaker taker = new DueTaker(p, pool, store, clock, replicaId, MAX_BATCH, leaseMs, safetyNetMs);
+                takers.add(taker);
+                byChannel.put(store.wakeChannel(p), taker);
+            }
+            LOG.infof("delayq replica %s serves topic %s: %s, concurrency %d", replicaId, topic, handler.describe(),
+                    pool.concurrency());
+        });
+        acker.start();
+        wakeUps = new WakeUps(redis, byChannel);
+        wakeUps.start();
+        takers.forEach(DueTaker::start);
+        started = true;
+    }
+
+    /**
+     * Graceful drain, in this order (Sidekiq's "quiet, stop with deadline, put unfinished work back":
+     * it is worse to lose a job than to run it twice):
+     * <ol>
+     * <li>readiness is already DOWN: Quarkus' shutdown delay ran before this event, so Kubernetes
+     * stopped routing requests to this pod;</li>
+     * <li>takers stop taking (a take in flight completes and its jobs start);</li>
+     * <li>running jobs get until {@code delayq.drain.timeout} to finish; their acks are flushed;</li>
+     * <li>jobs still running then are put back into the shard of now, due at once, with one script
+     * per partition, and a wake-up tells the other replicas to take them right away (instead of
+     * waiting for the lease to expire). Their observers may still finish here; their late acks
+     * are ignored by the lease-token check.</li>
+     * </ol>
+     */
+    void onStop(@Observes @Priority(1) ShutdownEvent event) {
+        drain();
+    }
+
+    synchronized void drain() {
+        if (!started || draining) {
+            return;
+        }
+        draining = true;
+        long deadline = System.nanoTime() + config.drain().timeout().toNanos();
+        try {
+            for (DueTaker taker : takers) {
+                taker.stop();
+            }
+            if (wakeUps != null) {
+                wakeUps.stop();
+            }
+            boolean idle = true;
+            for (WorkerPool pool : pools.values()) {
+                idle &= pool.awaitIdle(deadline);
+            }
+            acker.stop(Math.max(deadline, System.nanoTime() + TimeUnit.SECONDS.toNanos(2)));
+            if (!idle) {
+                requeueRunning();
+            }
+            LOG.infof("delayq replica %s drained", replicaId);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            requeueRunning();
+        } finally {
+            if (workers != null) {
+                workers.shutdownNow();
+            }
+        }
+    }
+
+    private void requeueRunning() {
+        Map<Partition, List<Lease>> byPartition = new HashMap<>();
+        for (WorkerPool pool : pools.values()) {
+            for (TakenJob job : pool.running().values()) {
+                byPartition.computeIfAbsent(job.partition(), p -> new ArrayList<>()).add(job.lease());
+            }
+        }
+        byPartition.forEach((p, leases) -> {
+            try {
+                int back = store.requeue(p, leases);
+                LOG.infof("drain: put %d unfinished job(s) of %s back, due now", back, p);
+            } catch (RuntimeException e) {
+                LOG.warnf("drain: could not put %d job(s) of %s back (%s); they return when their lease expires",
+                        leases.size(), p, e.toString());
+            }
+        });
+    }
+
+    public boolean draining() {
+        return draining;
+    }
+
+    /** Whether the wake-up subscription is up (true when there is nothing to subscribe to). */
+    public boolean wakeUpsConnected() {
+        return wakeUps == null || takers.isEmpty() || wakeUps.subscribed();
+    }
+
+    /** The longest time any taker has gone without progress, in nanos (0 when none runs). */
+    public long longestStallNanos() {
+        long worst = 0;
+        for (DueTaker t : takers) {
+            worst = Math.max(worst, t.isRunning() || draining ? t.stalledNanos() : Long.MAX_VALUE);
+        }
+        return worst;
+    }
+
+    Collection<WorkerPool> pools() {
+        return pools.values();
+    }
+
+    /** Partitions this replica takes from. */
+    public List<Partition> partitions() {
+        List<Partition> out = new ArrayList<>(takers.size());
+        takers.forEach(t -> out.add(t.partition()));
+        return out;
+    }
+
+    /** Jobs running on this replica, per topic. */
+    public Map<String, Integer> runningByTopic() {
+        Map<String, Integer> out = new HashMap<>();
+        pools.forEach((topic, pool) -> out.put(topic, pool.running().size()));
+        return out;
+    }
+
+    public String replicaId() {
+        return replicaId;
+    }
+}

@@ -1,0 +1,124 @@
+package io.delayq.dispatch;
+
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import org.jboss.logging.Logger;
+
+import io.delayq.store.RedisGateway;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.RedisConnection;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+
+/**
+ * Listens on the wake-up channels of the served partitions: when a job becomes the earliest of a
+ * partition (enqueue, retry, drain), the script that scheduled it publishes its runAt, and the
+ * partition's taker here cuts its sleep short. One dedicated connection; when it drops it is
+ * re-established and every taker is woken once, since messages may have been missed meanwhile.
+ */
+final class WakeUps {
+    private static final Logger LOG = Logger.getLogger(WakeUps.class);
+    private final RedisGateway redis;
+    private final Map<String, DueTaker> byChannel;
+    private volatile boolean running;
+    private volatile Thread thread;
+    private volatile RedisConnection connection;
+    private volatile boolean subscribed;
+
+    WakeUps(RedisGateway redis, Map<String, DueTaker> byChannel) {
+        this.redis = redis;
+        this.byChannel = byChannel;
+    }
+
+    void start() {
+        if (byChannel.isEmpty()) {
+            return;
+        }
+        running = true;
+        thread = Thread.ofPlatform().name("delayq-wakeups").daemon().start(this::loop);
+    }
+
+    void stop() {
+        running = false;
+        RedisConnection c = connection;
+        if (c != null) {
+            c.close();
+        }
+        Thread t = thread;
+        if (t != null) {
+            t.interrupt();
+        }
+    }
+
+    /** Whether the subscription is currently established. */
+    boolean subscribed() {
+        return subscribed;
+    }
+
+    private void loop() {
+        boolean first = true;
+        while (running) {
+            CountDownLatch closed = new CountDownLatch(1);
+            try {
+                RedisConnection c = redis.connect();
+                connection = c;
+                c.handler(this::onMessage);
+                c.exceptionHandler(e -> closed.countDown());
+                c.endHandler(v -> closed.countDown());
+                Request subscribe = Request.cmd(Command.SUBSCRIBE);
+                byChannel.keySet().forEach(subscribe::arg);
+                c.send(subscribe).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+                subscribed = true;
+                if (!first) {
+                    LOG.info("wake-up subscription re-established; waking every taker once");
+                    byChannel.values().forEach(t -> t.wake(Long.MIN_VALUE));
+                }
+                first = false;
+                closed.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (Exception e) {
+                if (running) {
+                    LOG.debugf("wake-up subscription failed: %s", e.toString());
+                }
+            } finally {
+                subscribed = false;
+                RedisConnection c = connection;
+                connection = null;
+                if (c != null) {
+                    try {
+                        c.close();
+                    } catch (RuntimeException ignored) {
+                        // already closed
+                    }
+                }
+            }
+            if (running) {
+                first = false;
+                try {
+                    Thread.sleep(500);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }
+    }
+
+    private void onMessage(Response r) {
+        // RESP2 and RESP3 both deliver ["message", channel, payload].
+        if (r == null || r.size() < 3 || !"message".equals(r.get(0).toString())) {
+            return;
+        }
+        DueTaker taker = byChannel.get(r.get(1).toString());
+        if (taker != null) {
+            try {
+                taker.wake(Long.parseLong(r.get(2).toString()));
+            } catch (NumberFormatException e) {
+                LOG.debugf("ignored wake-up message %s", r);
+            }
+        }
+    }
+}

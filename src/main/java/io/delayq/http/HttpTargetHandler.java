@@ -1,0 +1,78 @@
+package io.delayq.http;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.concurrent.CompletionStage;
+
+
+import io.delayq.core.Job;
+import io.delayq.dispatch.JobHandler;
+
+/**
+ * The built-in observer of a topic with {@code delayq.topics.<topic>.http.url}: POSTs the job's
+ * payload there with {@code X-Delayq-Job-Id}, {@code X-Delayq-Topic} and {@code X-Delayq-Attempt}.
+ * A 2xx reply completes the job; any other status, a connection error or the timeout fails the
+ * attempt (and the retry policy applies). Lets services in any language use delayq.
+ */
+public final class HttpTargetHandler implements JobHandler {
+    // One client for all targets: the JDK client pools connections per host and is native-safe.
+    private static volatile HttpClient client;
+    private final URI url;
+    private final Duration timeout;
+
+    public HttpTargetHandler(String url, Duration timeout) {
+        this.url = URI.create(url);
+        this.timeout = timeout;
+        if (!"http".equals(this.url.getScheme()) && !"https".equals(this.url.getScheme())) {
+            throw new IllegalArgumentException("delayq.topics.*.http.url must be an http(s) URL: " + url);
+        }
+    }
+
+    private static HttpClient client() {
+        HttpClient c = client;
+        if (c == null) {
+            synchronized (HttpTargetHandler.class) {
+                if (client == null) {
+                    client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5))
+                            .version(HttpClient.Version.HTTP_1_1).build();
+                }
+                c = client;
+            }
+        }
+        return c;
+    }
+
+    @Override
+    public CompletionStage<Void> handle(Job job) {
+        String body = job.payloadJson() == null ? "null" : job.payloadJson();
+        HttpRequest request = HttpRequest.newBuilder(url).timeout(timeout)
+                .header("Content-Type", "application/json")
+                .header("X-Delayq-Job-Id", job.id())
+                .header("X-Delayq-Topic", job.topic())
+                .header("X-Delayq-Attempt", Integer.toString(job.attempt()))
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build();
+        return client().sendAsync(request, HttpResponse.BodyHandlers.discarding()).thenApply(response -> {
+            if (response.statusCode() / 100 != 2) {
+                throw new HttpTargetException("HTTP target " + url + " answered " + response.statusCode());
+            }
+            return null;
+        });
+    }
+
+    @Override
+    public String describe() {
+        return "HTTP target " + url;
+    }
+
+    /** A non-2xx answer of the target. */
+    public static final class HttpTargetException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        HttpTargetException(String message) {
+            super(message, null, false, false);
+        }
+    }
+}

@@ -1,0 +1,85 @@
+package io.delayq.ops;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+
+/**
+ * The job counters and timers, tagged by topic only (never a job id: one series per topic).
+ * Prometheus names: {@code delayq_jobs_enqueued_total}, {@code delayq_job_lateness_seconds}, ...
+ */
+@ApplicationScoped
+public class DelayqMetrics {
+    private final MeterRegistry registry;
+    private final Map<String, TopicMeters> byTopic = new ConcurrentHashMap<>();
+    private final Function<String, TopicMeters> create;
+
+    public DelayqMetrics(MeterRegistry registry) {
+        this.registry = registry;
+        this.create = TopicMeters::new;
+    }
+
+    private TopicMeters of(String topic) {
+        return byTopic.computeIfAbsent(topic, create);
+    }
+
+    public void enqueued(String topic, int n) {
+        if (n > 0) {
+            of(topic).enqueued.increment(n);
+        }
+    }
+
+    /** A job handed to its observer {@code latenessMs} after its runAt (by Redis clock). */
+    public void dispatched(String topic, long latenessMs) {
+        TopicMeters m = of(topic);
+        m.dispatched.increment();
+        m.lateness.record(Duration.ofMillis(Math.max(0, latenessMs)));
+    }
+
+    public void succeeded(String topic, long durationNanos) {
+        TopicMeters m = of(topic);
+        m.succeeded.increment();
+        m.duration.record(Duration.ofNanos(durationNanos));
+    }
+
+    /** A failed attempt; {@code dead} when it was the last one, else it will be retried. */
+    public void failed(String topic, long durationNanos, boolean dead) {
+        TopicMeters m = of(topic);
+        m.failed.increment();
+        m.duration.record(Duration.ofNanos(durationNanos));
+        (dead ? m.dead : m.retried).increment();
+    }
+
+    private final class TopicMeters {
+        final Counter enqueued, dispatched, succeeded, failed, retried, dead;
+        final Timer lateness, duration;
+
+        TopicMeters(String topic) {
+            enqueued = counter("delayq.jobs.enqueued", topic, "Jobs accepted (new ids only)");
+            dispatched = counter("delayq.jobs.dispatched", topic, "Attempts handed to an observer");
+            succeeded = counter("delayq.jobs.succeeded", topic, "Attempts whose observer returned normally");
+            failed = counter("delayq.jobs.failed", topic, "Attempts whose observer threw or timed out");
+            retried = counter("delayq.jobs.retried", topic, "Failed attempts rescheduled with backoff");
+            dead = counter("delayq.jobs.dead", topic, "Jobs moved to the dead set after their last attempt");
+            lateness = Timer.builder("delayq.job.lateness").description("Dispatch time minus runAt (Redis clock)")
+                    .tag("topic", topic).publishPercentileHistogram()
+                    .minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofMinutes(10))
+                    .register(registry);
+            duration = Timer.builder("delayq.job.duration").description("Observer run time per attempt")
+                    .tag("topic", topic).publishPercentileHistogram()
+                    .minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofMinutes(10))
+                    .register(registry);
+        }
+
+        private Counter counter(String name, String topic, String description) {
+            return Counter.builder(name).description(description).tag("topic", topic).register(registry);
+        }
+    }
+}

@@ -1,0 +1,83 @@
+package io.delayq.store;
+
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import io.delayq.core.DelayqConfig;
+
+/**
+ * Every Redis key and channel name delayq uses, and nothing else builds them. All keys of a
+ * partition carry the hash tag {@code {topic#p}} (the day stays outside the braces), so each
+ * script touches one Redis Cluster slot.
+ */
+@ApplicationScoped
+public class Keys {
+    private static final DateTimeFormatter DAY = DateTimeFormatter.BASIC_ISO_DATE;
+    private final String prefix;
+
+    public Keys(DelayqConfig config) {
+        this.prefix = config.prefix();
+    }
+
+    private String base(Partition p) {
+        return prefix + ":{" + p.topic() + "#" + p.index() + "}:";
+    }
+
+    /** SET of every topic that ever had a job enqueued. */
+    public String topics() {
+        return prefix + ":topics";
+    }
+
+    /** HASH job id → record (runAt, attempts, maxAttempts, lastError, payload). */
+    public String jobs(Partition p) {
+        return base(p) + "jobs";
+    }
+
+    /** ZSET of the non-empty day shards, member and score {@code yyyymmdd}. */
+    public String days(Partition p) {
+        return base(p) + "days";
+    }
+
+    /** STRING: a lower bound of the earliest runAt in the partition (absent = nothing scheduled). */
+    public String next(Partition p) {
+        return base(p) + "next";
+    }
+
+    /** ZSET job id → lease deadline ms, for jobs a replica is running. */
+    public String inflight(Partition p) {
+        return base(p) + "inflight";
+    }
+
+    /** HASH job id → lease token of the attempt that holds it. */
+    public String leases(Partition p) {
+        return base(p) + "leases";
+    }
+
+    /** ZSET job id → time of death ms. */
+    public String dead(Partition p) {
+        return base(p) + "dead";
+    }
+
+    /** ZSET job id → runAt ms, for the jobs due on one UTC day ({@code yyyymmdd}). */
+    public String due(Partition p, int day) {
+        return base(p) + "due:" + day;
+    }
+
+    /** Pub/sub channel announcing a new earliest runAt of the partition (message: runAt ms). */
+    public String wakeChannel(Partition p) {
+        return base(p) + "wake";
+    }
+
+    /** The UTC day ({@code yyyymmdd}) of an epoch-ms instant. */
+    public static int dayOf(long epochMs) {
+        return Integer.parseInt(LocalDate.ofEpochDay(Math.floorDiv(epochMs, 86_400_000L)).format(DAY));
+    }
+
+    /** Epoch ms of 00:00 UTC of a {@code yyyymmdd} day. */
+    public static long dayStart(int day) {
+        return LocalDate.parse(Integer.toString(day), DAY).atStartOfDay(ZoneOffset.UTC).toInstant().toEpochMilli();
+    }
+}

@@ -1,0 +1,85 @@
+package io.delayq.store;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+
+/**
+ * The Lua scripts of {@code src/main/resources/lua}: each is {@code lib.lua} followed by the
+ * script, read once, and run by SHA. Redis loses its script cache on restart and failover, so
+ * a NOSCRIPT reply is answered with EVAL of the source (which caches it again).
+ */
+@ApplicationScoped
+public class Scripts {
+    static final List<String> NAMES = List.of("enqueue", "take", "ack", "fail", "extend", "reclaim", "requeue",
+            "get", "cancel", "revive", "purge");
+
+    private final RedisGateway redis;
+    private final Map<String, String[]> loaded = new HashMap<>(); // name -> {sha, source}
+
+    public Scripts(RedisGateway redis) {
+        this.redis = redis;
+        String lib = read("lib");
+        for (String name : NAMES) {
+            String source = lib + "\n" + read(name);
+            loaded.put(name, new String[] { sha1(source), source });
+        }
+    }
+
+    /** Runs a script by SHA with the given keys and arguments; EVAL once when Redis lacks it. */
+    public Response run(String name, List<String> keys, List<String> args) {
+        String[] script = loaded.get(name);
+        try {
+            return redis.send(request(Command.EVALSHA, script[0], keys, args));
+        } catch (RedisReplyException e) {
+            if (e.getMessage() == null || !e.getMessage().startsWith("NOSCRIPT")) {
+                throw e;
+            }
+            return redis.send(request(Command.EVAL, script[1], keys, args));
+        }
+    }
+
+    private static Request request(Command command, String script, List<String> keys, List<String> args) {
+        Request request = Request.cmd(command).arg(script).arg(keys.size());
+        for (String key : keys) {
+            request.arg(key);
+        }
+        for (String arg : args) {
+            request.arg(arg);
+        }
+        return request;
+    }
+
+    private static String read(String name) {
+        String path = "lua/" + name + ".lua";
+        try (InputStream in = Scripts.class.getClassLoader().getResourceAsStream(path)) {
+            if (in == null) {
+                throw new IllegalStateException("missing resource " + path);
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static String sha1(String source) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(source.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,10 @@
+package io.delayq.store;
+
+import java.util.List;
+
+/**
+ * @param now Redis time of the take (ms)
+ * @param nextDue earliest runAt still scheduled in the partition, -1 when none
+ */
+public record TakeResult(long now, long nextDue, List<TakenJob> jobs) {
+}

@@ -1,0 +1,33 @@
+-- fail.lua: records a failed attempt: reschedules the job after a backoff, or moves it to dead
+-- after its last attempt.
+-- KEYS: see lib.lua; the day shard of Redis now + delay
+-- ARGV[A]   = id
+-- ARGV[A+1] = lease token of the failing attempt
+-- ARGV[A+2] = retry delay ms (computed by the retry policy in Java)
+-- ARGV[A+3] = error text (one line)
+-- ARGV[A+4] = max attempts when the job has none of its own
+-- ARGV[A+5] = wake channel
+-- Returns {'retry', runAt, attempts} | {'dead', died at, attempts} | {'stale'} when the lease is
+-- held by another attempt (nothing changed).
+local id, token = ARGV[A], ARGV[A + 1]
+if rcall('HGET', K_LEASES, id) ~= token then return { 'stale' } end
+local now = now_ms()
+local r = decode(rcall('HGET', K_JOBS, id))
+r.attempts = r.attempts + 1
+r.err = ARGV[A + 3]
+local max = r.max > 0 and r.max or tonumber(ARGV[A + 4])
+if r.attempts >= max then
+  rcall('ZREM', K_INFLIGHT, id)
+  rcall('HDEL', K_LEASES, id)
+  rcall('HSET', K_JOBS, id, encode(r))
+  rcall('ZADD', K_DEAD, now, id)
+  return { 'dead', now, r.attempts }
+end
+r.run_at = now + tonumber(ARGV[A + 2])
+local err = require_days({ day_of(r.run_at) })
+if err then return err end
+rcall('ZREM', K_INFLIGHT, id)
+rcall('HDEL', K_LEASES, id)
+rcall('HSET', K_JOBS, id, encode(r))
+schedule(id, r.run_at, ARGV[A + 5])
+return { 'retry', r.run_at, r.attempts }

@@ -1,0 +1,138 @@
+-- lib.lua: shared prelude, prepended by Scripts.java to every other script in this folder.
+--
+-- Every script runs on one topic partition; Java passes the same leading keys to all of them:
+--   KEYS[1] -> jobs      HASH   job id -> record (see encode/decode below)
+--   KEYS[2] -> days      ZSET   non-empty day shards, member and score yyyymmdd
+--   KEYS[3] -> next      STRING earliest runAt ms over all shards (a lower bound; absent = nothing scheduled)
+--   KEYS[4] -> inflight  ZSET   job id -> lease deadline ms
+--   KEYS[5] -> leases    HASH   job id -> lease token of the current holder
+--   KEYS[6] -> dead      ZSET   job id -> time of death ms
+--   KEYS[7..6+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
+-- ARGV[1] = k, the number of day shards passed; ARGV[2..1+k] = their days (yyyymmdd).
+-- A script that needs a shard it was not given fails with "DQNEEDDAY d1 d2 ..." before any write;
+-- Java then adds those keys and calls again. Scripts never build key names themselves.
+local rcall = redis.call
+local K_JOBS, K_DAYS, K_NEXT, K_INFLIGHT, K_LEASES, K_DEAD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local DAY_MS = 86400000
+-- Lua's unpack() is bounded by the C stack (LUAI_MAXCSTACK 8000): variadic calls go in chunks.
+local CHUNK = 1000
+
+local shard_count = tonumber(ARGV[1])
+local shard_of_day = {}
+for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[6 + i] end
+local A = 2 + shard_count -- first script-specific ARGV
+
+local function now_ms()
+  local t = rcall('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- yyyymmdd (UTC) of epoch ms, after H. Hinnant's civil_from_days.
+local function day_of(ms)
+  local z = math.floor(ms / DAY_MS) + 719468
+  local era = math.floor(z / 146097)
+  local doe = z - era * 146097
+  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
+  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+  local mp = math.floor((5 * doy + 2) / 153)
+  local d = doy - math.floor((153 * mp + 2) / 5) + 1
+  local m = mp < 10 and mp + 3 or mp - 9
+  local y = yoe + era * 400
+  if m <= 2 then y = y + 1 end
+  return y * 10000 + m * 100 + d
+end
+
+-- epoch ms of 00:00 UTC of a yyyymmdd day (days_from_civil).
+local function day_start(day)
+  local y, m, d = math.floor(day / 10000), math.floor(day / 100) % 100, day % 100
+  if m <= 2 then y = y - 1 end
+  local era = math.floor(y / 400)
+  local yoe = y - era * 400
+  local mp = m > 2 and m - 3 or m + 9
+  local doy = math.floor((153 * mp + 2) / 5) + d - 1
+  local doe = yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy
+  return (era * 146097 + doe - 719468) * DAY_MS
+end
+
+-- Fails (before any write) unless every day in the list has its shard key passed in.
+local function require_days(days)
+  local missing = {}
+  for _, d in ipairs(days) do
+    if not shard_of_day[d] then missing[#missing + 1] = string.format('%d', d) end
+  end
+  if #missing > 0 then return redis.error_reply('DQNEEDDAY ' .. table.concat(missing, ' ')) end
+  return nil
+end
+
+-- Record: "<runAt base36>[,<attempts>,<maxAttempts>[,<lastError>]]\n<payload json>".
+-- Defaults are left out so that a fresh job costs only its runAt and payload (memory per job
+-- is a benchmark target); lastError never holds a newline (Java strips them).
+local B36 = '0123456789abcdefghijklmnopqrstuvwxyz'
+local function b36(n)
+  if n == 0 then return '0' end
+  local s = ''
+  while n > 0 do
+    local r = n % 36
+    s = string.sub(B36, r + 1, r + 1) .. s
+    n = (n - r) / 36
+  end
+  return s
+end
+
+local function decode(rec)
+  local nl = string.find(rec, '\n', 1, true)
+  local head = string.sub(rec, 1, nl - 1)
+  local r = { payload = string.sub(rec, nl + 1), attempts = 0, max = 0, err = '' }
+  local c1 = string.find(head, ',', 1, true)
+  if not c1 then
+    r.run_at = tonumber(head, 36)
+    return r
+  end
+  r.run_at = tonumber(string.sub(head, 1, c1 - 1), 36)
+  local c2 = string.find(head, ',', c1 + 1, true)
+  r.attempts = tonumber(string.sub(head, c1 + 1, c2 - 1))
+  local c3 = string.find(head, ',', c2 + 1, true)
+  if c3 then
+    r.max = tonumber(string.sub(head, c2 + 1, c3 - 1))
+    r.err = string.sub(head, c3 + 1)
+  else
+    r.max = tonumber(string.sub(head, c2 + 1))
+  end
+  return r
+end
+
+local function encode(r)
+  local head = b36(r.run_at)
+  if r.attempts > 0 or r.max > 0 or r.err ~= '' then
+    head = head .. ',' .. r.attempts .. ',' .. r.max
+    if r.err ~= '' then head = head .. ',' .. r.err end
+  end
+  return head .. '\n' .. r.payload
+end
+
+-- Puts one job into the shard of its runAt (the shard must have been passed in) and keeps
+-- "next" a lower bound of every runAt; wakes sleeping takers when the job became the earliest.
+local function schedule(id, run_at, channel)
+  local day = day_of(run_at)
+  rcall('ZADD', shard_of_day[day], run_at, id)
+  rcall('ZADD', K_DAYS, day, day)
+  local head = tonumber(rcall('GET', K_NEXT))
+  if not head or run_at < head then
+    rcall('SET', K_NEXT, run_at)
+    rcall('PUBLISH', channel, run_at)
+  end
+end
+
+-- Calls a variadic command with fixed leading args and a flat list, in CHUNK-sized pieces.
+local function variadic(cmd, key, list)
+  for i = 1, #list, CHUNK do
+    rcall(cmd, key, unpack(list, i, math.min(i + CHUNK - 1, #list)))
+  end
+end
+
+-- The state letter of an existing job: s(cheduled), i(nflight) or d(ead).
+local function state_of(id)
+  if rcall('ZSCORE', K_INFLIGHT, id) then return 'i' end
+  if rcall('ZSCORE', K_DEAD, id) then return 'd' end
+  return 's'
+end

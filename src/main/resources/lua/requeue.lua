@@ -1,0 +1,25 @@
+-- requeue.lua: drain; puts a stopping replica's unfinished jobs back into the shard of Redis
+-- now, due at once, so another replica runs them without waiting for their lease to expire.
+-- The attempt is not counted: the observer was interrupted by us, not by the job.
+-- KEYS: see lib.lua; the day shard of Redis now
+-- ARGV[A] = wake channel, ARGV[A+1] = n; then n pairs: id, lease token
+-- Returns the number of jobs put back (a job whose lease is no longer ours is left alone).
+local channel = ARGV[A]
+local n = tonumber(ARGV[A + 1])
+local now = now_ms()
+local err = require_days({ day_of(now) })
+if err then return err end
+local back = 0
+for i = 1, n do
+  local id, token = ARGV[A + (i - 1) * 2 + 2], ARGV[A + (i - 1) * 2 + 3]
+  if rcall('HGET', K_LEASES, id) == token then
+    rcall('ZREM', K_INFLIGHT, id)
+    rcall('HDEL', K_LEASES, id)
+    local r = decode(rcall('HGET', K_JOBS, id))
+    r.run_at = now
+    rcall('HSET', K_JOBS, id, encode(r))
+    schedule(id, now, channel)
+    back = back + 1
+  end
+end
+return back

@@ -1,0 +1,81 @@
+-- take.lua: leases up to N due jobs of a partition to the caller, oldest day shard first.
+-- KEYS: see lib.lua; the day shards passed must include every non-empty day up to today
+--       (Java passes yesterday, today, tomorrow and the older days it learnt from DQNEEDDAY).
+-- ARGV[A]   = N, the most jobs to take (the caller's free worker slots)
+-- ARGV[A+1] = lease ms (lease deadline = Redis now + lease)
+-- ARGV[A+2] = lease token prefix, unique per call; job i of the reply gets token prefix..i
+-- Returns {now, next, id1, record1, id2, record2, ...}: next = the earliest runAt still
+-- scheduled after this take (-1 when none).
+local limit = tonumber(ARGV[A])
+local lease_ms = tonumber(ARGV[A + 1])
+local prefix = ARGV[A + 2]
+local now = now_ms()
+
+-- Fast path, the usual case of a poll or an early wake-up: nothing is due yet.
+local head = tonumber(rcall('GET', K_NEXT))
+if not head then return { now, -1 } end
+if head > now or limit <= 0 then return { now, head } end
+
+local today = day_of(now)
+-- At most 32 shards per call: a backlog spread over more past days is taken over several calls.
+local days = rcall('ZRANGEBYSCORE', K_DAYS, '-inf', today, 'LIMIT', 0, 32)
+local wanted = {}
+for i = 1, #days do wanted[i] = tonumber(days[i]) end
+local err = require_days(wanted)
+if err then return err end
+
+local taken = {}
+for _, day in ipairs(wanted) do
+  local shard = shard_of_day[day]
+  local want = limit - #taken
+  local ids = rcall('ZRANGEBYSCORE', shard, '-inf', now, 'LIMIT', 0, want)
+  for i = 1, #ids do taken[#taken + 1] = ids[i] end
+  if #ids > 0 then variadic('ZREM', shard, ids) end
+  if #ids < want then
+    if rcall('ZCARD', shard) == 0 then rcall('ZREM', K_DAYS, day) end
+    -- Nothing more due in this shard; a later day may hold more only if it is still today.
+    if day == today then break end
+  else
+    break
+  end
+end
+
+-- The new head: the smallest runAt of the oldest non-empty shard.
+local next_due = -1
+local first = rcall('ZRANGE', K_DAYS, 0, 0)
+if #first > 0 then
+  local day = tonumber(first[1])
+  local shard = shard_of_day[day]
+  if shard then
+    local top = rcall('ZRANGE', shard, 0, 0, 'WITHSCORES')
+    next_due = tonumber(top[2])
+  else
+    next_due = day_start(day) -- a lower bound is enough: a taker then wakes, and learns more
+  end
+  rcall('SET', K_NEXT, next_due)
+else
+  rcall('DEL', K_NEXT)
+end
+
+local out = { now, next_due }
+if #taken > 0 then
+  local deadline = now + lease_ms
+  local inflight, leases = {}, {}
+  for i, id in ipairs(taken) do
+    inflight[#inflight + 1] = deadline
+    inflight[#inflight + 1] = id
+    leases[#leases + 1] = id
+    leases[#leases + 1] = prefix .. i
+  end
+  variadic('ZADD', K_INFLIGHT, inflight)
+  variadic('HSET', K_LEASES, leases)
+  for i = 1, #taken, CHUNK do
+    local part = { unpack(taken, i, math.min(i + CHUNK - 1, #taken)) }
+    local recs = rcall('HMGET', K_JOBS, unpack(part))
+    for j = 1, #part do
+      out[#out + 1] = part[j]
+      out[#out + 1] = recs[j] or ''
+    end
+  end
+end
+return out
