@@ -1,0 +1,51 @@
+package io.delayq.api;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.startsWith;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+import io.delayq.support.RedisTestResource;
+import io.delayq.support.Resp;
+import io.delayq.support.Topics;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import io.restassured.http.ContentType;
+
+@QuarkusTest
+@QuarkusTestResource(RedisTestResource.class)
+@TestProfile(AuthTest.WithToken.class)
+class AuthTest {
+    public static class WithToken implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("delayq.api.token", "s3cret");
+        }
+    }
+
+    @Test
+    void mutatingCallsNeedTheBearerTokenAndWriteNothingWithout() {
+        String topic = Topics.fresh("auth");
+        String body = "{\"topic\":\"" + topic + "\",\"id\":\"a\"}";
+        given().contentType(ContentType.JSON).body(body).post("/jobs").then().statusCode(401)
+                .contentType(startsWith("application/problem+json")).body("field", equalTo("Authorization"))
+                .header("WWW-Authenticate", startsWith("Bearer"));
+        given().contentType(ContentType.JSON).header("Authorization", "Bearer wrong").body(body).post("/jobs")
+                .then().statusCode(401);
+        given().contentType(ContentType.JSON).body("[" + body + "]").post("/jobs/batch").then().statusCode(401);
+        given().delete("/jobs/" + topic + "/a").then().statusCode(401);
+        try (Resp redis = Resp.open()) {
+            assertEquals(0L, redis.countKeys("dq:{" + topic + "*"));
+        }
+        given().contentType(ContentType.JSON).header("Authorization", "Bearer s3cret").body(body).post("/jobs")
+                .then().statusCode(201);
+        given().get("/jobs/" + topic + "/a").then().statusCode(200);
+        given().get("/topics").then().statusCode(200);
+    }
+}

@@ -1,0 +1,48 @@
+package io.delayq.api;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.startsWith;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.time.Duration;
+
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+
+import io.delayq.dev.RedisProcess;
+import io.delayq.support.RedisTestResource;
+import io.delayq.support.Resp;
+import io.delayq.support.Topics;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+
+@QuarkusTest
+@QuarkusTestResource(RedisTestResource.class)
+class RedisOutageTest {
+
+    @Test
+    void redisAwayGives503WithRetryAfterAndEnqueueWorksAgainWhenItIsBack() {
+        String topic = Topics.fresh("outage");
+        String body = "{\"topic\":\"" + topic + "\",\"id\":\"o1\",\"delayMs\":60000}";
+        RedisProcess redis = RedisTestResource.redis();
+        given().contentType(ContentType.JSON).body("{\"topic\":\"" + topic + "\",\"id\":\"warm\"}").post("/jobs")
+                .then().statusCode(201);
+        redis.stop();
+        try {
+            given().contentType(ContentType.JSON).body(body).post("/jobs").then().statusCode(503)
+                    .header("Retry-After", "1").contentType(startsWith("application/problem+json"))
+                    .body("status", equalTo(503));
+            given().get("/jobs/" + topic + "/o1").then().statusCode(503);
+        } finally {
+            redis.start();
+        }
+        // The same service, not restarted: the client reconnects and scripts are loaded again.
+        Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).until(() -> given()
+                .contentType(ContentType.JSON).body(body).post("/jobs").statusCode() == 201);
+        try (Resp r = Resp.open()) {
+            assertEquals(1L, r.num("HLEN", Topics.keys(topic) + "jobs"));
+        }
+    }
+}
