@@ -31,23 +31,20 @@ for _, day in ipairs(wanted) do
   local ids = rcall('ZRANGEBYSCORE', shard, '-inf', now, 'LIMIT', 0, want)
   for i = 1, #ids do taken[#taken + 1] = ids[i] end
   if #ids > 0 then variadic('ZREM', shard, ids) end
-  if #ids < want then
-    if rcall('ZCARD', shard) == 0 then rcall('ZREM', K_DAYS, day) end
-    -- Nothing more due in this shard; a later day may hold more only if it is still today.
-    if day == today then break end
-  else
-    break
-  end
+  if rcall('ZCARD', shard) == 0 then rcall('ZREM', K_DAYS, day) end
+  -- Stop when the limit is reached, or at today's shard (later days hold nothing due).
+  if #ids == want or day == today then break end
 end
 
--- The new head: the smallest runAt of the oldest non-empty shard.
+-- The new head: the smallest runAt of the oldest non-empty shard. The index only lists
+-- non-empty shards (every script that empties one drops it), so one look is enough.
 local next_due = -1
 local first = rcall('ZRANGE', K_DAYS, 0, 0)
 if #first > 0 then
   local day = tonumber(first[1])
   local shard = shard_of_day[day]
-  if shard then
-    local top = rcall('ZRANGE', shard, 0, 0, 'WITHSCORES')
+  local top = shard and rcall('ZRANGE', shard, 0, 0, 'WITHSCORES') or {}
+  if #top > 0 then
     next_due = tonumber(top[2])
   else
     next_due = day_start(day) -- a lower bound is enough: a taker then wakes, and learns more

@@ -1,0 +1,60 @@
+package io.delayq.dispatch;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.ObservesAsync;
+
+import io.delayq.core.Job;
+import io.delayq.core.JobTopic;
+import io.delayq.support.Resp;
+
+/** Observers of the dispatch tests; each records what it saw, with the Redis time it saw it. */
+@ApplicationScoped
+public class TestObservers {
+    /** One delivery: the attempt and Redis server time (ms) when the observer started. */
+    public record Delivery(String id, int attempt, long redisMs, String payload) {
+    }
+
+    public static final Map<String, List<Delivery>> RECORDED = new ConcurrentHashMap<>();
+    public static final Map<String, List<Delivery>> FLAKY = new ConcurrentHashMap<>();
+    public static final Map<String, List<Delivery>> ASYNC = new ConcurrentHashMap<>();
+    public static final AtomicBoolean FLAKY_SUCCEEDS = new AtomicBoolean();
+    private static Resp redis;
+
+    static synchronized long redisTime() {
+        if (redis == null) {
+            redis = Resp.open();
+        }
+        List<Object> t = redis.list("TIME");
+        return Long.parseLong(t.get(0).toString()) * 1000 + Long.parseLong(t.get(1).toString()) / 1000;
+    }
+
+    private static void record(Map<String, List<Delivery>> into, Job job) {
+        into.computeIfAbsent(job.id(), k -> new CopyOnWriteArrayList<>())
+                .add(new Delivery(job.id(), job.attempt(), redisTime(), job.payloadJson()));
+    }
+
+    void recorded(@Observes @JobTopic("rec") Job job) {
+        record(RECORDED, job);
+    }
+
+    void flaky(@Observes @JobTopic("flaky") Job job) {
+        record(FLAKY, job);
+        if (!FLAKY_SUCCEEDS.get()) {
+            throw new IllegalStateException("flaky failure on attempt " + job.attempt());
+        }
+    }
+
+    void async(@ObservesAsync @JobTopic("async") Job job) {
+        record(ASYNC, job);
+        if (job.payload(Map.class).containsKey("fail")) {
+            throw new IllegalArgumentException("async failure");
+        }
+    }
+}

@@ -1,0 +1,102 @@
+package io.delayq.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+
+import io.delayq.core.JobRequest;
+import io.delayq.core.JobState;
+import io.delayq.core.Jobs;
+import io.delayq.support.RedisTestResource;
+import io.delayq.support.Resp;
+import io.delayq.support.Topics;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+
+/** The scripts' lease rules, driven directly on topics no replica serves. */
+@QuarkusTest
+@QuarkusTestResource(RedisTestResource.class)
+class LeaseScriptsTest {
+    @Inject
+    Jobs jobs;
+    @Inject
+    JobStore store;
+
+    @Test
+    void takesOnlyJobsWhoseRunAtHasPassedOldestDayFirstAndDropsEmptiedShards() {
+        String topic = Topics.fresh("take");
+        Partition p = store.partitionsOf(topic).get(0);
+        Instant fiveDaysAgo = Instant.now().minus(Duration.ofDays(5));
+        jobs.schedule(JobRequest.topic(topic).id("old").runAt(fiveDaysAgo));
+        jobs.schedule(JobRequest.topic(topic).id("now").delay(Duration.ZERO));
+        jobs.schedule(JobRequest.topic(topic).id("later").delay(Duration.ofHours(1)));
+        Set<Integer> older = new HashSet<>();
+        TakeResult r = store.take(p, 10, 30_000, "t1:", older);
+        assertEquals(List.of("old", "now"), r.jobs().stream().map(j -> j.lease().id()).toList());
+        assertTrue(older.contains(Keys.dayOf(fiveDaysAgo.toEpochMilli())), "learnt the old day: " + older);
+        assertTrue(r.nextDue() > r.now(), "next due is the job in an hour");
+        try (Resp redis = Resp.open()) {
+            String k = Topics.keys(topic);
+            assertNull(redis.str("ZSCORE", k + "days", Keys.dayOf(fiveDaysAgo.toEpochMilli())), "emptied shard left the index");
+            assertEquals(0L, redis.num("EXISTS", k + "due:" + Keys.dayOf(fiveDaysAgo.toEpochMilli())));
+            assertEquals(2L, redis.num("ZCARD", k + "inflight"));
+        }
+        assertEquals(JobState.INFLIGHT, store.get(topic, "old").orElseThrow().state());
+        assertEquals(0, store.take(p, 10, 30_000, "t2:", older).jobs().size(), "nothing more is due");
+    }
+
+    @Test
+    void aStaleHoldersLateAckOrFailDoesNotTouchTheNewAttempt() throws Exception {
+        String topic = Topics.fresh("stale");
+        Partition p = store.partitionsOf(topic).get(0);
+        jobs.schedule(JobRequest.topic(topic).id("j").delay(Duration.ZERO));
+        Set<Integer> older = new HashSet<>();
+        Lease first = store.take(p, 1, 1, "A:", older).jobs().get(0).lease(); // a 1 ms lease
+        try (Resp redis = Resp.open()) {
+            // wait on Redis' clock until the lease deadline has passed
+            long deadline = (long) Double.parseDouble(redis.str("ZSCORE", Topics.keys(topic) + "inflight", "j"));
+            org.awaitility.Awaitility.await().until(() -> Long.parseLong(redis.list("TIME").get(0).toString()) * 1000
+                    + Long.parseLong(redis.list("TIME").get(1).toString()) / 1000 > deadline);
+        }
+        assertEquals(1, store.reclaim(p, 100, 10)[0]);
+        TakenJob second = store.take(p, 1, 30_000, "B:", older).jobs().get(0);
+        assertEquals(1, second.record().attempts(), "the lost attempt counted");
+
+        assertEquals(List.of("j"), store.ack(p, List.of(first)), "late ack is stale");
+        assertEquals(FailOutcome.Kind.STALE, store.fail(p, first, 10, "late", 10).kind());
+        assertEquals(List.of("j"), store.extend(p, 30_000, List.of(first)));
+        try (Resp redis = Resp.open()) {
+            String k = Topics.keys(topic);
+            assertEquals("B:1", redis.str("HGET", k + "leases", "j"));
+            assertNotNull(redis.str("ZSCORE", k + "inflight", "j"));
+            assertNotNull(redis.str("HGET", k + "jobs", "j"));
+        }
+        assertEquals(List.of(), store.ack(p, List.of(second.lease())));
+        assertTrue(store.get(topic, "j").isEmpty());
+    }
+
+    @Test
+    void requeuePutsOurUnfinishedJobsBackDueNowWithoutCountingTheAttempt() {
+        String topic = Topics.fresh("requeue");
+        Partition p = store.partitionsOf(topic).get(0);
+        jobs.schedule(JobRequest.topic(topic).id("r").delay(Duration.ZERO));
+        TakenJob t = store.take(p, 1, 30_000, "R:", new HashSet<>()).jobs().get(0);
+        assertEquals(0, store.requeue(p, List.of(new Lease("r", "not-ours"))));
+        assertEquals(1, store.requeue(p, List.of(t.lease())));
+        var info = store.get(topic, "r").orElseThrow();
+        assertEquals(JobState.SCHEDULED, info.state());
+        assertEquals(0, info.attempts());
+        assertEquals(1, store.take(p, 1, 30_000, "S:", new HashSet<>()).jobs().size(), "due at once");
+    }
+}
