@@ -29,6 +29,7 @@ public final class HttpTargetHandler implements JobHandler {
         if (!"http".equals(this.url.getScheme()) && !"https".equals(this.url.getScheme())) {
             throw new IllegalArgumentException("delayq.topics.*.http.url must be an http(s) URL: " + url);
         }
+        client(); // built at start-up, not on the first job (it costs a few hundred ms cold)
     }
 
     private static HttpClient client() {

@@ -1,0 +1,165 @@
+package io.delayq.support;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import io.delayq.dev.RedisProcess;
+
+/**
+ * The packaged application ({@code target/quarkus-app/quarkus-run.jar}) started as a separate
+ * JVM process: a replica that can be SIGKILLed or SIGTERMed for real.
+ */
+public final class AppProcess implements AutoCloseable {
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private final String name;
+    private final int port;
+    private final Process process;
+    private final Path log;
+
+    private AppProcess(String name, int port, Process process, Path log) {
+        this.name = name;
+        this.port = port;
+        this.process = process;
+        this.log = log;
+    }
+
+    /** Starts a replica against the given Redis with extra {@code -D} settings; waits until it is ready. */
+    public static AppProcess start(String name, int redisPort, Map<String, String> settings) {
+        int port = RedisProcess.freePort();
+        Path jar = Path.of("target", "quarkus-app", "quarkus-run.jar");
+        if (!Files.exists(jar)) {
+            throw new IllegalStateException("package the application first: " + jar.toAbsolutePath());
+        }
+        String java = ProcessHandle.current().info().command().orElse("java");
+        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:TieredStopAtLevel=1",
+                "-Dquarkus.http.port=" + port, "-Dquarkus.redis.hosts=redis://127.0.0.1:" + redisPort,
+                "-Dquarkus.shutdown.delay=1s", "-Dquarkus.log.console.format=%d{HH:mm:ss.SSS} %-5p [%c{2.}] %s%e%n"));
+        settings.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
+        cmd.add("-jar");
+        cmd.add(jar.toString());
+        try {
+            Path logs = Files.createDirectories(Path.of("target", "it-logs"));
+            Path log = logs.resolve(name + "-" + port + ".log");
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            AppProcess app = new AppProcess(name, port, p, log);
+            app.awaitReady(Duration.ofSeconds(30));
+            return app;
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private void awaitReady(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new IllegalStateException(name + " exited at start-up:\n" + logText());
+            }
+            if (status("/q/health/ready") == 200) {
+                return;
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
+        throw new IllegalStateException(name + " not ready in " + timeout + ":\n" + logText());
+    }
+
+    public String baseUrl() {
+        return "http://127.0.0.1:" + port;
+    }
+
+    /** HTTP status of a GET, or -1 when the process does not answer. */
+    public int status(String path) {
+        try {
+            return HTTP.send(HttpRequest.newBuilder(URI.create(baseUrl() + path)).timeout(Duration.ofSeconds(2)).build(),
+                    HttpResponse.BodyHandlers.discarding()).statusCode();
+        } catch (IOException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1;
+        }
+    }
+
+    public String get(String path) {
+        try {
+            return HTTP.send(HttpRequest.newBuilder(URI.create(baseUrl() + path)).timeout(Duration.ofSeconds(5)).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+        } catch (IOException | InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** POSTs JSON and returns the response. */
+    public HttpResponse<String> post(String path, String json) {
+        try {
+            return HTTP.send(HttpRequest.newBuilder(URI.create(baseUrl() + path)).timeout(Duration.ofSeconds(30))
+                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(json)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+        } catch (IOException | InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** SIGKILL: the replica dies mid-whatever, as on a node failure. */
+    public void kill() {
+        process.destroyForcibly();
+        try {
+            process.waitFor(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** SIGTERM, as Kubernetes stops a pod. */
+    public void terminate() {
+        process.destroy();
+    }
+
+    public boolean waitForExit(Duration timeout) throws InterruptedException {
+        return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
+    public String logText() {
+        try {
+            return Files.readString(log);
+        } catch (IOException e) {
+            return "(no log: " + e + ")";
+        }
+    }
+
+    @Override
+    public void close() {
+        if (process.isAlive()) {
+            kill();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return name + " (" + baseUrl() + ", log " + log + ")";
+    }
+
+    static File jar() {
+        return Path.of("target", "quarkus-app", "quarkus-run.jar").toFile();
+    }
+}
