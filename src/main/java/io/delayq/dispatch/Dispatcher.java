@@ -169,6 +169,10 @@ public class Dispatcher {
         });
     }
 
+    public boolean started() {
+        return started;
+    }
+
     public boolean draining() {
         return draining;
     }

@@ -18,19 +18,23 @@ import io.micrometer.core.instrument.Timer;
 @ApplicationScoped
 public class DelayqMetrics {
     private final MeterRegistry registry;
+    private final QueueGauges gauges;
     private final Map<String, TopicMeters> byTopic = new ConcurrentHashMap<>();
     private final Function<String, TopicMeters> create;
 
-    public DelayqMetrics(MeterRegistry registry) {
+    public DelayqMetrics(MeterRegistry registry, QueueGauges gauges) {
         this.registry = registry;
+        this.gauges = gauges;
         this.create = TopicMeters::new;
     }
 
     private TopicMeters of(String topic) {
-        return byTopic.computeIfAbsent(topic, create);
+        TopicMeters m = byTopic.get(topic);
+        return m != null ? m : byTopic.computeIfAbsent(topic, create);
     }
 
     public void enqueued(String topic, int n) {
+        gauges.track(topic);
         if (n > 0) {
             of(topic).enqueued.increment(n);
         }

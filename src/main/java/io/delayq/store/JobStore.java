@@ -118,11 +118,7 @@ public class JobStore {
 
     /** Every topic that has had jobs, with counts summed over partitions (one pipelined round trip). */
     public List<TopicStats> topics() {
-        List<String> names = new ArrayList<>();
-        for (Response r : redis.send(Request.cmd(Command.SMEMBERS).arg(keys.topics()))) {
-            names.add(r.toString());
-        }
-        names.sort(null);
+        List<String> names = topicNames();
         List<Request> reads = new ArrayList<>();
         for (String topic : names) {
             for (Partition p : partitionsOf(topic)) {
@@ -178,6 +174,36 @@ public class JobStore {
         // RESP2 gives [member, score]; RESP3 gives [[member, score]].
         Response score = r.get(0).type() == io.vertx.redis.client.ResponseType.MULTI ? r.get(0).get(1) : r.get(1);
         return (long) Double.parseDouble(score.toString());
+    }
+
+    /**
+     * Gauge values of a topic summed over its partitions: {scheduled, inflight, dead, age in ms of
+     * the oldest overdue scheduled job (0 when none is overdue)}. One script call per partition.
+     */
+    public long[] gauges(String topic) {
+        long jobs = 0, inflight = 0, dead = 0, oldest = -1, now = 0;
+        for (Partition p : partitionsOf(topic)) {
+            Response r = run("stats", p, aroundNow(), List.of());
+            jobs += r.get(0).toLong();
+            inflight += r.get(1).toLong();
+            dead += r.get(2).toLong();
+            long o = r.get(3).toLong();
+            now = r.get(4).toLong();
+            if (o >= 0) {
+                oldest = oldest < 0 ? o : Math.min(oldest, o);
+            }
+        }
+        return new long[] { jobs - inflight - dead, inflight, dead, oldest < 0 ? 0 : now - oldest };
+    }
+
+    /** Every topic that has had jobs. */
+    public List<String> topicNames() {
+        List<String> names = new ArrayList<>();
+        for (Response r : redis.send(Request.cmd(Command.SMEMBERS).arg(keys.topics()))) {
+            names.add(r.toString());
+        }
+        names.sort(null);
+        return names;
     }
 
     public void ping() {

@@ -51,6 +51,12 @@ public class TestObservers {
         }
     }
 
+    void metered(@Observes @JobTopic("metered") Job job) {
+        if (job.payloadJson() != null && job.payloadJson().contains("fail")) {
+            throw new IllegalStateException("metered failure");
+        }
+    }
+
     void async(@ObservesAsync @JobTopic("async") Job job) {
         record(ASYNC, job);
         if (job.payload(Map.class).containsKey("fail")) {

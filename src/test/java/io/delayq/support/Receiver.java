@@ -25,7 +25,7 @@ public final class Receiver implements AutoCloseable {
     public final Map<String, List<Delivery>> deliveries = new ConcurrentHashMap<>();
     public final Map<String, List<Delivery>> completed = new ConcurrentHashMap<>();
     public final AtomicLong inProgress = new AtomicLong();
-    private volatile long holdMs;
+    private volatile java.util.function.ToLongFunction<Delivery> hold = d -> 0;
 
     public Receiver() {
         try {
@@ -43,7 +43,12 @@ public final class Receiver implements AutoCloseable {
     }
 
     public void holdFor(long ms) {
-        holdMs = ms;
+        hold = d -> ms;
+    }
+
+    /** Per-delivery hold time, e.g. long only for the first delivery of some ids. */
+    public void holdBy(java.util.function.ToLongFunction<Delivery> rule) {
+        hold = rule;
     }
 
     private void handle(HttpExchange ex) throws IOException {
@@ -55,9 +60,9 @@ public final class Receiver implements AutoCloseable {
         deliveries.computeIfAbsent(id, k -> new CopyOnWriteArrayList<>()).add(d);
         inProgress.incrementAndGet();
         try {
-            long hold = holdMs;
-            if (hold > 0) {
-                Thread.sleep(hold);
+            long ms = hold.applyAsLong(d);
+            if (ms > 0) {
+                Thread.sleep(ms);
             }
             ex.sendResponseHeaders(204, -1);
             completed.computeIfAbsent(id, k -> new CopyOnWriteArrayList<>()).add(d);

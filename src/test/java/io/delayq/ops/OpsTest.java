@@ -1,0 +1,90 @@
+package io.delayq.ops;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsString;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.time.Duration;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import jakarta.inject.Inject;
+
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+
+import io.delayq.core.JobRequest;
+import io.delayq.core.Jobs;
+import io.delayq.dev.RedisProcess;
+import io.delayq.dispatch.TestObservers;
+import io.delayq.store.JobStore;
+import io.delayq.support.RedisTestResource;
+import io.delayq.support.Topics;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+
+@QuarkusTest
+@QuarkusTestResource(RedisTestResource.class)
+class OpsTest {
+    @Inject
+    Jobs jobs;
+    @Inject
+    JobStore store;
+
+    static double metric(String name, String topic) {
+        String body = given().get("/q/metrics").then().statusCode(200).extract().asString();
+        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "\\{[^}]*topic=\"" + Pattern.quote(topic)
+                + "\"[^}]*\\} ([0-9.eE+-]+|NaN)$").matcher(body);
+        return m.find() ? Double.parseDouble(m.group(1)) : -1;
+    }
+
+    @Test
+    void metricsCountEachStepOfTheTopicsJobs() {
+        for (int i = 0; i < 5; i++) {
+            jobs.schedule(JobRequest.topic("metered").payload("ok"));
+        }
+        String bad = jobs.schedule(JobRequest.topic("metered").payload("fail").maxAttempts(2)).id();
+        Awaitility.await().atMost(Duration.ofSeconds(15)).until(() -> metric("delayq_jobs_dead_total", "metered") == 1.0
+                && metric("delayq_jobs_succeeded_total", "metered") == 5.0);
+        assertEquals(6.0, metric("delayq_jobs_enqueued_total", "metered"));
+        assertEquals(7.0, metric("delayq_jobs_dispatched_total", "metered"));
+        assertEquals(2.0, metric("delayq_jobs_failed_total", "metered"));
+        assertEquals(1.0, metric("delayq_jobs_retried_total", "metered"));
+        assertEquals(7.0, metric("delayq_job_lateness_seconds_count", "metered"));
+        assertEquals(7.0, metric("delayq_job_duration_seconds_count", "metered"));
+        Awaitility.await().atMost(Duration.ofSeconds(15)).until(() -> metric("delayq_queue_dead", "metered") == 1.0);
+        assertEquals(0.0, metric("delayq_queue_scheduled", "metered"));
+        store.purge("metered", bad);
+    }
+
+    @Test
+    void oldestOverdueAgeShowsJobsNobodyTakes() {
+        String topic = Topics.fresh("stalled");
+        jobs.schedule(JobRequest.topic(topic).runAt(java.time.Instant.now().minusSeconds(120)));
+        Awaitility.await().atMost(Duration.ofSeconds(15))
+                .until(() -> metric("delayq_queue_oldest_overdue_seconds", topic) >= 120.0);
+        assertEquals(1.0, metric("delayq_queue_scheduled", topic));
+    }
+
+    @Test
+    void readinessIsDownWithAReasonWhileRedisIsAwayAndDispatchResumesWhenItIsBack() {
+        given().get("/q/health/ready").then().statusCode(200);
+        given().get("/q/health/live").then().statusCode(200);
+        given().get("/q/health/started").then().statusCode(200);
+        RedisProcess redis = RedisTestResource.redis();
+        redis.stop();
+        try {
+            Awaitility.await().atMost(Duration.ofSeconds(15)).until(() -> given().get("/q/health/ready").statusCode() == 503);
+            given().get("/q/health/ready").then().statusCode(503).body(containsString("Redis"))
+                    .body(containsString("DOWN"));
+            given().get("/q/health/live").then().statusCode(200);
+        } finally {
+            redis.start();
+        }
+        Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> given().get("/q/health/ready").statusCode() == 200);
+        String id = Topics.fresh("back").replace('-', '_');
+        Awaitility.await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
+                .until(() -> jobs.schedule(JobRequest.topic("rec").id(id)) != null);
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> TestObservers.RECORDED.containsKey(id));
+    }
+}
