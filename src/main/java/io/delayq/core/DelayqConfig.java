@@ -114,16 +114,19 @@ public interface DelayqConfig {
         Duration heartbeat();
 
         /**
-         * Safety-net poll: a sleeping taker checks Redis this often (plus up to 40 % random
-         * jitter) in case a wake-up message was missed. Default 1 s.
+         * Safety-net poll: the replica reads the earliest due time of every served partition this
+         * often (plus up to 50 % random jitter; one MGET) in case a wake-up message was missed.
+         * Default 1 s.
          */
         @WithDefault("1s")
         Duration safetyNet();
 
         /**
-         * How often each replica looks for expired leases to reclaim. Default 10 s.
+         * How often each replica looks for expired leases (one served partition per look, in
+         * turn). A killed replica's jobs run again between lease expiry and this much later,
+         * sooner with more replicas. Default 30 s.
          */
-        @WithDefault("10s")
+        @WithDefault("30s")
         Duration reclaimInterval();
     }
 

@@ -42,17 +42,20 @@ public class Dispatcher {
     private final JobRunner runner;
     private final Acker acker;
     private final RetryPolicy retry;
+    private final io.delayq.ops.DelayqMetrics metrics;
     private final String replicaId = JobValidator.newId().substring(0, 8);
 
     private final Map<String, WorkerPool> pools = new LinkedHashMap<>();
     private final List<DueTaker> takers = new ArrayList<>();
     private ExecutorService workers;
     private WakeUps wakeUps;
+    private SafetyNetPoll safetyNet;
     private volatile boolean started;
     private volatile boolean draining;
 
     public Dispatcher(DelayqConfig config, TopicRegistry topics, JobStore store, io.delayq.store.RedisGateway redis,
-            RedisClock clock, JobRunner runner, Acker acker, RetryPolicy retry) {
+            RedisClock clock, JobRunner runner, Acker acker, RetryPolicy retry, io.delayq.ops.DelayqMetrics metrics) {
+        this.metrics = metrics;
         this.config = config;
         this.topics = topics;
         this.store = store;
@@ -87,7 +90,8 @@ public class Dispatcher {
             WorkerPool pool = new WorkerPool(topic, retry.concurrency(topic), workers, runner);
             pools.put(topic, pool);
             for (Partition p : store.partitionsOf(topic)) {
-                DueTaker taker = new DueTaker(p, pool, store, clock, replicaId, MAX_BATCH, leaseMs, safetyNetMs);
+                DueTaker taker = new DueTaker(p, pool, store, clock, metrics, replicaId, MAX_BATCH, leaseMs,
+                        safetyNetMs);
                 takers.add(taker);
                 byChannel.put(store.wakeChannel(p), taker);
             }
@@ -98,6 +102,8 @@ public class Dispatcher {
         wakeUps = new WakeUps(redis, byChannel);
         wakeUps.start();
         takers.forEach(DueTaker::start);
+        safetyNet = new SafetyNetPoll(store, takers, safetyNetMs);
+        safetyNet.start();
         started = true;
     }
 
@@ -131,6 +137,9 @@ public class Dispatcher {
             }
             if (wakeUps != null) {
                 wakeUps.stop();
+            }
+            if (safetyNet != null) {
+                safetyNet.stop();
             }
             boolean idle = true;
             for (WorkerPool pool : pools.values()) {

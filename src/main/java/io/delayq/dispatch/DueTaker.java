@@ -2,7 +2,6 @@ package io.delayq.dispatch;
 
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -17,9 +16,9 @@ import io.delayq.store.TakeResult;
 /**
  * Takes the due jobs of one topic partition, on its own thread. It sleeps until the earliest due
  * time it knows, and takes then; {@link #wake(long)} (a wake-up message: an earlier job was
- * enqueued on some replica) cuts the sleep short. Pub/sub is fire-and-forget, so a sleeping
- * taker also polls at the safety-net interval — one GET of the partition's "next" key, not a
- * take — and the interval is jittered so that replicas started together do not poll together.
+ * enqueued on some replica) cuts the sleep short. Pub/sub is fire-and-forget, so the replica's
+ * {@link SafetyNetPoll} also reads every partition's earliest due time about once a second and
+ * wakes a taker that missed a message.
  */
 final class DueTaker {
     private static final Logger LOG = Logger.getLogger(DueTaker.class);
@@ -29,6 +28,7 @@ final class DueTaker {
     private final WorkerPool pool;
     private final JobStore store;
     private final RedisClock clock;
+    private final io.delayq.ops.DelayqMetrics metrics;
     private final String replicaId;
     private final int maxBatch;
     private final long leaseMs;
@@ -43,8 +43,9 @@ final class DueTaker {
     private volatile long lastProgressNanos = System.nanoTime();
     private volatile long takes;
 
-    DueTaker(Partition partition, WorkerPool pool, JobStore store, RedisClock clock, String replicaId, int maxBatch,
-            long leaseMs, long safetyNetMs) {
+    DueTaker(Partition partition, WorkerPool pool, JobStore store, RedisClock clock, io.delayq.ops.DelayqMetrics metrics,
+            String replicaId, int maxBatch, long leaseMs, long safetyNetMs) {
+        this.metrics = metrics;
         this.partition = partition;
         this.pool = pool;
         this.store = store;
@@ -115,8 +116,10 @@ final class DueTaker {
                 int want = Math.min(free, maxBatch);
                 wakeFor.set(NONE);
                 long before = System.currentTimeMillis();
+                long t0 = System.nanoTime();
                 TakeResult r = store.take(partition, want, leaseMs, replicaId + ":" + calls.incrementAndGet() + ":",
                         olderDays);
+                metrics.took(partition.topic(), System.nanoTime() - t0);
                 clock.observe(r.now(), before, System.currentTimeMillis());
                 takes++;
                 failures = 0;
@@ -143,35 +146,23 @@ final class DueTaker {
     }
 
     /**
-     * Sleeps until the Redis-time instant {@code nextDue}, a wake-up for an earlier job, or the
-     * safety-net poll, whichever comes first. A poll that finds nothing due earlier goes back to
-     * sleep without taking.
+     * Sleeps until the Redis-time instant {@code nextDue}, or until a wake-up asks for an earlier
+     * time (a wake-up message, or the {@link SafetyNetPoll} finding an earlier job). The sleep is
+     * cut into safety-net-sized pieces only to show liveness; those cost Redis nothing.
      */
     private void sleepUntil(long nextDue) {
-        long due = nextDue;
         while (running) {
-            long woken = wakeFor.get();
-            long target = Math.min(due, woken);
+            long target = Math.min(nextDue, wakeFor.get());
             long now = clock.redisNow();
             if (target <= now) {
                 return;
             }
-            long poll = safetyNetMs + (long) (safetyNetMs * 0.4 * ThreadLocalRandom.current().nextDouble());
-            long sleepMs = Math.min(target - now, poll);
+            long sleepMs = Math.min(target - now, safetyNetMs);
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(sleepMs) - 100_000);
             lastProgressNanos = System.nanoTime();
-            if (!running || wakeFor.get() < target) {
-                continue; // stopping, or a wake-up lowered the target: re-evaluate
-            }
-            long after = clock.redisNow();
-            if (after + 1 >= target) {
+            if (running && wakeFor.get() >= target && clock.redisNow() + 1 >= target) {
                 spinUntil(target);
                 return;
-            }
-            if (sleepMs == poll) {
-                // Safety net: one cheap read of the partition's earliest due time.
-                long head = store.nextDue(java.util.List.of(partition))[0];
-                due = head < 0 ? NONE : head;
             }
         }
     }

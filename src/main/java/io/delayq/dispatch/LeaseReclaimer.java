@@ -10,8 +10,11 @@ import io.quarkus.scheduler.Scheduled;
 
 /**
  * Returns jobs whose lease expired — their replica died or stalled — to their due shard, on
- * every replica for the partitions it serves (no leader). Each run costs one read per partition
- * (the earliest lease deadline); the reclaim script runs only when a lease has expired.
+ * every replica for the partitions it serves (no leader). Each run reads the earliest lease
+ * deadline of one partition, in turn, so that an idle replica costs Redis one command per
+ * interval however many topics it serves; the reclaim script runs only when a lease has
+ * expired, and then the next partition is looked at at once (a dead replica usually held jobs
+ * of several). With several replicas serving a partition it is looked at that much more often.
  */
 @ApplicationScoped
 public class LeaseReclaimer {
@@ -21,6 +24,7 @@ public class LeaseReclaimer {
     private final JobStore store;
     private final RedisClock clock;
     private final RetryPolicy retry;
+    private int next;
 
     public LeaseReclaimer(Dispatcher dispatcher, JobStore store, RedisClock clock, RetryPolicy retry) {
         this.dispatcher = dispatcher;
@@ -29,14 +33,19 @@ public class LeaseReclaimer {
         this.retry = retry;
     }
 
-    @Scheduled(every = "${delayq.dispatch.reclaim-interval:10s}", delayed = "1s",
+    @Scheduled(every = "${delayq.dispatch.reclaim-interval:30s}", delayed = "1s",
             concurrentExecution = Scheduled.ConcurrentExecution.SKIP, skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     void reclaimExpired() {
-        for (Partition p : dispatcher.partitions()) {
+        java.util.List<Partition> all = dispatcher.partitions();
+        for (int looked = 0; looked < all.size(); looked++) {
+            Partition p = all.get(Math.floorMod(next++, all.size()));
             try {
-                reclaim(p);
+                if (reclaim(p) == 0) {
+                    return;
+                }
             } catch (RuntimeException e) {
                 LOG.warnf("reclaim on %s failed: %s", p, e.toString());
+                return;
             }
         }
     }

@@ -47,6 +47,16 @@ public class DelayqMetrics {
         m.lateness.record(Duration.ofMillis(Math.max(0, latenessMs)));
     }
 
+    /** One take script call of a taker (its round trip), whatever it returned. */
+    public void took(String topic, long nanos) {
+        of(topic).take.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+    }
+
+    /** The take-call timer of a topic (the benchmark reads its percentiles). */
+    public Timer takeTimer(String topic) {
+        return of(topic).take;
+    }
+
     public void succeeded(String topic, long durationNanos) {
         TopicMeters m = of(topic);
         m.succeeded.increment();
@@ -63,7 +73,7 @@ public class DelayqMetrics {
 
     private final class TopicMeters {
         final Counter enqueued, dispatched, succeeded, failed, retried, dead;
-        final Timer lateness, duration;
+        final Timer lateness, duration, take;
 
         TopicMeters(String topic) {
             enqueued = counter("delayq.jobs.enqueued", topic, "Jobs accepted (new ids only)");
@@ -79,6 +89,9 @@ public class DelayqMetrics {
             duration = Timer.builder("delayq.job.duration").description("Observer run time per attempt")
                     .tag("topic", topic).publishPercentileHistogram()
                     .minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofMinutes(10))
+                    .register(registry);
+            take = Timer.builder("delayq.take").description("Round trip of one take script call")
+                    .tag("topic", topic).publishPercentiles(0.5, 0.99)
                     .register(registry);
         }
 

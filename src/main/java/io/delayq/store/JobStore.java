@@ -29,6 +29,7 @@ public class JobStore {
     private final Scripts scripts;
     private final Keys keys;
     private final int partitions;
+    private final boolean cluster;
     private final Set<String> knownTopics = ConcurrentHashMap.newKeySet();
 
     public JobStore(RedisGateway redis, Scripts scripts, Keys keys, DelayqConfig config) {
@@ -36,6 +37,8 @@ public class JobStore {
         this.scripts = scripts;
         this.keys = keys;
         this.partitions = config.partitions();
+        this.cluster = "cluster".equalsIgnoreCase(org.eclipse.microprofile.config.ConfigProvider.getConfig()
+                .getOptionalValue("quarkus.redis.client-type", String.class).orElse("standalone"));
     }
 
     /** The partition that owns a job id: stable across processes (String.hashCode is specified). */
@@ -149,18 +152,31 @@ public class JobStore {
     }
 
     /**
-     * The "next" lower bounds of the given partitions in one pipelined round trip (the
-     * safety-net poll: one GET per partition); -1 for a partition with nothing scheduled.
+     * The "next" lower bounds of the given partitions (the safety-net poll), -1 for a partition
+     * with nothing scheduled. One MGET for all of them, so that an idle replica costs Redis one
+     * command per poll however many topics it serves; on Redis Cluster, where the partitions'
+     * keys live in different slots, one pipelined GET per partition.
      */
     public long[] nextDue(List<Partition> ps) {
-        List<Request> reads = new ArrayList<>(ps.size());
-        for (Partition p : ps) {
-            reads.add(Request.cmd(Command.GET).arg(keys.next(p)));
-        }
-        List<Response> replies = redis.batch(reads);
         long[] out = new long[ps.size()];
+        if (ps.isEmpty()) {
+            return out;
+        }
+        List<Response> replies = new ArrayList<>(ps.size());
+        if (cluster) {
+            List<Request> reads = new ArrayList<>(ps.size());
+            for (Partition p : ps) {
+                reads.add(Request.cmd(Command.GET).arg(keys.next(p)));
+            }
+            replies.addAll(redis.batch(reads));
+        } else {
+            Request mget = Request.cmd(Command.MGET);
+            ps.forEach(p -> mget.arg(keys.next(p)));
+            redis.send(mget).forEach(replies::add);
+        }
         for (int i = 0; i < out.length; i++) {
-            out[i] = replies.get(i) == null ? -1 : replies.get(i).toLong();
+            Response r = replies.get(i);
+            out[i] = r == null ? -1 : r.toLong();
         }
         return out;
     }

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# delayq benchmark: builds the benchmark jar (the application plus src/bench/java, into
+# target-bench) and runs it. It starts its own redis-server on a free port and runs delayq
+# in-process (REST API, takers, workers, no-op observers); the replicas scenario starts extra
+# replica processes of the same jar. Prints one JSON line per scenario and a table; the lines
+# also go to bench/results/last-run.jsonl.
+#
+#   bench/run.sh                      all default scenarios (about 6 minutes on 2 cores)
+#   bench/run.sh spread,burst --n 50000 --window 10 --start 5
+#   bench/run.sh backlog --small 10000 --big 5000000
+#   bench/run.sh smoke                a few hundred jobs per scenario (CI)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -z "${JAVA_HOME:-}" ]; then
+  for jdk in /usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/temurin-21-jdk-amd64 /usr/lib/jvm/java-21-openjdk-amd64; do
+    if [ -x "$jdk/bin/java" ]; then export JAVA_HOME="$jdk"; break; fi
+  done
+fi
+if [ "${BENCH_NO_BUILD:-}" != "1" ]; then
+  ./mvnw -B -q -Pbench package -DskipTests
+fi
+exec "${JAVA_HOME:+$JAVA_HOME/bin/}java" -Xmx2g -jar target-bench/quarkus-app/quarkus-run.jar "$@"

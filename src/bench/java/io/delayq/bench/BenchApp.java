@@ -1,0 +1,361 @@
+package io.delayq.bench;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import jakarta.inject.Inject;
+
+import org.eclipse.microprofile.config.ConfigProvider;
+
+import io.delayq.core.Jobs;
+import io.delayq.core.NewJob;
+import io.delayq.ops.DelayqMetrics;
+import io.delayq.store.RedisGateway;
+import io.micrometer.core.instrument.distribution.ValueAtPercentile;
+import io.quarkus.runtime.QuarkusApplication;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+
+/**
+ * The scenarios. Schedules follow the peers harness (../shared/bench/peers): job i of N is due at
+ * t0 + floor(i * window / N) (burst: all at t0), t0 = enqueue start + start; lateness = first
+ * observer start − due(i), nearest-rank percentiles; Redis commands from total_commands_processed
+ * (script internals included) less our INFO calls; Redis CPU from used_cpu_sys + used_cpu_user.
+ */
+public class BenchApp implements QuarkusApplication {
+    static HttpSink sink;
+    /** 16 bytes of JSON, the peers' --payload 16. */
+    static final String PAYLOAD = "\"xxxxxxxxxxxxxx\"";
+
+    @Inject
+    Jobs jobs;
+    @Inject
+    RedisGateway redis;
+    @Inject
+    Recorder recorder;
+    @Inject
+    DelayqMetrics metrics;
+
+    final List<Map<String, Object>> results = new ArrayList<>();
+    final HttpClient http = HttpClient.newHttpClient();
+    String base;
+    Options o;
+
+    record Options(List<String> scenarios, int n, int window, int start, int idleS, int small, int big, boolean smoke) {
+        static Options parse(String... args) {
+            List<String> scenarios = new ArrayList<>();
+            Map<String, String> opts = new LinkedHashMap<>();
+            for (int i = 0; i < args.length; i++) {
+                if (args[i].startsWith("--")) {
+                    opts.put(args[i].substring(2), i + 1 < args.length ? args[++i] : "");
+                } else {
+                    scenarios.addAll(List.of(args[i].split(",")));
+                }
+            }
+            boolean smoke = scenarios.remove("smoke");
+            if (smoke) {
+                scenarios.addAll(List.of("spread", "burst", "idle", "backlog", "http"));
+            }
+            if (scenarios.isEmpty() || scenarios.remove("all")) {
+                scenarios.addAll(List.of("spread", "spread200k", "burst", "idle", "backlog", "replicas", "http"));
+            }
+            int n = Integer.parseInt(opts.getOrDefault("n", smoke ? "300" : "50000"));
+            return new Options(scenarios, n, Integer.parseInt(opts.getOrDefault("window", smoke ? "2" : "10")),
+                    Integer.parseInt(opts.getOrDefault("start", smoke ? "2" : "5")),
+                    Integer.parseInt(opts.getOrDefault("idle-s", smoke ? "2" : "10")),
+                    Integer.parseInt(opts.getOrDefault("small", smoke ? "100" : "10000")),
+                    Integer.parseInt(opts.getOrDefault("big", smoke ? "1000" : "5000000")), smoke);
+        }
+    }
+
+    @Override
+    public int run(String... args) throws Exception {
+        o = Options.parse(args);
+        base = "http://127.0.0.1:" + ConfigProvider.getConfig().getValue("quarkus.http.port", Integer.class);
+        sink.recorder = recorder;
+        System.err.printf("delayq bench: scenarios %s, Redis pid %s, %d cores%n", o.scenarios(),
+                System.getProperty("bench.redis.pid"), Runtime.getRuntime().availableProcessors());
+        warmUp();
+        for (String s : o.scenarios()) {
+            switch (s) {
+                case "spread" -> schedule("spread", "bench", o.n(), o.window() * 1000L, o.start() * 1000L, false, true, 0);
+                case "spread200k" -> schedule("spread-200k", "bench", 200_000, 10_000, 10_000, false, false, 0);
+                case "burst" -> schedule("burst", "bench", o.n(), 0, o.start() * 1000L, true, true, 0);
+                case "idle" -> idle();
+                case "backlog" -> {
+                    backlog("backlog-small", "bench-small", o.small());
+                    backlog("backlog-big", "bench-big", o.big());
+                }
+                case "replicas" -> {
+                    for (int r = 1; r <= 3; r++) {
+                        schedule("burst-" + r + "-replicas", "bench", o.n(), 0, o.start() * 1000L, true, false, r - 1);
+                    }
+                }
+                case "http" -> schedule("http-target", "bench-http", o.smoke() ? 200 : 5000, 5000, 3000, false, true, 0);
+                default -> throw new IllegalArgumentException("unknown scenario " + s);
+            }
+        }
+        Report.table(results);
+        return results.stream().allMatch(r -> Boolean.TRUE.equals(r.get("ok"))) ? 0 : 1;
+    }
+
+    /** The first jobs of a fresh JVM load classes; keep that out of the measurements. */
+    private void warmUp() throws Exception {
+        recorder.reset(0);
+        long now = System.currentTimeMillis();
+        List<NewJob> warm = new ArrayList<>();
+        for (int i = 0; i < 2000; i++) {
+            warm.add(new NewJob("bench", "w" + i, false, now, 0, PAYLOAD));
+        }
+        jobs.scheduleAll(warm);
+        postBatch(List.of(new NewJob("bench", "w-rest", false, now, 0, PAYLOAD)), "bench");
+        while (Long.parseLong(redis.send(Request.cmd(Command.HLEN).arg("dq:{bench#0}:jobs")).toString()) > 0) {
+            Thread.sleep(50);
+        }
+    }
+
+    private void flush() throws InterruptedException {
+        redis.send(Request.cmd(Command.FLUSHALL));
+        Thread.sleep(300);
+    }
+
+    private long due(int i, int n, long t0, long windowMs, boolean burst) {
+        return burst ? t0 : t0 + (long) Math.floor((double) i * windowMs / n);
+    }
+
+    /** Runs one schedule of N jobs on a topic and measures it; {@code extra} replica processes join. */
+    void schedule(String name, String topic, int n, long windowMs, long startMs, boolean burst, boolean viaRest, int extra)
+            throws Exception {
+        List<Replica> replicas = new ArrayList<>();
+        for (int r = 0; r < extra; r++) {
+            replicas.add(Replica.start(r));
+        }
+        flush();
+        recorder.reset(n);
+        double selfCpu0 = Stats.selfCpuSeconds();
+        double replicaCpu0 = replicas.stream().mapToDouble(Replica::cpu).sum();
+        RedisInfo before = RedisInfo.read(redis);
+        long enqueueStart = System.currentTimeMillis();
+        long t0 = enqueueStart + startMs;
+        enqueue(topic, n, i -> due(i, n, t0, windowMs, burst), viaRest);
+        long enqueueEnd = System.currentTimeMillis();
+        RedisInfo enqueued = RedisInfo.read(redis);
+        double selfCpuAtT0 = 0;
+        while (System.currentTimeMillis() < t0) {
+            Thread.sleep(Math.max(1, Math.min(50, t0 - System.currentTimeMillis())));
+        }
+        selfCpuAtT0 = Stats.selfCpuSeconds();
+        String stop = awaitDone(n, due(n - 1, n, t0, windowMs, burst), replicas);
+        RedisInfo after = RedisInfo.read(redis);
+        double selfCpu = Stats.selfCpuSeconds();
+        double replicaCpu = replicas.stream().mapToDouble(Replica::cpu).sum() - replicaCpu0;
+        replicas.forEach(Replica::stop);
+
+        long[] late = new long[n];
+        int processed = 0;
+        long last = 0;
+        for (int i = 0; i < n; i++) {
+            long f = recorder.first(i);
+            if (f > 0) {
+                late[processed++] = f - due(i, n, t0, windowMs, burst);
+                last = Math.max(last, f);
+            }
+        }
+        long[] sorted = Stats.sorted(late, processed);
+        int early = 0;
+        while (early < processed && sorted[early] < 0) {
+            early++;
+        }
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("schema", "delayq-bench/v1");
+        r.put("scenario", name);
+        r.put("params", Map.of("n", n, "window_s", windowMs / 1000.0, "start_s", startMs / 1000.0, "burst", burst,
+                "replicas", 1 + extra, "enqueue_via", viaRest ? "rest-batch-1000" : "java-api-1000", "payload_b", PAYLOAD.length()));
+        r.put("ok", processed == n && recorder.duplicates() == 0 && enqueueEnd <= t0);
+        r.put("stop_reason", stop);
+        r.put("enqueue_jps", Math.round(n / Math.max(0.001, (enqueueEnd - enqueueStart) / 1000.0)));
+        r.put("enqueue_overran", enqueueEnd > t0);
+        r.put("processed", processed);
+        r.put("lost", n - processed);
+        r.put("dup", recorder.duplicates());
+        r.put("early", early);
+        r.put("late_ms", Report.latency(sorted));
+        r.put("throughput_jps", Math.round(processed / Math.max(0.001, (last - t0) / 1000.0)));
+        r.put("drain_s", (last - due(n - 1, n, t0, windowMs, burst)) / 1000.0);
+        r.put("redis_cmds_per_job", round(after.commandsSince(before, 2) / (double) n, 2));
+        r.put("redis_scripts_per_job", round((after.evalCalls() - before.evalCalls()) / (double) n, 3));
+        r.put("redis_usec_per_script", round((after.evalUsec() - before.evalUsec())
+                / (double) Math.max(1, after.evalCalls() - before.evalCalls()), 1));
+        r.put("redis_cpu_ms_per_1k", round((after.cpuSeconds() - before.cpuSeconds()) * 1e6 / n, 1));
+        r.put("redis_mem_b_per_job", round((enqueued.usedMemory() - before.usedMemory()) / (double) n, 1));
+        r.put("delayq_cpu_ms_per_1k", round((selfCpu - selfCpu0 + replicaCpu) * 1e6 / n, 1));
+        r.put("delayq_dispatch_cpu_ms_per_1k", round((selfCpu - selfCpuAtT0 + replicaCpu) * 1e6 / n, 1));
+        r.put("take_ms", takePercentiles(topic));
+        emit(r);
+    }
+
+    private void enqueue(String topic, int n, java.util.function.IntToLongFunction dueOf, boolean viaRest) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<?>> sent = new ArrayList<>();
+            for (int from = 0; from < n; from += 1000) {
+                List<NewJob> chunk = new ArrayList<>(1000);
+                for (int i = from; i < Math.min(n, from + 1000); i++) {
+                    chunk.add(new NewJob(topic, Integer.toString(i), false, dueOf.applyAsLong(i), 0, PAYLOAD));
+                }
+                sent.add(pool.submit(() -> {
+                    if (viaRest) {
+                        postBatch(chunk, topic);
+                    } else {
+                        jobs.scheduleAll(chunk);
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : sent) {
+                f.get();
+            }
+        } finally {
+            pool.shutdown();
+        }
+    }
+
+    void postBatch(List<NewJob> chunk, String topic) throws Exception {
+        StringBuilder b = new StringBuilder(chunk.size() * 80).append('[');
+        for (NewJob j : chunk) {
+            b.append(b.length() > 1 ? "," : "").append("{\"topic\":\"").append(topic).append("\",\"id\":\"").append(j.id())
+                    .append("\",\"runAt\":\"").append(Instant.ofEpochMilli(j.millis())).append("\",\"payload\":")
+                    .append(j.payloadJson()).append('}');
+        }
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(base + "/jobs/batch"))
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(b.append(']').toString()))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() != 200) {
+            throw new IllegalStateException("batch enqueue failed: " + r.statusCode() + " " + r.body());
+        }
+    }
+
+    /** all: every id seen (then 1 s for late duplicates); stall: nothing new for 10 s after the last due; deadline. */
+    private String awaitDone(int n, long lastDue, List<Replica> replicas) throws InterruptedException {
+        long deadline = lastDue + 120_000 + n;
+        while (true) {
+            replicas.forEach(rep -> rep.drainInto(recorder));
+            long now = System.currentTimeMillis();
+            if (recorder.distinct() >= n) {
+                Thread.sleep(1000);
+                replicas.forEach(rep -> rep.drainInto(recorder));
+                return "all";
+            }
+            if (now > lastDue + 10_000 && now - recorder.lastProgressMs() > 10_000) {
+                return "stall";
+            }
+            if (now > deadline) {
+                return "deadline";
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    private Map<String, Object> takePercentiles(String topic) {
+        Map<String, Object> t = new LinkedHashMap<>();
+        for (ValueAtPercentile v : metrics.takeTimer(topic).takeSnapshot().percentileValues()) {
+            t.put("p" + Math.round(v.percentile() * 100), round(v.value(java.util.concurrent.TimeUnit.MILLISECONDS), 3));
+        }
+        return t;
+    }
+
+    /** Commands per second an idle replica costs Redis: empty, then with 10,000 jobs due in an hour. */
+    void idle() throws Exception {
+        for (int future : new int[] { 0, 10_000 }) {
+            flush();
+            if (future > 0) {
+                long at = System.currentTimeMillis() + 3_600_000;
+                enqueue("bench", future, i -> at + i, false);
+            }
+            Thread.sleep(2000); // settle
+            RedisInfo before = RedisInfo.read(redis);
+            double cpu0 = Stats.selfCpuSeconds();
+            Thread.sleep(o.idleS() * 1000L);
+            RedisInfo after = RedisInfo.read(redis);
+            double seconds = (after.atMs() - before.atMs()) / 1000.0;
+            Map<String, Object> r = new LinkedHashMap<>();
+            r.put("schema", "delayq-bench/v1");
+            r.put("scenario", future == 0 ? "idle-empty" : "idle-10k-future");
+            r.put("params", Map.of("idle_s", o.idleS(), "future_jobs", future, "replicas", 1));
+            double perS = after.commandsSince(before, 1) / seconds;
+            r.put("ok", perS <= 1.0);
+            r.put("idle_cmds_per_s", round(perS, 2));
+            r.put("idle_delayq_cpu_ms_per_s", round((Stats.selfCpuSeconds() - cpu0) * 1000 / seconds, 2));
+            emit(r);
+        }
+    }
+
+    /** Take latency and lateness of a 5,000-job spread with K jobs already scheduled in the future. */
+    void backlog(String name, String topic, int k) throws Exception {
+        flush();
+        long t = System.currentTimeMillis();
+        long fill0 = System.nanoTime();
+        // future jobs over the next 24 hours: today's and tomorrow's shards hold them
+        for (int from = 0; from < k; from += 200_000) {
+            int to = Math.min(k, from + 200_000);
+            ExecutorService pool = Executors.newFixedThreadPool(3);
+            List<Future<?>> f = new ArrayList<>();
+            for (int c = from; c < to; c += 1000) {
+                int lo = c, hi = Math.min(to, c + 1000);
+                f.add(pool.submit(() -> {
+                    List<NewJob> chunk = new ArrayList<>(hi - lo);
+                    for (int i = lo; i < hi; i++) {
+                        chunk.add(new NewJob(topic, "f" + i, false, t + 3_600_000 + (i * 86_400_000L) / k, 0, PAYLOAD));
+                    }
+                    jobs.scheduleAll(chunk);
+                    return null;
+                }));
+            }
+            for (Future<?> x : f) {
+                x.get();
+            }
+            pool.shutdown();
+            if (k >= 1_000_000) {
+                System.err.printf("  %s: %d of %d future jobs scheduled (%d/s)%n", name, to, k,
+                        Math.round(to / ((System.nanoTime() - fill0) / 1e9)));
+            }
+        }
+        double fillS = (System.nanoTime() - fill0) / 1e9;
+        int n = o.smoke() ? 200 : 5000;
+        int sizeBefore = results.size();
+        schedule(name, topic, n, o.smoke() ? 2000 : 5000, 3000, false, false, 0);
+        Map<String, Object> r = results.get(sizeBefore);
+        r.put("backlog_jobs", k);
+        r.put("backlog_fill_jps", Math.round(k / fillS));
+    }
+
+    void emit(Map<String, Object> r) {
+        results.add(r);
+        System.out.println(Report.json(r));
+        try {
+            Path dir = Files.createDirectories(Path.of("bench", "results"));
+            Files.writeString(dir.resolve("last-run.jsonl"), Report.json(r) + "\n",
+                    results.size() == 1 ? java.nio.file.StandardOpenOption.TRUNCATE_EXISTING : java.nio.file.StandardOpenOption.APPEND,
+                    java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE);
+        } catch (Exception e) {
+            System.err.println("could not write bench/results: " + e);
+        }
+    }
+
+    static double round(double v, int digits) {
+        double f = Math.pow(10, digits);
+        return Math.round(v * f) / f;
+    }
+}

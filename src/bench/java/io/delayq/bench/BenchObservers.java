@@ -1,0 +1,29 @@
+package io.delayq.bench;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+
+import io.delayq.core.Job;
+import io.delayq.core.JobTopic;
+
+/** No-op observers: they only record when they started. */
+@ApplicationScoped
+public class BenchObservers {
+    private final Recorder recorder;
+
+    public BenchObservers(Recorder recorder) {
+        this.recorder = recorder;
+    }
+
+    void bench(@Observes @JobTopic("bench") Job job) {
+        recorder.record(job.id());
+    }
+
+    void backlogSmall(@Observes @JobTopic("bench-small") Job job) {
+        recorder.record(job.id());
+    }
+
+    void backlogBig(@Observes @JobTopic("bench-big") Job job) {
+        recorder.record(job.id());
+    }
+}

@@ -1,0 +1,87 @@
+package io.delayq.bench;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.eclipse.microprofile.config.ConfigProvider;
+
+/** An extra replica: this benchmark jar started again as a process ({@link ReplicaApp}). */
+final class Replica {
+    private final Process process;
+    private final Path records;
+    private long offset;
+
+    private Replica(Process process, Path records) {
+        this.process = process;
+        this.records = records;
+    }
+
+    static Replica start(int index) throws IOException {
+        Path records = Files.createTempFile("delayq-bench-replica-" + index + "-", ".txt");
+        String javaCmd = ProcessHandle.current().info().command().orElse("java");
+        String jar = Path.of(System.getProperty("java.class.path").split(java.io.File.pathSeparator)[0]).toAbsolutePath().toString();
+        List<String> cmd = new ArrayList<>(List.of(javaCmd, "-jar", jar, "--replica",
+                ConfigProvider.getConfig().getValue("quarkus.redis.hosts", String.class), records.toString()));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream()));
+        String line;
+        while ((line = out.readLine()) != null && !line.contains("replica ready")) {
+            // start-up log
+        }
+        if (line == null) {
+            throw new IllegalStateException("replica " + index + " did not start");
+        }
+        Thread.ofPlatform().daemon().start(() -> {
+            try {
+                while (out.readLine() != null) {
+                    // keep the pipe drained
+                }
+            } catch (IOException ignored) {
+                // process ended
+            }
+        });
+        return new Replica(p, records);
+    }
+
+    /** Moves the records the replica wrote since the last call into the main recorder. */
+    void drainInto(Recorder recorder) {
+        try (RandomAccessFile f = new RandomAccessFile(records.toFile(), "r")) {
+            if (f.length() <= offset) {
+                return;
+            }
+            f.seek(offset);
+            byte[] buf = new byte[(int) (f.length() - offset)];
+            f.readFully(buf);
+            int end = new String(buf, java.nio.charset.StandardCharsets.US_ASCII).lastIndexOf('\n') + 1;
+            for (String line : new String(buf, 0, end, java.nio.charset.StandardCharsets.US_ASCII).split("\n")) {
+                if (!line.isEmpty()) {
+                    int sp = line.indexOf(' ');
+                    recorder.record(Integer.parseInt(line.substring(0, sp)), Long.parseLong(line.substring(sp + 1)));
+                }
+            }
+            offset += end;
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    double cpu() {
+        return Stats.cpuSeconds(process.pid());
+    }
+
+    void stop() {
+        process.destroy();
+        try {
+            process.waitFor();
+            Files.deleteIfExists(records);
+        } catch (InterruptedException | IOException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

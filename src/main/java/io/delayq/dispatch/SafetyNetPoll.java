@@ -1,0 +1,73 @@
+package io.delayq.dispatch;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import org.jboss.logging.Logger;
+
+import io.delayq.store.JobStore;
+import io.delayq.store.Partition;
+
+/**
+ * The safety net under the wake-up messages: pub/sub is fire-and-forget (a dropped connection
+ * loses messages), so about once a second this loop reads the earliest due time of every served
+ * partition — one MGET for all of them, not a take — and wakes the taker of any partition with
+ * a job due earlier than its taker planned. The interval is jittered (+0–50 %) so that replicas
+ * started together do not poll together, and so that an idle replica costs Redis less than one
+ * command per second however many topics it serves.
+ */
+final class SafetyNetPoll {
+    private static final Logger LOG = Logger.getLogger(SafetyNetPoll.class);
+    private final JobStore store;
+    private final List<DueTaker> takers;
+    private final List<Partition> partitions = new ArrayList<>();
+    private final long intervalMs;
+    private volatile boolean running;
+    private volatile Thread thread;
+
+    SafetyNetPoll(JobStore store, List<DueTaker> takers, long intervalMs) {
+        this.store = store;
+        this.takers = takers;
+        this.intervalMs = intervalMs;
+        takers.forEach(t -> partitions.add(t.partition()));
+    }
+
+    void start() {
+        if (takers.isEmpty()) {
+            return;
+        }
+        running = true;
+        thread = Thread.ofPlatform().name("delayq-safety-net").daemon().start(this::loop);
+    }
+
+    void stop() {
+        running = false;
+        Thread t = thread;
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
+    }
+
+    private void loop() {
+        while (running) {
+            long pause = intervalMs + (long) (intervalMs * 0.5 * ThreadLocalRandom.current().nextDouble());
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(pause));
+            if (!running) {
+                return;
+            }
+            try {
+                long[] heads = store.nextDue(partitions);
+                for (int i = 0; i < heads.length; i++) {
+                    if (heads[i] >= 0) {
+                        takers.get(i).wake(heads[i]);
+                    }
+                }
+            } catch (RuntimeException e) {
+                LOG.debugf("safety-net poll failed: %s", e.toString());
+            }
+        }
+    }
+}
