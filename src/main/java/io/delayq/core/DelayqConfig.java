@@ -122,6 +122,15 @@ public interface DelayqConfig {
         Duration safetyNet();
 
         /**
+         * Shortest time between two take calls of a taker while jobs keep falling due: batches a
+         * steady stream into fewer, larger takes (and acks) for at most this much added lateness.
+         * A take that came back full is followed at once. {@code 0ms} takes as soon as anything is
+         * due. Default 1 ms.
+         */
+        @WithDefault("1ms")
+        Duration takeGap();
+
+        /**
          * How often each replica looks for expired leases (one served partition per look, in
          * turn). A killed replica's jobs run again between lease expiry and this much later,
          * sooner with more replicas. Default 30 s.

@@ -90,8 +90,8 @@ public class Dispatcher {
             WorkerPool pool = new WorkerPool(topic, retry.concurrency(topic), workers, runner);
             pools.put(topic, pool);
             for (Partition p : store.partitionsOf(topic)) {
-                DueTaker taker = new DueTaker(p, pool, store, clock, metrics, replicaId, MAX_BATCH, leaseMs,
-                        safetyNetMs);
+                DueTaker taker = new DueTaker(p, pool, store, clock, acker, metrics, replicaId, MAX_BATCH, leaseMs,
+                        safetyNetMs, config.dispatch().takeGap().toMillis());
                 takers.add(taker);
                 byChannel.put(store.wakeChannel(p), taker);
             }

@@ -1,5 +1,6 @@
 package io.delayq.dispatch;
 
+import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
@@ -9,6 +10,7 @@ import java.util.concurrent.locks.LockSupport;
 import org.jboss.logging.Logger;
 
 import io.delayq.store.JobStore;
+import io.delayq.store.Lease;
 import io.delayq.store.Partition;
 import io.delayq.store.RedisReplyException;
 import io.delayq.store.TakeResult;
@@ -28,11 +30,13 @@ final class DueTaker {
     private final WorkerPool pool;
     private final JobStore store;
     private final RedisClock clock;
+    private final Acker acker;
     private final io.delayq.ops.DelayqMetrics metrics;
     private final String replicaId;
     private final int maxBatch;
     private final long leaseMs;
     private final long safetyNetMs;
+    private final long minGapMs;
     private final AtomicLong calls = new AtomicLong();
     private final Set<Integer> olderDays = new TreeSet<>();
 
@@ -43,8 +47,11 @@ final class DueTaker {
     private volatile long lastProgressNanos = System.nanoTime();
     private volatile long takes;
 
-    DueTaker(Partition partition, WorkerPool pool, JobStore store, RedisClock clock, io.delayq.ops.DelayqMetrics metrics,
-            String replicaId, int maxBatch, long leaseMs, long safetyNetMs) {
+    DueTaker(Partition partition, WorkerPool pool, JobStore store, RedisClock clock, Acker acker,
+            io.delayq.ops.DelayqMetrics metrics,
+            String replicaId, int maxBatch, long leaseMs, long safetyNetMs, long minGapMs) {
+        this.minGapMs = minGapMs;
+        this.acker = acker;
         this.metrics = metrics;
         this.partition = partition;
         this.pool = pool;
@@ -117,9 +124,17 @@ final class DueTaker {
                 wakeFor.set(NONE);
                 long before = System.currentTimeMillis();
                 long t0 = System.nanoTime();
-                TakeResult r = store.take(partition, want, leaseMs, replicaId + ":" + calls.incrementAndGet() + ":",
-                        olderDays);
+                List<Lease> acks = acker.drain(partition, 1000);
+                TakeResult r;
+                try {
+                    r = store.take(partition, want, leaseMs, replicaId + ":" + calls.incrementAndGet() + ":",
+                            olderDays, acks);
+                } catch (RuntimeException e) {
+                    acker.restore(partition, acks);
+                    throw e;
+                }
                 metrics.took(partition.topic(), System.nanoTime() - t0);
+                Acker.reportStale(partition, r.staleAcks());
                 clock.observe(r.now(), before, System.currentTimeMillis());
                 takes++;
                 failures = 0;
@@ -129,7 +144,12 @@ final class DueTaker {
                 if (r.jobs().size() == want) {
                     continue; // there may be more due right now
                 }
-                sleepUntil(r.nextDue() < 0 ? NONE : r.nextDue());
+                // Under a steady stream the next job is due within this take's round trip, and a
+                // take right away would find only the one or two jobs that fell due meanwhile.
+                // Waiting until minGap after this take's start batches them: each take and ack
+                // costs Redis the same whether it moves one job or fifty, for <= minGap lateness.
+                long next = r.nextDue() < 0 ? NONE : Math.max(r.nextDue(), r.now() + minGapMs);
+                sleepUntil(next);
             } catch (RedisReplyException e) {
                 LOG.errorf(e, "take on %s failed", partition);
                 pause(++failures);

@@ -287,17 +287,23 @@ public class JobStore {
     // ---------------------------------------------------------------- dispatch
 
     /**
-     * Leases up to {@code limit} due jobs of a partition.
+     * Leases up to {@code limit} due jobs of a partition, and acks {@code acks} in the same call.
      *
      * @param olderDays past days known to hold jobs; the days this take learnt it needs are added
      *        to it, so the caller's next take passes them at once (the caller owns the set)
      * @param tokenPrefix unique per call: the lease token of job i is tokenPrefix + i
      */
-    public TakeResult take(Partition p, int limit, long leaseMs, String tokenPrefix, Set<Integer> olderDays) {
+    public TakeResult take(Partition p, int limit, long leaseMs, String tokenPrefix, Set<Integer> olderDays,
+            List<Lease> acks) {
         Set<Integer> around = aroundNow();
         Set<Integer> days = new TreeSet<>(around);
         days.addAll(olderDays);
-        Response r = run("take", p, days, List.of(Integer.toString(limit), Long.toString(leaseMs), tokenPrefix));
+        List<String> args = new ArrayList<>(4 + acks.size() * 2);
+        args.add(Integer.toString(limit));
+        args.add(Long.toString(leaseMs));
+        args.add(tokenPrefix);
+        addLeases(args, acks);
+        Response r = run("take", p, days, args);
         days.removeAll(around);
         if (days.size() > 64) {
             days.clear(); // a bound: days emptied long ago are simply learnt again if still needed
@@ -306,29 +312,37 @@ public class JobStore {
         olderDays.addAll(days);
         long now = r.get(0).toLong();
         long next = r.get(1).toLong();
-        List<TakenJob> jobs = new ArrayList<>((r.size() - 2) / 2);
-        for (int i = 2, n = 1; i < r.size(); i += 2, n++) {
+        int staleCount = r.get(2).toInteger();
+        List<String> stale = new ArrayList<>(staleCount);
+        for (int i = 0; i < staleCount; i++) {
+            stale.add(r.get(3 + i).toString());
+        }
+        List<TakenJob> jobs = new ArrayList<>((r.size() - 3 - staleCount) / 2);
+        for (int i = 3 + staleCount, n = 1; i < r.size(); i += 2, n++) {
             String rec = r.get(i + 1).toString();
             jobs.add(new TakenJob(p, new Lease(r.get(i).toString(), tokenPrefix + n),
                     rec.isEmpty() ? null : JobRecord.decode(rec)));
         }
-        return new TakeResult(now, next, jobs);
+        return new TakeResult(now, next, jobs, stale);
     }
 
     /** Completes jobs; returns the ids whose lease was no longer ours (left untouched). */
     public List<String> ack(Partition p, List<Lease> leases) {
         List<String> args = new ArrayList<>(1 + leases.size() * 2);
+        addLeases(args, leases);
+        List<String> stale = new ArrayList<>();
+        for (Response id : run("ack", p, Set.of(), args)) {
+            stale.add(id.toString());
+        }
+        return stale;
+    }
+
+    private static void addLeases(List<String> args, List<Lease> leases) {
         args.add(Integer.toString(leases.size()));
         for (Lease l : leases) {
             args.add(l.id());
             args.add(l.token());
         }
-        Response r = run("ack", p, Set.of(), args);
-        List<String> stale = new ArrayList<>();
-        for (int i = 1; i < r.size(); i++) {
-            stale.add(r.get(i).toString());
-        }
-        return stale;
     }
 
     /** Records a failed attempt: retry after {@code delayMs}, or dead after the last attempt. */
@@ -348,11 +362,7 @@ public class JobStore {
     public List<String> extend(Partition p, long leaseMs, List<Lease> leases) {
         List<String> args = new ArrayList<>(2 + leases.size() * 2);
         args.add(Long.toString(leaseMs));
-        args.add(Integer.toString(leases.size()));
-        for (Lease l : leases) {
-            args.add(l.id());
-            args.add(l.token());
-        }
+        addLeases(args, leases);
         Response r = run("extend", p, Set.of(), args);
         List<String> lost = new ArrayList<>();
         for (Response id : r) {
@@ -372,11 +382,7 @@ public class JobStore {
     public int requeue(Partition p, List<Lease> leases) {
         List<String> args = new ArrayList<>(2 + leases.size() * 2);
         args.add(keys.wakeChannel(p));
-        args.add(Integer.toString(leases.size()));
-        for (Lease l : leases) {
-            args.add(l.id());
-            args.add(l.token());
-        }
+        addLeases(args, leases);
         return run("requeue", p, aroundNow(), args).toInteger();
     }
 

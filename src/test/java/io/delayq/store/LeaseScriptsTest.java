@@ -42,7 +42,7 @@ class LeaseScriptsTest {
         jobs.schedule(JobRequest.topic(topic).id("now").delay(Duration.ZERO));
         jobs.schedule(JobRequest.topic(topic).id("later").delay(Duration.ofHours(1)));
         Set<Integer> older = new HashSet<>();
-        TakeResult r = store.take(p, 10, 30_000, "t1:", older);
+        TakeResult r = store.take(p, 10, 30_000, "t1:", older, List.of());
         assertEquals(List.of("old", "now"), r.jobs().stream().map(j -> j.lease().id()).toList());
         assertTrue(older.contains(Keys.dayOf(fiveDaysAgo.toEpochMilli())), "learnt the old day: " + older);
         assertTrue(r.nextDue() > r.now(), "next due is the job in an hour");
@@ -53,7 +53,7 @@ class LeaseScriptsTest {
             assertEquals(2L, redis.num("ZCARD", k + "inflight"));
         }
         assertEquals(JobState.INFLIGHT, store.get(topic, "old").orElseThrow().state());
-        assertEquals(0, store.take(p, 10, 30_000, "t2:", older).jobs().size(), "nothing more is due");
+        assertEquals(0, store.take(p, 10, 30_000, "t2:", older, List.of()).jobs().size(), "nothing more is due");
     }
 
     @Test
@@ -62,7 +62,7 @@ class LeaseScriptsTest {
         Partition p = store.partitionsOf(topic).get(0);
         jobs.schedule(JobRequest.topic(topic).id("j").delay(Duration.ZERO));
         Set<Integer> older = new HashSet<>();
-        Lease first = store.take(p, 1, 1, "A:", older).jobs().get(0).lease(); // a 1 ms lease
+        Lease first = store.take(p, 1, 1, "A:", older, List.of()).jobs().get(0).lease(); // a 1 ms lease
         try (Resp redis = Resp.open()) {
             // wait on Redis' clock until the lease deadline has passed
             long deadline = (long) Double.parseDouble(redis.str("ZSCORE", Topics.keys(topic) + "inflight", "j"));
@@ -70,10 +70,12 @@ class LeaseScriptsTest {
                     + Long.parseLong(redis.list("TIME").get(1).toString()) / 1000 > deadline);
         }
         assertEquals(1, store.reclaim(p, 100, 10)[0]);
-        TakenJob second = store.take(p, 1, 30_000, "B:", older).jobs().get(0);
+        TakenJob second = store.take(p, 1, 30_000, "B:", older, List.of()).jobs().get(0);
         assertEquals(1, second.record().attempts(), "the lost attempt counted");
 
         assertEquals(List.of("j"), store.ack(p, List.of(first)), "late ack is stale");
+        assertEquals(List.of("j"), store.take(p, 0, 30_000, "C:", older, List.of(first)).staleAcks(),
+                "a late ack carried by a take is stale too");
         assertEquals(FailOutcome.Kind.STALE, store.fail(p, first, 10, "late", 10).kind());
         assertEquals(List.of("j"), store.extend(p, 30_000, List.of(first)));
         try (Resp redis = Resp.open()) {
@@ -82,8 +84,8 @@ class LeaseScriptsTest {
             assertNotNull(redis.str("ZSCORE", k + "inflight", "j"));
             assertNotNull(redis.str("HGET", k + "jobs", "j"));
         }
-        assertEquals(List.of(), store.ack(p, List.of(second.lease())));
-        assertTrue(store.get(topic, "j").isEmpty());
+        assertEquals(List.of(), store.take(p, 10, 30_000, "D:", older, List.of(second.lease())).staleAcks());
+        assertTrue(store.get(topic, "j").isEmpty(), "the take carried the ack");
     }
 
     @Test
@@ -91,12 +93,12 @@ class LeaseScriptsTest {
         String topic = Topics.fresh("requeue");
         Partition p = store.partitionsOf(topic).get(0);
         jobs.schedule(JobRequest.topic(topic).id("r").delay(Duration.ZERO));
-        TakenJob t = store.take(p, 1, 30_000, "R:", new HashSet<>()).jobs().get(0);
+        TakenJob t = store.take(p, 1, 30_000, "R:", new HashSet<>(), List.of()).jobs().get(0);
         assertEquals(0, store.requeue(p, List.of(new Lease("r", "not-ours"))));
         assertEquals(1, store.requeue(p, List.of(t.lease())));
         var info = store.get(topic, "r").orElseThrow();
         assertEquals(JobState.SCHEDULED, info.state());
         assertEquals(0, info.attempts());
-        assertEquals(1, store.take(p, 1, 30_000, "S:", new HashSet<>()).jobs().size(), "due at once");
+        assertEquals(1, store.take(p, 1, 30_000, "S:", new HashSet<>(), List.of()).jobs().size(), "due at once");
     }
 }
