@@ -103,7 +103,8 @@ public class BenchApp implements QuarkusApplication {
                         schedule("burst-" + r + "-replicas", "bench", o.n(), 0, o.start() * 1000L, true, false, r - 1);
                     }
                 }
-                case "http" -> schedule("http-target", "bench-http", o.smoke() ? 200 : 5000, 5000, 3000, false, true, 0);
+                case "http" -> schedule("http-target", "bench-http", o.smoke() ? 200 : 5000, o.smoke() ? 2000 : 5000,
+                        o.smoke() ? 2000 : 3000, false, true, 0);
                 default -> throw new IllegalArgumentException("unknown scenario " + s);
             }
         }
@@ -284,7 +285,7 @@ public class BenchApp implements QuarkusApplication {
                 long at = System.currentTimeMillis() + 3_600_000;
                 enqueue("bench", future, i -> at + i, false);
             }
-            Thread.sleep(2000); // settle
+            Thread.sleep(o.smoke() ? 1000 : 2000); // settle
             RedisInfo before = RedisInfo.read(redis);
             double cpu0 = Stats.selfCpuSeconds();
             Thread.sleep(o.idleS() * 1000L);
@@ -295,7 +296,8 @@ public class BenchApp implements QuarkusApplication {
             r.put("scenario", future == 0 ? "idle-empty" : "idle-10k-future");
             r.put("params", Map.of("idle_s", o.idleS(), "future_jobs", future, "replicas", 1));
             double perS = after.commandsSince(before, 1) / seconds;
-            r.put("ok", perS <= 1.0);
+            // a 2 s smoke window cannot tell 0.9 from 1.5 commands/s: smoke checks it runs, not the figure
+            r.put("ok", o.smoke() || perS <= 1.0);
             r.put("idle_cmds_per_s", round(perS, 2));
             r.put("idle_delayq_cpu_ms_per_s", round((Stats.selfCpuSeconds() - cpu0) * 1000 / seconds, 2));
             emit(r);
@@ -335,7 +337,7 @@ public class BenchApp implements QuarkusApplication {
         double fillS = (System.nanoTime() - fill0) / 1e9;
         int n = o.smoke() ? 200 : 5000;
         int sizeBefore = results.size();
-        schedule(name, topic, n, o.smoke() ? 2000 : 5000, 3000, false, false, 0);
+        schedule(name, topic, n, o.smoke() ? 2000 : 5000, o.smoke() ? 2000 : 3000, false, false, 0);
         Map<String, Object> r = results.get(sizeBefore);
         r.put("backlog_jobs", k);
         r.put("backlog_fill_jps", Math.round(k / fillS));
