@@ -21,14 +21,15 @@ for i = 1, n, CHUNK do
 end
 
 -- First pass decides every runAt and checks the shards: nothing is written before it passes.
-local run_at, days, seen = {}, {}, {}
+local run_at, day, days, seen = {}, {}, {}, {}
 for i = 1, n do
   local base = A + 2 + (i - 1) * 5
   if not existing[i] and not seen[ids[i]] then
     seen[ids[i]] = i
     local v = tonumber(ARGV[base + 2])
     run_at[i] = ARGV[base + 1] == 'd' and now + v or v
-    days[#days + 1] = day_of(run_at[i])
+    day[i] = day_of(run_at[i])
+    days[#days + 1] = day[i]
   end
 end
 local err = require_days(days)
@@ -43,12 +44,12 @@ for i = 1, n do
     local r = { run_at = run_at[i], attempts = 0, max = tonumber(ARGV[base + 3]), err = '', payload = ARGV[base + 4] }
     fields[#fields + 1] = id
     fields[#fields + 1] = encode(r)
-    local shard = shard_of_day[day_of(r.run_at)]
+    local shard = shard_of_day[day[i]]
     local list = by_shard[shard]
     if not list then
       list = {}
       by_shard[shard] = list
-      rcall('ZADD', K_DAYS, day_of(r.run_at), day_of(r.run_at))
+      rcall('ZADD', K_DAYS, day[i], day[i])
     end
     list[#list + 1] = r.run_at
     list[#list + 1] = id

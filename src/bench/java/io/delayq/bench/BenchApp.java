@@ -69,7 +69,7 @@ public class BenchApp implements QuarkusApplication {
                 scenarios.addAll(List.of("spread", "burst", "idle", "backlog", "http"));
             }
             if (scenarios.isEmpty() || scenarios.remove("all")) {
-                scenarios.addAll(List.of("spread", "spread200k", "burst", "idle", "backlog", "replicas", "http"));
+                scenarios.addAll(List.of("steady500", "spread", "spread200k", "burst", "idle", "backlog", "replicas", "http"));
             }
             int n = Integer.parseInt(opts.getOrDefault("n", smoke ? "300" : "50000"));
             return new Options(scenarios, n, Integer.parseInt(opts.getOrDefault("window", smoke ? "2" : "10")),
@@ -91,6 +91,7 @@ public class BenchApp implements QuarkusApplication {
         for (String s : o.scenarios()) {
             switch (s) {
                 case "spread" -> schedule("spread", "bench", o.n(), o.window() * 1000L, o.start() * 1000L, false, true, 0);
+                case "steady500" -> schedule("spread-500/s", "bench", 5000, 10_000, o.start() * 1000L, false, true, 0);
                 case "spread200k" -> schedule("spread-200k", "bench", 200_000, 10_000, 10_000, false, false, 0);
                 case "burst" -> schedule("burst", "bench", o.n(), 0, o.start() * 1000L, true, true, 0);
                 case "idle" -> idle();
@@ -127,8 +128,12 @@ public class BenchApp implements QuarkusApplication {
         }
     }
 
+    /** Empties Redis; ASYNC because the backlog run leaves millions of jobs, then waits until freed. */
     private void flush() throws InterruptedException {
-        redis.send(Request.cmd(Command.FLUSHALL));
+        redis.send(Request.cmd(Command.FLUSHALL).arg("ASYNC"));
+        while (!redis.send(Request.cmd(Command.INFO).arg("memory")).toString().contains("lazyfree_pending_objects:0")) {
+            Thread.sleep(100);
+        }
         Thread.sleep(300);
     }
 
@@ -139,11 +144,18 @@ public class BenchApp implements QuarkusApplication {
     /** Runs one schedule of N jobs on a topic and measures it; {@code extra} replica processes join. */
     void schedule(String name, String topic, int n, long windowMs, long startMs, boolean burst, boolean viaRest, int extra)
             throws Exception {
+        flush();
+        measure(name, topic, n, windowMs, startMs, burst, viaRest, extra);
+    }
+
+    /** {@link #schedule} on Redis as it is (the backlog scenario fills it first). */
+    void measure(String name, String topic, int n, long windowMs, long startMs, boolean burst, boolean viaRest, int extra)
+            throws Exception {
+        long backlogJobs = Long.parseLong(redis.send(Request.cmd(Command.HLEN).arg("dq:{" + topic + "#0}:jobs")).toString());
         List<Replica> replicas = new ArrayList<>();
         for (int r = 0; r < extra; r++) {
             replicas.add(Replica.start(r));
         }
-        flush();
         recorder.reset(n);
         double selfCpu0 = Stats.selfCpuSeconds();
         double replicaCpu0 = replicas.stream().mapToDouble(Replica::cpu).sum();
@@ -161,6 +173,7 @@ public class BenchApp implements QuarkusApplication {
         String stop = awaitDone(n, due(n - 1, n, t0, windowMs, burst), replicas);
         RedisInfo after = RedisInfo.read(redis);
         double selfCpu = Stats.selfCpuSeconds();
+        long leftInRedis = Long.parseLong(redis.send(Request.cmd(Command.HLEN).arg("dq:{" + topic + "#0}:jobs")).toString());
         double replicaCpu = replicas.stream().mapToDouble(Replica::cpu).sum() - replicaCpu0;
         replicas.forEach(Replica::stop);
 
@@ -184,12 +197,13 @@ public class BenchApp implements QuarkusApplication {
         r.put("scenario", name);
         r.put("params", Map.of("n", n, "window_s", windowMs / 1000.0, "start_s", startMs / 1000.0, "burst", burst,
                 "replicas", 1 + extra, "enqueue_via", viaRest ? "rest-batch-1000" : "java-api-1000", "payload_b", PAYLOAD.length()));
-        r.put("ok", processed == n && recorder.duplicates() == 0 && enqueueEnd <= t0);
+        r.put("ok", processed == n && recorder.duplicates() == 0 && enqueueEnd <= t0 && leftInRedis == backlogJobs);
         r.put("stop_reason", stop);
         r.put("enqueue_jps", Math.round(n / Math.max(0.001, (enqueueEnd - enqueueStart) / 1000.0)));
         r.put("enqueue_overran", enqueueEnd > t0);
         r.put("processed", processed);
         r.put("lost", n - processed);
+        r.put("left_in_redis", leftInRedis - backlogJobs); // jobs not acked when the run ended
         r.put("dup", recorder.duplicates());
         r.put("early", early);
         r.put("late_ms", Report.latency(sorted));
@@ -337,7 +351,7 @@ public class BenchApp implements QuarkusApplication {
         double fillS = (System.nanoTime() - fill0) / 1e9;
         int n = o.smoke() ? 200 : 5000;
         int sizeBefore = results.size();
-        schedule(name, topic, n, o.smoke() ? 2000 : 5000, o.smoke() ? 2000 : 3000, false, false, 0);
+        measure(name, topic, n, o.smoke() ? 2000 : 5000, o.smoke() ? 2000 : 3000, false, false, 0);
         Map<String, Object> r = results.get(sizeBefore);
         r.put("backlog_jobs", k);
         r.put("backlog_fill_jps", Math.round(k / fillS));

@@ -5,13 +5,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 
 /**
  * What the no-op observers saw: for job i (its id is the decimal index), the first processing
  * time (ms, this host's clock, which is Redis' clock: same machine) and how often it ran.
+ * A {@code @Singleton}, not a client proxy: the replica app sets its fields directly.
  */
-@ApplicationScoped
+@Singleton
 public class Recorder {
     private volatile long[] first = new long[0];
     private volatile AtomicIntegerArray runs = new AtomicIntegerArray(0);

@@ -45,7 +45,6 @@ final class DueTaker {
     /** Earliest Redis-time due the taker must wake for; lowered by wake-ups. */
     private final AtomicLong wakeFor = new AtomicLong(NONE);
     private volatile long lastProgressNanos = System.nanoTime();
-    private volatile long takes;
 
     DueTaker(Partition partition, WorkerPool pool, JobStore store, RedisClock clock, Acker acker,
             io.delayq.ops.DelayqMetrics metrics,
@@ -106,10 +105,6 @@ final class DueTaker {
         return running && thread != null && thread.isAlive();
     }
 
-    long takes() {
-        return takes;
-    }
-
     private void loop() {
         long failures = 0;
         while (running) {
@@ -136,7 +131,6 @@ final class DueTaker {
                 metrics.took(partition.topic(), System.nanoTime() - t0);
                 Acker.reportStale(partition, r.staleAcks());
                 clock.observe(r.now(), before, System.currentTimeMillis());
-                takes++;
                 failures = 0;
                 if (!r.jobs().isEmpty()) {
                     pool.start(r.jobs());

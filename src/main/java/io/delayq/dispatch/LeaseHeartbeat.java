@@ -38,14 +38,23 @@ public class LeaseHeartbeat {
             skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     void beat() {
         Map<Partition, List<Lease>> byPartition = new HashMap<>();
+        Map<Lease, WorkerPool> owner = new HashMap<>();
         for (WorkerPool pool : dispatcher.pools()) {
             for (TakenJob job : pool.running().values()) {
                 byPartition.computeIfAbsent(job.partition(), p -> new ArrayList<>()).add(job.lease());
+                owner.put(job.lease(), pool);
             }
         }
         byPartition.forEach((p, leases) -> {
             try {
-                List<String> lost = store.extend(p, leaseMs, leases);
+                List<String> lost = new ArrayList<>();
+                // A job that finished (and was acked) since the snapshot has no lease left: not lost.
+                for (String id : store.extend(p, leaseMs, leases)) {
+                    Lease lease = leases.stream().filter(l -> l.id().equals(id)).findFirst().orElse(null);
+                    if (lease != null && owner.get(lease).running().containsKey(lease)) {
+                        lost.add(id);
+                    }
+                }
                 if (!lost.isEmpty()) {
                     LOG.warnf("lost the lease of %d running job(s) of %s (retaken elsewhere): %s", lost.size(), p, lost);
                 }

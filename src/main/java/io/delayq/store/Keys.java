@@ -71,9 +71,10 @@ public class Keys {
         return base(p) + "wake";
     }
 
-    /** The UTC day ({@code yyyymmdd}) of an epoch-ms instant. */
+    /** The UTC day ({@code yyyymmdd}) of an epoch-ms instant (on every job of a batch: no formatting). */
     public static int dayOf(long epochMs) {
-        return Integer.parseInt(LocalDate.ofEpochDay(Math.floorDiv(epochMs, 86_400_000L)).format(DAY));
+        LocalDate d = LocalDate.ofEpochDay(Math.floorDiv(epochMs, 86_400_000L));
+        return d.getYear() * 10_000 + d.getMonthValue() * 100 + d.getDayOfMonth();
     }
 
     /** Epoch ms of 00:00 UTC of a {@code yyyymmdd} day. */

@@ -11,30 +11,16 @@ import java.util.List;
 import java.util.Map;
 
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import io.delayq.dev.RedisProcess;
 import io.delayq.support.AppProcess;
+import io.delayq.support.OwnRedisTest;
 import io.delayq.support.Receiver;
 import io.delayq.support.Resp;
 import io.delayq.support.Topics;
 
 /** Replicas as real processes of the packaged application, against one real Redis. */
-class ReplicasIT {
-    static RedisProcess redis;
-
-    @BeforeAll
-    static void startRedis() {
-        redis = RedisProcess.startEphemeral();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        redis.stop();
-    }
-
+class ReplicasIT extends OwnRedisTest {
     static Map<String, String> serving(String topic, Receiver receiver, String... more) {
         Map<String, String> s = new java.util.HashMap<>();
         s.put("delayq.topics." + topic + ".http.url", receiver.url());

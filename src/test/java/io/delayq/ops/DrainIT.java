@@ -9,30 +9,16 @@ import java.util.List;
 import java.util.Map;
 
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import io.delayq.dev.RedisProcess;
 import io.delayq.support.AppProcess;
+import io.delayq.support.OwnRedisTest;
 import io.delayq.support.Receiver;
 import io.delayq.support.Resp;
 import io.delayq.support.Topics;
 
 /** Graceful drain of a real replica process on SIGTERM. */
-class DrainIT {
-    static RedisProcess redis;
-
-    @BeforeAll
-    static void startRedis() {
-        redis = RedisProcess.startEphemeral();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        redis.stop();
-    }
-
+class DrainIT extends OwnRedisTest {
     @Test
     void sigtermTurnsReadinessDownFinishesWhatItCanAndHandsTheRestToAnotherReplica() throws Exception {
         String topic = Topics.fresh("drain");
