@@ -49,6 +49,8 @@ public class BenchApp implements QuarkusApplication {
     DelayqMetrics metrics;
 
     final List<Map<String, Object>> results = new ArrayList<>();
+    /** Fields the next emitted line gets in addition (the backlog's size). */
+    final Map<String, Object> pendingFields = new LinkedHashMap<>();
     final HttpClient http = HttpClient.newHttpClient();
     String base;
     Options o;
@@ -350,14 +352,14 @@ public class BenchApp implements QuarkusApplication {
         }
         double fillS = (System.nanoTime() - fill0) / 1e9;
         int n = o.smoke() ? 200 : 5000;
-        int sizeBefore = results.size();
+        pendingFields.put("backlog_jobs", k);
+        pendingFields.put("backlog_fill_jps", Math.round(k / fillS));
         measure(name, topic, n, o.smoke() ? 2000 : 5000, o.smoke() ? 2000 : 3000, false, false, 0);
-        Map<String, Object> r = results.get(sizeBefore);
-        r.put("backlog_jobs", k);
-        r.put("backlog_fill_jps", Math.round(k / fillS));
     }
 
     void emit(Map<String, Object> r) {
+        r.putAll(pendingFields);
+        pendingFields.clear();
         results.add(r);
         System.out.println(Report.json(r));
         try {
