@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Set;
 
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.inject.Named;
+import io.smallrye.common.annotation.Identifier;
 
 import org.jboss.logging.Logger;
 
@@ -21,7 +21,7 @@ import io.quarkus.redis.client.RedisHostsProvider;
  * {@code target/delayq-dev-redis} (AOF), and stops it when the JVM exits.
  */
 @ApplicationScoped
-@Named("delayq-local")
+@Identifier("delayq-local")
 public class LocalRedisHostsProvider implements RedisHostsProvider {
     private static final Logger LOG = Logger.getLogger(LocalRedisHostsProvider.class);
     private static RedisProcess server;

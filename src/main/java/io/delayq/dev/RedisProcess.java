@@ -39,7 +39,12 @@ public final class RedisProcess implements AutoCloseable {
     }
 
     public static RedisProcess start(int port, List<String> extraArgs) {
-        RedisProcess p = new RedisProcess(executable(), port, extraArgs);
+        return start(executable(), port, extraArgs);
+    }
+
+    /** Starts a given redis-server binary. */
+    public static RedisProcess start(String executable, int port, List<String> extraArgs) {
+        RedisProcess p = new RedisProcess(executable, port, extraArgs);
         p.start();
         return p;
     }
@@ -130,6 +135,11 @@ public final class RedisProcess implements AutoCloseable {
                 }
             }
         }
+        return embeddedExecutable();
+    }
+
+    /** The real redis-server (6.2) binary carried by the embedded-redis artifact, extracted to a temp file. */
+    public static String embeddedExecutable() {
         try {
             File f = ExecutableProvider.newJarResourceProvider().get();
             f.setExecutable(true);
