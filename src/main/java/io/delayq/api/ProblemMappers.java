@@ -25,7 +25,9 @@ public class ProblemMappers {
     @ServerExceptionMapper
     public Response unavailable(StoreUnavailableException e, UriInfo uri) {
         LOG.debugf("503: %s", e.getMessage());
-        return Problem.response(503, "Redis is unavailable, nothing was written; retry later", null, path(uri))
+        // One script per topic partition is atomic: no job is ever half-written. A batch spanning
+        // several partitions may have written the earlier ones; resending is safe for jobs with ids.
+        return Problem.response(503, "Redis is unavailable; retry later (enqueue is idempotent by job id)", null, path(uri))
                 .header("Retry-After", "1").build();
     }
 

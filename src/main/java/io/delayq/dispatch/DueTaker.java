@@ -110,12 +110,11 @@ final class DueTaker {
         while (running) {
             lastProgressNanos = System.nanoTime();
             try {
-                int free = pool.freeSlots();
-                if (free == 0) {
+                int want = pool.reserve(maxBatch);
+                if (want == 0) {
                     pool.awaitFreeSlot(safetyNetMs);
                     continue;
                 }
-                int want = Math.min(free, maxBatch);
                 wakeFor.set(NONE);
                 long before = System.currentTimeMillis();
                 long t0 = System.nanoTime();
@@ -126,8 +125,10 @@ final class DueTaker {
                             olderDays, acks);
                 } catch (RuntimeException e) {
                     acker.restore(partition, acks);
+                    pool.release(want);
                     throw e;
                 }
+                pool.release(want - r.jobs().size());
                 metrics.took(partition.topic(), System.nanoTime() - t0);
                 Acker.reportStale(partition, r.staleAcks());
                 clock.observe(r.now(), before, System.currentTimeMillis());

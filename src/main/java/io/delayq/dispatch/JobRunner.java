@@ -49,8 +49,8 @@ public class JobRunner {
         if (taken.record() == null) {
             // A lease on an id without a record cannot run; ack drops the lease.
             LOG.warnf("job %s/%s has no record; dropping its lease", topic, taken.lease().id());
-            done.accept(taken);
             acker.ack(taken.partition(), taken.lease());
+            done.accept(taken);
             return;
         }
         Job job = new Job(taken.lease().id(), topic, taken.record().attempts() + 1,
@@ -67,9 +67,19 @@ public class JobRunner {
         stage.whenComplete((v, e) -> settle(taken, job, start, e, done));
     }
 
+    /**
+     * Records the outcome, then frees the slot ({@code done}): in that order, so that a drain
+     * that sees every slot free finds every ack queued and every failure recorded.
+     */
     private void settle(TakenJob taken, Job job, long start, Throwable error, Consumer<TakenJob> done) {
-        long took = System.nanoTime() - start;
-        done.accept(taken);
+        try {
+            record(taken, job, System.nanoTime() - start, error);
+        } finally {
+            done.accept(taken);
+        }
+    }
+
+    private void record(TakenJob taken, Job job, long took, Throwable error) {
         if (error == null) {
             metrics.succeeded(job.topic(), took);
             acker.ack(taken.partition(), taken.lease());

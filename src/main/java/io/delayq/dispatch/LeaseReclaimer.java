@@ -24,7 +24,8 @@ public class LeaseReclaimer {
     private final JobStore store;
     private final RedisClock clock;
     private final RetryPolicy retry;
-    private int next;
+    // Replicas start their rotation at different partitions, so together they cover more.
+    private int next = java.util.concurrent.ThreadLocalRandom.current().nextInt(1 << 16);
 
     public LeaseReclaimer(Dispatcher dispatcher, JobStore store, RedisClock clock, RetryPolicy retry) {
         this.dispatcher = dispatcher;

@@ -11,7 +11,7 @@ import io.delayq.store.Lease;
 import io.delayq.store.TakenJob;
 
 /**
- * The worker slots of one topic on this replica. The taker asks for free slots before it takes,
+ * The worker slots of one topic on this replica. A taker reserves free slots before it takes,
  * so it never leases a job that would wait here: a job waiting in a local queue is a job another
  * replica could be running.
  */
@@ -39,10 +39,6 @@ final class WorkerPool {
         return concurrency;
     }
 
-    int freeSlots() {
-        return slots.availablePermits();
-    }
-
     /** Waits up to {@code timeoutMs} for a free slot; true when one is free (none is taken). */
     boolean awaitFreeSlot(long timeoutMs) throws InterruptedException {
         if (slots.tryAcquire(timeoutMs, TimeUnit.MILLISECONDS)) {
@@ -52,9 +48,31 @@ final class WorkerPool {
         return false;
     }
 
-    /** Starts taken jobs; the caller took no more than {@link #freeSlots()} of them. */
+    /**
+     * Reserves up to {@code max} free slots before a take (several partitions' takers share the
+     * pool, so slots are held, not just counted); returns how many, 0 when none is free.
+     */
+    int reserve(int max) {
+        while (true) {
+            int n = Math.min(max, slots.availablePermits());
+            if (n <= 0) {
+                return 0;
+            }
+            if (slots.tryAcquire(n)) {
+                return n;
+            }
+        }
+    }
+
+    /** Gives back reserved slots a take did not fill. */
+    void release(int n) {
+        if (n > 0) {
+            slots.release(n);
+        }
+    }
+
+    /** Starts taken jobs, each in one of the slots reserved for the take. */
     void start(List<TakenJob> jobs) {
-        slots.acquireUninterruptibly(jobs.size());
         for (TakenJob job : jobs) {
             running.put(job.lease(), job);
             executor.execute(() -> {

@@ -24,7 +24,7 @@ import io.vertx.redis.client.impl.types.ErrorType;
 public class RedisGateway {
     // Replies that mean "not now" rather than "wrong request".
     private static final List<String> TRANSIENT = List.of("LOADING", "BUSY", "MASTERDOWN", "READONLY",
-            "CLUSTERDOWN", "TRYAGAIN", "NOREPLICAS");
+            "CLUSTERDOWN", "TRYAGAIN", "NOREPLICAS", "OOM");
     private final Redis redis;
     private final long timeoutMs;
 
