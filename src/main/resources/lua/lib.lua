@@ -137,20 +137,27 @@ local function state_of(id)
   return 's'
 end
 
--- Acks n (id, lease token) pairs found at ARGV[at..]: deletes record, lease and in-flight
--- entry of every job whose lease is still the given token. Returns the ids whose lease is held
--- by another attempt (theirs expired and the job was retaken): those are left alone.
-local function ack_leases(at, n)
+-- Splits n (id, lease token) pairs found at ARGV[at..] into the ids whose lease is still the
+-- given token (ours) and the others (the lease expired and the job was retaken, or it is gone).
+local function by_lease(at, n)
   local ids = {}
   for i = 1, n do ids[i] = ARGV[at + (i - 1) * 2] end
-  local done, stale = {}, {}
+  local ours, others = {}, {}
   for i = 1, n, CHUNK do
     local tokens = rcall('HMGET', K_LEASES, unpack(ids, i, math.min(i + CHUNK - 1, n)))
     for j = 1, #tokens do
       local k = i + j - 1
-      if tokens[j] == ARGV[at + (k - 1) * 2 + 1] then done[#done + 1] = ids[k] else stale[#stale + 1] = ids[k] end
+      if tokens[j] == ARGV[at + (k - 1) * 2 + 1] then ours[#ours + 1] = ids[k] else others[#others + 1] = ids[k] end
     end
   end
+  return ours, others
+end
+
+-- Acks n (id, lease token) pairs found at ARGV[at..]: deletes record, lease and in-flight
+-- entry of every job whose lease is still the given token. Returns the ids whose lease is held
+-- by another attempt (theirs expired and the job was retaken): those are left alone.
+local function ack_leases(at, n)
+  local done, stale = by_lease(at, n)
   if #done > 0 then
     variadic('ZREM', K_INFLIGHT, done)
     variadic('HDEL', K_LEASES, done)

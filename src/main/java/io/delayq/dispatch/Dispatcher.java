@@ -18,9 +18,11 @@ import org.jboss.logging.Logger;
 
 import io.delayq.core.DelayqConfig;
 import io.delayq.core.JobValidator;
+import io.delayq.ops.DelayqMetrics;
 import io.delayq.store.JobStore;
 import io.delayq.store.Lease;
 import io.delayq.store.Partition;
+import io.delayq.store.RedisGateway;
 import io.delayq.store.TakenJob;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -37,12 +39,12 @@ public class Dispatcher {
     private final DelayqConfig config;
     private final TopicRegistry topics;
     private final JobStore store;
-    private final io.delayq.store.RedisGateway redis;
+    private final RedisGateway redis;
     private final RedisClock clock;
     private final JobRunner runner;
     private final Acker acker;
     private final RetryPolicy retry;
-    private final io.delayq.ops.DelayqMetrics metrics;
+    private final DelayqMetrics metrics;
     private final String replicaId = JobValidator.newId().substring(0, 8);
 
     private final Map<String, WorkerPool> pools = new LinkedHashMap<>();
@@ -53,8 +55,8 @@ public class Dispatcher {
     private volatile boolean started;
     private volatile boolean draining;
 
-    public Dispatcher(DelayqConfig config, TopicRegistry topics, JobStore store, io.delayq.store.RedisGateway redis,
-            RedisClock clock, JobRunner runner, Acker acker, RetryPolicy retry, io.delayq.ops.DelayqMetrics metrics) {
+    public Dispatcher(DelayqConfig config, TopicRegistry topics, JobStore store, RedisGateway redis,
+            RedisClock clock, JobRunner runner, Acker acker, RetryPolicy retry, DelayqMetrics metrics) {
         this.metrics = metrics;
         this.config = config;
         this.topics = topics;
@@ -87,7 +89,7 @@ public class Dispatcher {
         long leaseMs = config.dispatch().lease().toMillis();
         long safetyNetMs = config.dispatch().safetyNet().toMillis();
         topics.handlers().forEach((topic, handler) -> {
-            WorkerPool pool = new WorkerPool(topic, retry.concurrency(topic), workers, runner);
+            WorkerPool pool = new WorkerPool(retry.concurrency(topic), workers, runner);
             pools.put(topic, pool);
             for (Partition p : store.partitionsOf(topic)) {
                 DueTaker taker = new DueTaker(p, pool, store, clock, acker, metrics, replicaId, MAX_BATCH, leaseMs,

@@ -9,6 +9,7 @@ import java.util.concurrent.locks.LockSupport;
 
 import org.jboss.logging.Logger;
 
+import io.delayq.ops.DelayqMetrics;
 import io.delayq.store.JobStore;
 import io.delayq.store.Lease;
 import io.delayq.store.Partition;
@@ -31,7 +32,7 @@ final class DueTaker {
     private final JobStore store;
     private final RedisClock clock;
     private final Acker acker;
-    private final io.delayq.ops.DelayqMetrics metrics;
+    private final DelayqMetrics metrics;
     private final String replicaId;
     private final int maxBatch;
     private final long leaseMs;
@@ -47,7 +48,7 @@ final class DueTaker {
     private volatile long lastProgressNanos = System.nanoTime();
 
     DueTaker(Partition partition, WorkerPool pool, JobStore store, RedisClock clock, Acker acker,
-            io.delayq.ops.DelayqMetrics metrics,
+            DelayqMetrics metrics,
             String replicaId, int maxBatch, long leaseMs, long safetyNetMs, long minGapMs) {
         this.minGapMs = minGapMs;
         this.acker = acker;

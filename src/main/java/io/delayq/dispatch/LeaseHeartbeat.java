@@ -37,30 +37,25 @@ public class LeaseHeartbeat {
     @Scheduled(every = "${delayq.dispatch.heartbeat:10s}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
             skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     void beat() {
-        Map<Partition, List<Lease>> byPartition = new HashMap<>();
-        Map<Lease, WorkerPool> owner = new HashMap<>();
         for (WorkerPool pool : dispatcher.pools()) {
+            Map<Partition, Map<String, Lease>> byPartition = new HashMap<>();
             for (TakenJob job : pool.running().values()) {
-                byPartition.computeIfAbsent(job.partition(), p -> new ArrayList<>()).add(job.lease());
-                owner.put(job.lease(), pool);
+                byPartition.computeIfAbsent(job.partition(), p -> new HashMap<>()).put(job.lease().id(), job.lease());
             }
+            byPartition.forEach((p, leases) -> extend(pool, p, leases));
         }
-        byPartition.forEach((p, leases) -> {
-            try {
-                List<String> lost = new ArrayList<>();
-                // A job that finished (and was acked) since the snapshot has no lease left: not lost.
-                for (String id : store.extend(p, leaseMs, leases)) {
-                    Lease lease = leases.stream().filter(l -> l.id().equals(id)).findFirst().orElse(null);
-                    if (lease != null && owner.get(lease).running().containsKey(lease)) {
-                        lost.add(id);
-                    }
-                }
-                if (!lost.isEmpty()) {
-                    LOG.warnf("lost the lease of %d running job(s) of %s (retaken elsewhere): %s", lost.size(), p, lost);
-                }
-            } catch (RuntimeException e) {
-                LOG.warnf("lease heartbeat for %s failed: %s", p, e.toString());
+    }
+
+    private void extend(WorkerPool pool, Partition p, Map<String, Lease> leases) {
+        try {
+            // A job that finished (and was acked) since the snapshot has no lease left: not lost.
+            List<String> lost = store.extend(p, leaseMs, new ArrayList<>(leases.values())).stream()
+                    .filter(id -> pool.running().containsKey(leases.get(id))).toList();
+            if (!lost.isEmpty()) {
+                LOG.warnf("lost the lease of %d running job(s) of %s (retaken elsewhere): %s", lost.size(), p, lost);
             }
-        });
+        } catch (RuntimeException e) {
+            LOG.warnf("lease heartbeat for %s failed: %s", p, e.toString());
+        }
     }
 }

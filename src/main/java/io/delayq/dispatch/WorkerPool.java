@@ -16,23 +16,17 @@ import io.delayq.store.TakenJob;
  * replica could be running.
  */
 final class WorkerPool {
-    private final String topic;
     private final int concurrency;
     private final Semaphore slots;
     private final Executor executor;
     private final JobRunner runner;
     private final Map<Lease, TakenJob> running = new ConcurrentHashMap<>();
 
-    WorkerPool(String topic, int concurrency, Executor executor, JobRunner runner) {
-        this.topic = topic;
+    WorkerPool(int concurrency, Executor executor, JobRunner runner) {
         this.concurrency = concurrency;
         this.slots = new Semaphore(concurrency);
         this.executor = executor;
         this.runner = runner;
-    }
-
-    String topic() {
-        return topic;
     }
 
     int concurrency() {

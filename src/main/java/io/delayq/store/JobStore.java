@@ -222,10 +222,6 @@ public class JobStore {
         return names;
     }
 
-    public void ping() {
-        redis.send(Request.cmd(Command.PING));
-    }
-
     // ---------------------------------------------------------------- cancel and dead set
 
     public enum CancelOutcome {

@@ -1,8 +1,6 @@
 package io.delayq.store;
 
 import java.time.LocalDate;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
@@ -15,7 +13,6 @@ import io.delayq.core.DelayqConfig;
  */
 @ApplicationScoped
 public class Keys {
-    private static final DateTimeFormatter DAY = DateTimeFormatter.BASIC_ISO_DATE;
     private final String prefix;
 
     public Keys(DelayqConfig config) {
@@ -75,10 +72,5 @@ public class Keys {
     public static int dayOf(long epochMs) {
         LocalDate d = LocalDate.ofEpochDay(Math.floorDiv(epochMs, 86_400_000L));
         return d.getYear() * 10_000 + d.getMonthValue() * 100 + d.getDayOfMonth();
-    }
-
-    /** Epoch ms of 00:00 UTC of a {@code yyyymmdd} day. */
-    public static long dayStart(int day) {
-        return LocalDate.parse(Integer.toString(day), DAY).atStartOfDay(ZoneOffset.UTC).toInstant().toEpochMilli();
     }
 }
