@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# delayq benchmark: builds the benchmark jar (the application plus src/bench/java, into
-# target-bench) and runs it. It starts its own redis-server on a free port and runs delayq
+# delayq benchmark: builds the benchmark program (module bench/: the extension plus no-op
+# observers and the scenarios, into bench/target) and runs it. It starts its own redis-server on a free port and runs delayq
 # in-process (REST API, takers, workers, no-op observers); the replicas scenario starts extra
 # replica processes of the same jar. Prints one JSON line per scenario and a table; the lines
 # also go to bench/results/last-run.jsonl.
@@ -18,6 +18,6 @@ if [ -z "${JAVA_HOME:-}" ]; then
   done
 fi
 if [ "${BENCH_NO_BUILD:-}" != "1" ]; then
-  ./mvnw -B -q -Pbench package -DskipTests
+  ./mvnw -B -q package -DskipTests -pl bench -am
 fi
-exec "${JAVA_HOME:+$JAVA_HOME/bin/}java" -Xmx2g -jar target-bench/quarkus-app/quarkus-run.jar "$@"
+exec "${JAVA_HOME:+$JAVA_HOME/bin/}java" -Xmx2g -jar bench/target/quarkus-app/quarkus-run.jar "$@"

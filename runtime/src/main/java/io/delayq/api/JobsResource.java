@@ -1,0 +1,136 @@
+package io.delayq.api;
+
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.DELETE;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.UriInfo;
+
+import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+
+import io.delayq.core.JobInfo;
+import io.delayq.core.JobValidator;
+import io.delayq.core.Jobs;
+import io.delayq.core.NewJob;
+import io.delayq.store.JobStore;
+import io.quarkus.arc.properties.IfBuildProperty;
+import io.quarkus.runtime.annotations.RegisterForReflection;
+
+/** Enqueue, inspect and cancel jobs. */
+@IfBuildProperty(name = "delayq.api.enabled", stringValue = "true", enableIfMissing = true)
+@Path("/jobs")
+@Produces(MediaType.APPLICATION_JSON)
+@Consumes(MediaType.WILDCARD)
+public class JobsResource {
+    private final Jobs jobs;
+    private final JobStore store;
+    private final JobBodyParser parser;
+
+    public JobsResource(Jobs jobs, JobStore store, JobBodyParser parser) {
+        this.jobs = jobs;
+        this.store = store;
+        this.parser = parser;
+    }
+
+    /** The reply to an enqueue: the job as it is now. */
+    @RegisterForReflection
+    public record Enqueued(String id, String topic, String runAt, String state, int attempts) {
+        static Enqueued of(JobInfo info) {
+            return new Enqueued(info.id(), info.topic(), info.runAt().toString(), info.state().json(), info.attempts());
+        }
+    }
+
+    /** One item of a batch reply: {@code status} 201 created, 200 already existed. */
+    @RegisterForReflection
+    public record BatchItem(int status, String id, String topic, String runAt, String state, int attempts) {
+    }
+
+    @POST
+    @Operation(summary = "Enqueue one job", description = "Body: {\"topic\", \"id\"?, \"payload\"?, \"delayMs\" | \"runAt\"?, \"maxAttempts\"?}. "
+            + "201 + Location for a new job; 200 with the existing job when the id exists (idempotent).")
+    @RequestBody(description = "the job")
+    @APIResponse(responseCode = "201", description = "created")
+    @APIResponse(responseCode = "200", description = "a job with this topic and id already exists")
+    public Response enqueue(String body) {
+        NewJob job = parser.one(body);
+        JobInfo info = jobs.scheduleAll(List.of(job)).get(0);
+        if (info.created()) {
+            return Response.created(URI.create("/jobs/" + info.topic() + "/" + info.id())).entity(Enqueued.of(info)).build();
+        }
+        return Response.ok(Enqueued.of(info)).build();
+    }
+
+    @POST
+    @Path("/batch")
+    @Operation(summary = "Enqueue up to 1000 jobs", description = "Body: a JSON array of jobs (or {\"jobs\": [...]}). "
+            + "Validation is all-or-nothing: one invalid item → 400 naming it, nothing written. "
+            + "Reply: one result per item, in order, status 201 (created) or 200 (existed).")
+    public List<BatchItem> batch(String body) {
+        List<NewJob> batch = parser.batch(body);
+        List<BatchItem> out = new ArrayList<>(batch.size());
+        for (JobInfo info : jobs.scheduleAll(batch)) {
+            out.add(new BatchItem(info.created() ? 201 : 200, info.id(), info.topic(), info.runAt().toString(),
+                    info.state().json(), info.attempts()));
+        }
+        return out;
+    }
+
+    @GET
+    @Path("/{topic}/{id}")
+    @Operation(summary = "A job's state: scheduled, inflight or dead, with attempts, runAt and lastError")
+    public JobInfo get(@PathParam("topic") String topic, @PathParam("id") String id) {
+        JobValidator.checkTopic("topic", topic);
+        JobValidator.checkId("id", id);
+        return store.get(topic, id).orElseThrow(() -> new NotFound("no job " + id + " in topic " + topic));
+    }
+
+    @DELETE
+    @Path("/{topic}/{id}")
+    @Operation(summary = "Cancel a scheduled job", description = "204 cancelled; 404 unknown; 409 in flight or dead")
+    public Response cancel(@PathParam("topic") String topic, @PathParam("id") String id) {
+        JobValidator.checkTopic("topic", topic);
+        JobValidator.checkId("id", id);
+        return switch (store.cancel(topic, id)) {
+            case CANCELLED -> Response.noContent().build();
+            case UNKNOWN -> throw new NotFound("no job " + id + " in topic " + topic);
+            case INFLIGHT -> throw new Conflict("job " + id + " is running; it cannot be cancelled");
+            case DEAD -> throw new Conflict("job " + id + " is dead; purge it with DELETE /topics/" + topic + "/dead/" + id);
+        };
+    }
+
+    /** 404 as a problem body. */
+    public static final class NotFound extends jakarta.ws.rs.NotFoundException {
+        private static final long serialVersionUID = 1L;
+
+        public NotFound(String message) {
+            super(message);
+        }
+    }
+
+    /** 409 as a problem body. */
+    public static final class Conflict extends jakarta.ws.rs.ClientErrorException {
+        private static final long serialVersionUID = 1L;
+
+        public Conflict(String message) {
+            super(message, 409);
+        }
+    }
+
+    /** Errors of this resource as problem bodies (local: the service's own resources are left alone). */
+    @ServerExceptionMapper
+    public Response problem(RuntimeException e, UriInfo uri) {
+        return ProblemMappers.problem(e, uri);
+    }
+}

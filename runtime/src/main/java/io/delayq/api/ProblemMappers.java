@@ -1,0 +1,81 @@
+package io.delayq.api;
+
+import jakarta.ws.rs.WebApplicationException;
+import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.UriInfo;
+
+import org.jboss.logging.Logger;
+import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
+
+import io.delayq.core.InvalidJobException;
+import io.delayq.store.StoreUnavailableException;
+
+/**
+ * The one place errors become RFC 9457 problem bodies: a broken rule names its field (4xx),
+ * Redis away is 503 with Retry-After, anything unexpected is a 500 problem (and a log line).
+ * <p>
+ * Only delayq's own exceptions are mapped globally (they also reach a service's own endpoints
+ * that call {@code Jobs}, where a 400 naming the field or a 503 is the right answer too). The
+ * generic ones ({@link WebApplicationException}, any {@link RuntimeException}) are mapped only
+ * for delayq's resources, through {@link #problem} called from their local mapper, so that a
+ * service's own endpoints keep their own error handling.
+ */
+public class ProblemMappers {
+    private static final Logger LOG = Logger.getLogger(ProblemMappers.class);
+
+    @ServerExceptionMapper
+    public Response invalid(InvalidJobException e, UriInfo uri) {
+        return invalidProblem(e, uri);
+    }
+
+    @ServerExceptionMapper
+    public Response unavailable(StoreUnavailableException e, UriInfo uri) {
+        return unavailableProblem(e, uri);
+    }
+
+    private static Response invalidProblem(InvalidJobException e, UriInfo uri) {
+        return Problem.response(e.status(), e.getMessage(), e.field(), path(uri)).build();
+    }
+
+    private static Response unavailableProblem(StoreUnavailableException e, UriInfo uri) {
+        LOG.debugf("503: %s", e.getMessage());
+        // One script per topic partition is atomic: no job is ever half-written. A batch spanning
+        // several partitions may have written the earlier ones; resending is safe for jobs with ids.
+        return Problem.response(503, "Redis is unavailable; retry later (enqueue is idempotent by job id)", null, path(uri))
+                .header("Retry-After", "1").build();
+    }
+
+    /** Any exception out of a delayq resource, as a problem body. */
+    static Response problem(RuntimeException e, UriInfo uri) {
+        if (e instanceof InvalidJobException invalid) {
+            return invalidProblem(invalid, uri);
+        }
+        if (e instanceof StoreUnavailableException unavailable) {
+            return unavailableProblem(unavailable, uri);
+        }
+        if (e instanceof WebApplicationException web) {
+            return web(web, uri);
+        }
+        return unexpected(e, uri);
+    }
+
+    private static Response web(WebApplicationException e, UriInfo uri) {
+        int status = e.getResponse().getStatus();
+        Response.ResponseBuilder b = Problem.response(status, e.getMessage(), null, path(uri));
+        e.getResponse().getHeaders().forEach((name, values) -> {
+            if (!"Content-Type".equalsIgnoreCase(name)) {
+                values.forEach(v -> b.header(name, v));
+            }
+        });
+        return b.build();
+    }
+
+    private static Response unexpected(RuntimeException e, UriInfo uri) {
+        LOG.errorf(e, "unexpected error on %s", path(uri));
+        return Problem.response(500, "internal error: " + e.getClass().getSimpleName(), null, path(uri)).build();
+    }
+
+    private static String path(UriInfo uri) {
+        return uri == null ? null : uri.getRequestUri().getRawPath();
+    }
+}

@@ -1,0 +1,211 @@
+package io.delayq.core;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalDouble;
+import java.util.OptionalInt;
+
+import io.quarkus.runtime.annotations.ConfigPhase;
+import io.quarkus.runtime.annotations.ConfigRoot;
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+import io.smallrye.config.WithName;
+
+/**
+ * All delayq settings, under the prefix {@code delayq}. Every time is a {@link Duration}
+ * ({@code 30s}, {@code 5m}, {@code PT1H}); every default is written next to its property.
+ */
+@ConfigMapping(prefix = "delayq")
+@ConfigRoot(phase = ConfigPhase.RUN_TIME)
+public interface DelayqConfig {
+
+    /**
+     * Prefix of every Redis key delayq writes. Default {@code dq}.
+     */
+    @WithDefault("dq")
+    String prefix();
+
+    /**
+     * Number of partitions per topic. Each partition is its own set of keys under its own
+     * Redis Cluster hash tag, so a busy topic spreads over a cluster. Default 1. Changing it
+     * on a live system strands the jobs of the partitions that disappear.
+     */
+    @WithDefault("1")
+    int partitions();
+
+    /**
+     * How far in the future a job may be scheduled. Default 365 days.
+     */
+    @WithDefault("365d")
+    Duration horizon();
+
+    /**
+     * Timeout of one Redis call; past it the call fails as "Redis unavailable" (HTTP 503).
+     * Default 5 s.
+     */
+    @WithName("redis-timeout")
+    @WithDefault("5s")
+    Duration redisTimeout();
+
+    /** REST API settings. */
+    Api api();
+
+    /** Taking and running due jobs. */
+    Dispatch dispatch();
+
+    /** Retry policy applied to failed attempts, unless a topic overrides it. */
+    Retry retry();
+
+    /** Graceful shutdown. */
+    Drain drain();
+
+    /** Per-topic settings, by topic name: {@code delayq.topics."order-close".concurrency=8}. */
+    Map<String, Topic> topics();
+
+    interface Api {
+        /**
+         * Bearer token required on mutating endpoints ({@code POST}, {@code DELETE}). Unset (the
+         * default) leaves the API open.
+         */
+        Optional<String> token();
+
+        /**
+         * Largest accepted payload, in bytes of compact JSON. Larger payloads get 413.
+         * Default 65536 (64 KiB).
+         */
+        @WithDefault("65536")
+        int maxPayloadBytes();
+
+        /**
+         * Most jobs in one {@code POST /jobs/batch}. Default 1000.
+         */
+        @WithDefault("1000")
+        int maxBatch();
+    }
+
+    interface Dispatch {
+        /**
+         * Whether this replica takes and runs due jobs at all (a producer-only replica sets it
+         * to false). Default true.
+         */
+        @WithDefault("true")
+        boolean enabled();
+
+        /**
+         * Jobs of one topic running at once on this replica, unless the topic sets its own.
+         * The taker never leases more jobs than there are free slots. Default 64.
+         */
+        @WithDefault("64")
+        int concurrency();
+
+        /**
+         * How long a taken job is leased to this replica before another may retake it. The
+         * heartbeat extends it while the observer runs. Default 30 s.
+         */
+        @WithDefault("30s")
+        Duration lease();
+
+        /**
+         * How often the leases of running jobs are extended. Must be well below {@link #lease()}.
+         * Default 10 s.
+         */
+        @WithDefault("10s")
+        Duration heartbeat();
+
+        /**
+         * Safety-net poll: the replica reads the earliest due time of every served partition this
+         * often (plus up to 50 % random jitter; one MGET) in case a wake-up message was missed.
+         * Default 1 s.
+         */
+        @WithDefault("1s")
+        Duration safetyNet();
+
+        /**
+         * Shortest time between two take calls of a taker while jobs keep falling due: batches a
+         * steady stream into fewer, larger takes (and acks) for at most this much added lateness.
+         * A take that came back full is followed at once. {@code 0ms} takes as soon as anything is
+         * due. Default 2 ms (measured on 2 cores at 5,000 jobs/s: against 1 ms, 35 % fewer script
+         * calls and less Redis CPU, with the same p99 lateness: less CPU contention).
+         */
+        @WithDefault("2ms")
+        Duration takeGap();
+
+        /**
+         * How often each replica looks for expired leases (one served partition per look, in
+         * turn). A killed replica's jobs run again between lease expiry and this much later,
+         * sooner with more replicas. Default 30 s.
+         */
+        @WithDefault("30s")
+        Duration reclaimInterval();
+    }
+
+    interface Retry {
+        /** Delay before the second attempt. Default 1 s. */
+        @WithDefault("1s")
+        Duration initial();
+
+        /** Factor applied to the delay after each further failure. Default 2.0. */
+        @WithDefault("2.0")
+        double multiplier();
+
+        /** Upper bound of the delay between attempts. Default 10 min. */
+        @WithDefault("10m")
+        Duration max();
+
+        /**
+         * Fraction of each delay that is random (0 = none, 1 = anywhere between 0 and the
+         * delay), so that jobs failing together do not retry together. Default 0.2.
+         */
+        @WithDefault("0.2")
+        double jitter();
+
+        /** Attempts before a job goes to the dead set, unless the job or topic says. Default 10. */
+        @WithDefault("10")
+        int maxAttempts();
+    }
+
+    interface Drain {
+        /**
+         * On shutdown, how long running jobs get to finish before they are put back into Redis,
+         * due at once, for another replica. Default 20 s.
+         */
+        @WithDefault("20s")
+        Duration timeout();
+    }
+
+    interface Topic {
+        /** Jobs of this topic running at once on this replica. Default: {@code delayq.dispatch.concurrency}. */
+        OptionalInt concurrency();
+
+        /** Attempts before dead. Default: {@code delayq.retry.max-attempts}. */
+        OptionalInt maxAttempts();
+
+        /** Delay before the second attempt. Default: {@code delayq.retry.initial}. */
+        @WithName("retry.initial")
+        Optional<Duration> retryInitial();
+
+        /** Backoff factor. Default: {@code delayq.retry.multiplier}. */
+        @WithName("retry.multiplier")
+        OptionalDouble retryMultiplier();
+
+        /** Largest delay between attempts. Default: {@code delayq.retry.max}. */
+        @WithName("retry.max")
+        Optional<Duration> retryMax();
+
+        /** An HTTP endpoint that runs this topic's jobs (see {@code io.delayq.http}). */
+        Http http();
+    }
+
+    interface Http {
+        /**
+         * URL the built-in observer POSTs each job's payload to; 2xx = done. Unset (the default):
+         * no HTTP target for this topic.
+         */
+        Optional<String> url();
+
+        /** Time allowed for the HTTP call; past it the attempt fails. Default 10 s. */
+        @WithDefault("10s")
+        Duration timeout();
+    }
+}

@@ -1,0 +1,101 @@
+package io.delayq.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import io.delayq.ops.DelayqMetrics;
+import io.delayq.store.JobStore;
+import io.delayq.store.Partition;
+
+/**
+ * Schedules jobs from Java code in the same application:
+ * {@code jobs.schedule("order-close", payload, Duration.ofMinutes(30))}. The job is in Redis when
+ * the call returns. Scheduling an id that exists returns the existing job (idempotent).
+ *
+ * @throws InvalidJobException on a rule broken (names the field)
+ * @throws io.delayq.store.StoreUnavailableException when Redis cannot be reached (nothing written)
+ */
+@ApplicationScoped
+public class Jobs {
+    private final JobStore store;
+    private final JobValidator validator;
+    private final ObjectMapper mapper;
+    private final DelayqMetrics metrics;
+
+    public Jobs(JobStore store, JobValidator validator, ObjectMapper mapper, DelayqMetrics metrics) {
+        this.store = store;
+        this.validator = validator;
+        this.mapper = mapper;
+        this.metrics = metrics;
+    }
+
+    /** Schedules {@code payload} on {@code topic} to run after {@code delay}, under a generated id. */
+    public JobInfo schedule(String topic, Object payload, Duration delay) {
+        return schedule(JobRequest.topic(topic).payload(payload).delay(delay));
+    }
+
+    public JobInfo schedule(JobRequest request) {
+        String json;
+        try {
+            json = request.payload == null ? null : mapper.writeValueAsString(request.payload);
+        } catch (JsonProcessingException e) {
+            throw new InvalidJobException("payload", "payload cannot be written as JSON: " + e.getOriginalMessage());
+        }
+        NewJob job = validator.validate(request.topic, request.id,
+                request.delay == null ? null : request.delay.toMillis(),
+                request.runAt == null ? null : request.runAt.toString(), request.maxAttempts, json);
+        return scheduleAll(List.of(job)).get(0);
+    }
+
+    /** The job as it is now (scheduled, inflight or dead), or empty when there is no such job. */
+    public Optional<JobInfo> get(String topic, String id) {
+        JobValidator.checkTopic("topic", topic);
+        JobValidator.checkId("id", id);
+        return store.get(topic, id);
+    }
+
+    /**
+     * Cancels a scheduled job: {@link CancelOutcome#CANCELLED} when it was removed before it ran.
+     * A job already running ({@link CancelOutcome#INFLIGHT}) is not stopped, so an observer that
+     * must not act after a cancellation re-checks its own state.
+     */
+    public CancelOutcome cancel(String topic, String id) {
+        JobValidator.checkTopic("topic", topic);
+        JobValidator.checkId("id", id);
+        return store.cancel(topic, id);
+    }
+
+    /**
+     * Enqueues validated jobs, one atomic script per topic partition, and returns their results
+     * in input order.
+     */
+    public List<JobInfo> scheduleAll(List<NewJob> jobs) {
+        Map<Partition, List<Integer>> byPartition = new LinkedHashMap<>();
+        for (int i = 0; i < jobs.size(); i++) {
+            NewJob job = jobs.get(i);
+            byPartition.computeIfAbsent(store.partitionOf(job.topic(), job.id()), p -> new ArrayList<>()).add(i);
+        }
+        JobInfo[] out = new JobInfo[jobs.size()];
+        for (Map.Entry<Partition, List<Integer>> e : byPartition.entrySet()) {
+            List<NewJob> part = new ArrayList<>(e.getValue().size());
+            e.getValue().forEach(i -> part.add(jobs.get(i)));
+            List<JobInfo> results = store.enqueue(e.getKey(), part);
+            int created = 0;
+            for (int j = 0; j < results.size(); j++) {
+                out[e.getValue().get(j)] = results.get(j);
+                created += results.get(j).created() ? 1 : 0;
+            }
+            metrics.enqueued(e.getKey().topic(), created);
+        }
+        return List.of(out);
+    }
+}

@@ -1,0 +1,63 @@
+package io.delayq.dispatch;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Event;
+import jakarta.enterprise.inject.Any;
+
+import io.delayq.core.DelayqConfig;
+import io.delayq.core.Job;
+import io.delayq.core.JobTopic;
+import io.delayq.core.JobValidator;
+import io.delayq.http.HttpTargetHandler;
+
+/**
+ * The topics this replica serves, each with the handler that runs its jobs: a topic is served
+ * when a CDI observer of {@code @JobTopic("t") Job} exists or {@code delayq.topics.t.http.url}
+ * is set. Jobs of other topics stay in Redis, untouched, for replicas that serve them. The
+ * observers were found at build time ({@link TopicObservers}).
+ */
+@ApplicationScoped
+public class TopicRegistry {
+    private final Map<String, JobHandler> handlers;
+    private final Map<String, String> observers;
+
+    public TopicRegistry(@Any Event<Job> events, DelayqConfig config) {
+        Map<String, boolean[]> kinds = new TreeMap<>(); // topic -> {sync, async}
+        Map<String, String> describe = new TreeMap<>();
+        for (TopicObserver o : TopicObservers.all()) {
+            kinds.computeIfAbsent(o.getTopic(), t -> new boolean[2])[o.isAsync() ? 1 : 0] = true;
+            describe.merge(o.getTopic(), o.describe(), (a, b) -> a + ", " + b);
+        }
+        this.observers = Collections.unmodifiableMap(describe);
+        Map<String, JobHandler> map = new LinkedHashMap<>();
+        kinds.forEach((topic, k) -> map.put(topic,
+                new CdiJobHandler(events.select(JobTopic.Literal.of(topic)), k[0], k[1], describe.get(topic))));
+        config.topics().forEach((topic, t) -> t.http().url().ifPresent(url -> {
+            JobValidator.checkTopic("delayq.topics", topic);
+            if (map.containsKey(topic)) {
+                throw new IllegalStateException("topic " + topic + " has both an observer and an HTTP target");
+            }
+            map.put(topic, new HttpTargetHandler(url, t.http().timeout()));
+        }));
+        this.handlers = Collections.unmodifiableMap(new TreeMap<>(map));
+    }
+
+    /** Served topics and their handlers, sorted by topic. */
+    public Map<String, JobHandler> handlers() {
+        return handlers;
+    }
+
+    /** For a topic served by CDI observers: their {@code class#method}; null otherwise. */
+    public String observerOf(String topic) {
+        return observers.get(topic);
+    }
+
+    public boolean serves(String topic) {
+        return handlers.containsKey(topic);
+    }
+}

@@ -1,0 +1,437 @@
+package io.delayq.store;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import io.delayq.core.DelayqConfig;
+import io.delayq.core.CancelOutcome;
+import io.delayq.core.JobInfo;
+import io.delayq.core.JobState;
+import io.delayq.core.NewJob;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+
+/**
+ * Java side of the Redis layout: one method per operation, each one script (or one read).
+ * Only this package knows key names (see {@link Keys}) and the scripts' argument order.
+ */
+@ApplicationScoped
+public class JobStore {
+    private static final long DAY_MS = 86_400_000L;
+    private final RedisGateway redis;
+    private final Scripts scripts;
+    private final Keys keys;
+    private final int partitions;
+    private final boolean cluster;
+    private final Set<String> knownTopics = ConcurrentHashMap.newKeySet();
+
+    public JobStore(RedisGateway redis, Scripts scripts, Keys keys, DelayqConfig config) {
+        this.redis = redis;
+        this.scripts = scripts;
+        this.keys = keys;
+        this.partitions = config.partitions();
+        this.cluster = "cluster".equalsIgnoreCase(org.eclipse.microprofile.config.ConfigProvider.getConfig()
+                .getOptionalValue("quarkus.redis.client-type", String.class).orElse("standalone"));
+    }
+
+    /** The partition that owns a job id: stable across processes (String.hashCode is specified). */
+    public Partition partitionOf(String topic, String id) {
+        return new Partition(topic, Math.floorMod(id.hashCode(), partitions));
+    }
+
+    public List<Partition> partitionsOf(String topic) {
+        List<Partition> list = new ArrayList<>(partitions);
+        for (int i = 0; i < partitions; i++) {
+            list.add(new Partition(topic, i));
+        }
+        return list;
+    }
+
+    /** The wake-up channel of a partition. */
+    public String wakeChannel(Partition p) {
+        return keys.wakeChannel(p);
+    }
+
+    // ---------------------------------------------------------------- enqueue
+
+    /**
+     * Enqueues jobs of one topic partition in one atomic script. Results are in input order;
+     * {@link JobInfo#created()} tells new jobs from existing ids.
+     */
+    public List<JobInfo> enqueue(Partition p, List<NewJob> jobs) {
+        registerTopic(p.topic());
+        Set<Integer> days = new TreeSet<>();
+        long localNow = System.currentTimeMillis();
+        List<String> args = new ArrayList<>(2 + jobs.size() * 5);
+        args.add(keys.wakeChannel(p));
+        args.add(Integer.toString(jobs.size()));
+        for (NewJob job : jobs) {
+            if (job.delayed()) {
+                aroundDay(days, localNow + job.millis());
+            } else {
+                days.add(Keys.dayOf(job.millis()));
+            }
+            args.add(job.id());
+            args.add(job.delayed() ? "d" : "a");
+            args.add(Long.toString(job.millis()));
+            args.add(Integer.toString(job.maxAttempts()));
+            args.add(job.payloadJson() == null ? "" : job.payloadJson());
+        }
+        Response reply = run("enqueue", p, days, args);
+        List<JobInfo> out = new ArrayList<>(jobs.size());
+        for (int i = 0; i < jobs.size(); i++) {
+            int base = 1 + i * 4;
+            out.add(JobInfo.enqueued(jobs.get(i).id(), p.topic(), Instant.ofEpochMilli(reply.get(base + 1).toLong()),
+                    JobState.ofLetter(reply.get(base + 3).toString()), reply.get(base + 2).toInteger(),
+                    reply.get(base).toInteger() == 1));
+        }
+        return out;
+    }
+
+    private void registerTopic(String topic) {
+        // Outside the script: dq:topics is not under the partition's hash tag. Added before the
+        // job so that a listed topic may be empty, but a job never belongs to an unlisted topic.
+        if (!knownTopics.contains(topic)) {
+            redis.send(Request.cmd(Command.SADD).arg(keys.topics()).arg(topic));
+            knownTopics.add(topic);
+        }
+    }
+
+    // ---------------------------------------------------------------- reads
+
+    public Optional<JobInfo> get(String topic, String id) {
+        Response r = run("get", partitionOf(topic, id), Set.of(), List.of(id));
+        if (r.size() == 0) {
+            return Optional.empty();
+        }
+        JobRecord rec = JobRecord.decode(r.get(0).toString());
+        JobState state = JobState.ofLetter(r.get(1).toString());
+        Instant deadAt = state == JobState.DEAD ? Instant.ofEpochMilli((long) Double.parseDouble(r.get(2).toString())) : null;
+        return Optional.of(new JobInfo(id, topic, Instant.ofEpochMilli(rec.runAt()), state, rec.attempts(),
+                rec.maxAttempts() == 0 ? null : rec.maxAttempts(), rec.lastError().isEmpty() ? null : rec.lastError(),
+                deadAt, false));
+    }
+
+    /** Every topic that has had jobs, with counts summed over partitions (one pipelined round trip). */
+    public List<TopicStats> topics() {
+        List<String> names = topicNames();
+        List<Request> reads = new ArrayList<>();
+        for (String topic : names) {
+            for (Partition p : partitionsOf(topic)) {
+                reads.add(Request.cmd(Command.HLEN).arg(keys.jobs(p)));
+                reads.add(Request.cmd(Command.ZCARD).arg(keys.inflight(p)));
+                reads.add(Request.cmd(Command.ZCARD).arg(keys.dead(p)));
+                reads.add(Request.cmd(Command.GET).arg(keys.next(p)));
+            }
+        }
+        List<Response> replies = reads.isEmpty() ? List.of() : redis.batch(reads);
+        List<TopicStats> out = new ArrayList<>(names.size());
+        int i = 0;
+        for (String topic : names) {
+            long all = 0, inflight = 0, dead = 0, next = -1;
+            for (int p = 0; p < partitions; p++, i += 4) {
+                all += replies.get(i).toLong();
+                inflight += replies.get(i + 1).toLong();
+                dead += replies.get(i + 2).toLong();
+                Response n = replies.get(i + 3);
+                if (n != null) {
+                    long v = n.toLong();
+                    next = next < 0 ? v : Math.min(next, v);
+                }
+            }
+            out.add(new TopicStats(topic, all - inflight - dead, inflight, dead, next));
+        }
+        return out;
+    }
+
+    /**
+     * The "next" lower bounds of the given partitions (the safety-net poll), -1 for a partition
+     * with nothing scheduled. One MGET for all of them, so that an idle replica costs Redis one
+     * command per poll however many topics it serves; on Redis Cluster, where the partitions'
+     * keys live in different slots, one pipelined GET per partition.
+     */
+    public long[] nextDue(List<Partition> ps) {
+        long[] out = new long[ps.size()];
+        if (ps.isEmpty()) {
+            return out;
+        }
+        List<Response> replies = new ArrayList<>(ps.size());
+        if (cluster) {
+            List<Request> reads = new ArrayList<>(ps.size());
+            for (Partition p : ps) {
+                reads.add(Request.cmd(Command.GET).arg(keys.next(p)));
+            }
+            replies.addAll(redis.batch(reads));
+        } else {
+            Request mget = Request.cmd(Command.MGET);
+            ps.forEach(p -> mget.arg(keys.next(p)));
+            redis.send(mget).forEach(replies::add);
+        }
+        for (int i = 0; i < out.length; i++) {
+            Response r = replies.get(i);
+            out[i] = r == null ? -1 : r.toLong();
+        }
+        return out;
+    }
+
+    /** Earliest lease deadline of a partition's in-flight jobs, -1 when none (the reclaimer's cheap check). */
+    public long earliestLeaseDeadline(Partition p) {
+        Response r = redis.send(Request.cmd(Command.ZRANGE).arg(keys.inflight(p)).arg(0).arg(0).arg("WITHSCORES"));
+        if (r == null || r.size() == 0) {
+            return -1;
+        }
+        // RESP2 gives [member, score]; RESP3 gives [[member, score]].
+        Response score = r.get(0).type() == io.vertx.redis.client.ResponseType.MULTI ? r.get(0).get(1) : r.get(1);
+        return (long) Double.parseDouble(score.toString());
+    }
+
+    /**
+     * Gauge values of a topic summed over its partitions: {scheduled, inflight, dead, age in ms of
+     * the oldest overdue scheduled job (0 when none is overdue)}. One script call per partition.
+     */
+    public long[] gauges(String topic) {
+        long jobs = 0, inflight = 0, dead = 0, oldest = -1, now = 0;
+        for (Partition p : partitionsOf(topic)) {
+            Response r = run("stats", p, aroundNow(), List.of());
+            jobs += r.get(0).toLong();
+            inflight += r.get(1).toLong();
+            dead += r.get(2).toLong();
+            long o = r.get(3).toLong();
+            now = r.get(4).toLong();
+            if (o >= 0) {
+                oldest = oldest < 0 ? o : Math.min(oldest, o);
+            }
+        }
+        return new long[] { jobs - inflight - dead, inflight, dead, oldest < 0 ? 0 : now - oldest };
+    }
+
+    /** Every topic that has had jobs. */
+    public List<String> topicNames() {
+        List<String> names = new ArrayList<>();
+        for (Response r : redis.send(Request.cmd(Command.SMEMBERS).arg(keys.topics()))) {
+            names.add(r.toString());
+        }
+        names.sort(null);
+        return names;
+    }
+
+    // ---------------------------------------------------------------- cancel and dead set
+
+    public CancelOutcome cancel(String topic, String id) {
+        int r = run("cancel", partitionOf(topic, id), Set.of(), List.of(id)).toInteger();
+        return switch (r) {
+            case 1 -> CancelOutcome.CANCELLED;
+            case -1 -> CancelOutcome.INFLIGHT;
+            case -2 -> CancelOutcome.DEAD;
+            default -> CancelOutcome.UNKNOWN;
+        };
+    }
+
+    /** Dead jobs of a topic, newest first, at most {@code limit}. */
+    public List<DeadJob> dead(String topic, int limit) {
+        List<DeadJob> out = new ArrayList<>();
+        for (Partition p : partitionsOf(topic)) {
+            Response ids = redis.send(Request.cmd(Command.ZRANGE).arg(keys.dead(p)).arg("+inf").arg("-inf")
+                    .arg("BYSCORE").arg("REV").arg("LIMIT").arg(0).arg(limit).arg("WITHSCORES"));
+            List<String> idList = new ArrayList<>();
+            List<Long> times = new ArrayList<>();
+            boolean nested = ids.size() > 0 && ids.get(0).type() == io.vertx.redis.client.ResponseType.MULTI;
+            for (int i = 0; i < ids.size(); i += nested ? 1 : 2) {
+                Response member = nested ? ids.get(i).get(0) : ids.get(i);
+                Response score = nested ? ids.get(i).get(1) : ids.get(i + 1);
+                idList.add(member.toString());
+                times.add((long) Double.parseDouble(score.toString()));
+            }
+            if (idList.isEmpty()) {
+                continue;
+            }
+            Request hmget = Request.cmd(Command.HMGET).arg(keys.jobs(p));
+            idList.forEach(hmget::arg);
+            Response recs = redis.send(hmget);
+            for (int i = 0; i < idList.size(); i++) {
+                if (recs.get(i) != null) {
+                    out.add(new DeadJob(idList.get(i), times.get(i), JobRecord.decode(recs.get(i).toString())));
+                }
+            }
+        }
+        out.sort((a, b) -> Long.compare(b.diedAt(), a.diedAt()));
+        return out.size() > limit ? out.subList(0, limit) : out;
+    }
+
+    /** Dead job back to scheduled, due now, attempts reset; empty when the id is not dead. */
+    public Optional<Instant> revive(String topic, String id) {
+        Partition p = partitionOf(topic, id);
+        Response r = run("revive", p, aroundNow(), List.of(id, keys.wakeChannel(p)));
+        return r.size() == 0 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(r.get(0).toLong()));
+    }
+
+    public boolean purge(String topic, String id) {
+        return run("purge", partitionOf(topic, id), Set.of(), List.of(id)).toInteger() == 1;
+    }
+
+    // ---------------------------------------------------------------- dispatch
+
+    /**
+     * Leases up to {@code limit} due jobs of a partition, and acks {@code acks} in the same call.
+     *
+     * @param olderDays past days known to hold jobs; the days this take learnt it needs are added
+     *        to it, so the caller's next take passes them at once (the caller owns the set)
+     * @param tokenPrefix unique per call: the lease token of job i is tokenPrefix + i
+     */
+    public TakeResult take(Partition p, int limit, long leaseMs, String tokenPrefix, Set<Integer> olderDays,
+            List<Lease> acks) {
+        Set<Integer> around = aroundNow();
+        Set<Integer> days = new TreeSet<>(around);
+        days.addAll(olderDays);
+        List<String> args = new ArrayList<>(4 + acks.size() * 2);
+        args.add(Integer.toString(limit));
+        args.add(Long.toString(leaseMs));
+        args.add(tokenPrefix);
+        addLeases(args, acks);
+        Response r = run("take", p, days, args);
+        days.removeAll(around);
+        if (days.size() > 64) {
+            days.clear(); // a bound: days emptied long ago are simply learnt again if still needed
+        }
+        olderDays.clear();
+        olderDays.addAll(days);
+        long now = r.get(0).toLong();
+        long next = r.get(1).toLong();
+        int staleCount = r.get(2).toInteger();
+        List<String> stale = new ArrayList<>(staleCount);
+        for (int i = 0; i < staleCount; i++) {
+            stale.add(r.get(3 + i).toString());
+        }
+        List<TakenJob> jobs = new ArrayList<>((r.size() - 3 - staleCount) / 2);
+        for (int i = 3 + staleCount, n = 1; i < r.size(); i += 2, n++) {
+            String rec = r.get(i + 1).toString();
+            jobs.add(new TakenJob(p, new Lease(r.get(i).toString(), tokenPrefix + n),
+                    rec.isEmpty() ? null : JobRecord.decode(rec)));
+        }
+        return new TakeResult(now, next, jobs, stale);
+    }
+
+    /** Completes jobs; returns the ids whose lease was no longer ours (left untouched). */
+    public List<String> ack(Partition p, List<Lease> leases) {
+        List<String> args = new ArrayList<>(1 + leases.size() * 2);
+        addLeases(args, leases);
+        List<String> stale = new ArrayList<>();
+        for (Response id : run("ack", p, Set.of(), args)) {
+            stale.add(id.toString());
+        }
+        return stale;
+    }
+
+    private static void addLeases(List<String> args, List<Lease> leases) {
+        args.add(Integer.toString(leases.size()));
+        for (Lease l : leases) {
+            args.add(l.id());
+            args.add(l.token());
+        }
+    }
+
+    /** Records a failed attempt: retry after {@code delayMs}, or dead after the last attempt. */
+    public FailOutcome fail(Partition p, Lease lease, long delayMs, String error, int defaultMaxAttempts) {
+        Set<Integer> days = new TreeSet<>();
+        aroundDay(days, System.currentTimeMillis() + delayMs);
+        Response r = run("fail", p, days, List.of(lease.id(), lease.token(), Long.toString(delayMs),
+                oneLine(error), Integer.toString(defaultMaxAttempts), keys.wakeChannel(p)));
+        return switch (r.get(0).toString()) {
+            case "retry" -> new FailOutcome(FailOutcome.Kind.RETRY, r.get(1).toLong(), r.get(2).toInteger());
+            case "dead" -> new FailOutcome(FailOutcome.Kind.DEAD, r.get(1).toLong(), r.get(2).toInteger());
+            default -> new FailOutcome(FailOutcome.Kind.STALE, 0, 0);
+        };
+    }
+
+    /** Heartbeat; returns the ids whose lease is no longer ours. */
+    public List<String> extend(Partition p, long leaseMs, List<Lease> leases) {
+        List<String> args = new ArrayList<>(2 + leases.size() * 2);
+        args.add(Long.toString(leaseMs));
+        addLeases(args, leases);
+        Response r = run("extend", p, Set.of(), args);
+        List<String> lost = new ArrayList<>();
+        for (Response id : r) {
+            lost.add(id.toString());
+        }
+        return lost;
+    }
+
+    /** Moves up to {@code limit} expired leases back to due (or dead); returns {reclaimed, dead}. */
+    public int[] reclaim(Partition p, int limit, int defaultMaxAttempts) {
+        Response r = run("reclaim", p, aroundNow(), List.of(Integer.toString(limit),
+                Integer.toString(defaultMaxAttempts), keys.wakeChannel(p)));
+        return new int[] { r.get(0).toInteger(), r.get(1).toInteger() };
+    }
+
+    /** Drain: puts our unfinished jobs back, due now; returns how many were put back. */
+    public int requeue(Partition p, List<Lease> leases) {
+        List<String> args = new ArrayList<>(2 + leases.size() * 2);
+        args.add(keys.wakeChannel(p));
+        addLeases(args, leases);
+        return run("requeue", p, aroundNow(), args).toInteger();
+    }
+
+    // ---------------------------------------------------------------- plumbing
+
+    /**
+     * Runs a script on a partition with the shards of {@code days}; when the script names days
+     * it needs and was not given (DQNEEDDAY), adds them and runs it again.
+     */
+    private Response run(String script, Partition p, Set<Integer> days, List<String> args) {
+        Set<Integer> shardDays = days instanceof TreeSet<Integer> mutable ? mutable : new TreeSet<>(days);
+        for (int attempt = 0;; attempt++) {
+            List<String> k = new ArrayList<>(6 + shardDays.size());
+            k.add(keys.jobs(p));
+            k.add(keys.days(p));
+            k.add(keys.next(p));
+            k.add(keys.inflight(p));
+            k.add(keys.leases(p));
+            k.add(keys.dead(p));
+            List<String> a = new ArrayList<>(1 + shardDays.size() + args.size());
+            a.add(Integer.toString(shardDays.size()));
+            for (int day : shardDays) {
+                k.add(keys.due(p, day));
+                a.add(Integer.toString(day));
+            }
+            a.addAll(args);
+            try {
+                return scripts.run(script, k, a);
+            } catch (RedisReplyException e) {
+                String m = e.getMessage();
+                int at = m == null ? -1 : m.indexOf("DQNEEDDAY ");
+                if (at < 0 || attempt >= 3) {
+                    throw e;
+                }
+                for (String d : m.substring(at + "DQNEEDDAY ".length()).trim().split("\\s+")) {
+                    shardDays.add(Integer.parseInt(d.trim()));
+                }
+            }
+        }
+    }
+
+    /** Yesterday, today and tomorrow by this host's clock: covers Redis' "now" despite skew. */
+    private static Set<Integer> aroundNow() {
+        Set<Integer> days = new TreeSet<>();
+        aroundDay(days, System.currentTimeMillis());
+        return days;
+    }
+
+    private static void aroundDay(Set<Integer> days, long ms) {
+        days.add(Keys.dayOf(ms - DAY_MS));
+        days.add(Keys.dayOf(ms));
+        days.add(Keys.dayOf(ms + DAY_MS));
+    }
+
+    private static String oneLine(String s) {
+        String line = s == null ? "" : s.replace('\n', ' ').replace('\r', ' ');
+        return line.length() > 500 ? line.substring(0, 500) + "..." : line;
+    }
+}
