@@ -16,16 +16,11 @@ import io.quarkus.runtime.configuration.ConfigUtils;
  * The container-free Redis Dev Service: in dev and test mode, when the service names no Redis
  * ({@code quarkus.redis.hosts} and {@code quarkus.redis.hosts-provider-name} unset), start a
  * local {@code redis-server} and hand its address to the application as
- * {@code quarkus.redis.hosts}. Quarkus' Dev Services registry owns it: it is reused across
- * live reloads and across test classes while this configuration is unchanged, and closed at
- * the end of the run.
+ * {@code quarkus.redis.hosts}. It is reused across live reloads and across the test classes
+ * (and test profiles) of one run, and stopped when the JVM ends (see {@link LocalRedisDevService}).
  */
 class DevServicesDelayqProcessor {
     private static final Logger LOG = Logger.getLogger(DevServicesDelayqProcessor.class);
-
-    /** What makes two starts the same service (compared between reloads and test classes). */
-    record ServiceConfig(boolean persistent) {
-    }
 
     @BuildStep(onlyIf = { IsDevServicesSupportedByLaunchMode.class, DevServicesConfig.Enabled.class })
     DevServicesResultBuildItem localRedis(DelayqBuildTimeConfig config, LaunchModeBuildItem launchMode) {
@@ -42,7 +37,9 @@ class DevServicesDelayqProcessor {
         return DevServicesResultBuildItem.owned()
                 .feature(DelayqProcessor.FEATURE)
                 .serviceName("redis")
-                .serviceConfig(new ServiceConfig(persistent))
+                // What makes two starts the same service, compared between live reloads and test
+                // applications: a JDK type, because each application has its own class loader.
+                .serviceConfig(persistent ? "persistent" : "ephemeral")
                 .startable(() -> new LocalRedisDevService(persistent))
                 .configProvider(Map.of("quarkus.redis.hosts", LocalRedisDevService::getConnectionInfo))
                 .build();

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.net.URI;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -115,8 +116,18 @@ public final class RedisProcess implements AutoCloseable {
 
     /** True when the server answers PING with PONG. */
     public boolean ping() {
+        return ping("127.0.0.1", port);
+    }
+
+    /** True when the server at {@code redis://host:port} answers PING with PONG. */
+    public static boolean ping(String uri) {
+        URI u = URI.create(uri);
+        return u.getPort() > 0 && ping(u.getHost(), u.getPort());
+    }
+
+    private static boolean ping(String host, int port) {
         try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress("127.0.0.1", port), 200);
+            s.connect(new InetSocketAddress(host, port), 200);
             s.setSoTimeout(500);
             OutputStream out = s.getOutputStream();
             out.write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
