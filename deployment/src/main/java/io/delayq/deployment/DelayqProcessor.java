@@ -1,5 +1,6 @@
 package io.delayq.deployment;
 
+import java.lang.reflect.Modifier;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -7,6 +8,10 @@ import java.util.Set;
 
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.ObservesAsync;
+import jakarta.enterprise.event.Reception;
+import jakarta.enterprise.event.TransactionPhase;
+import jakarta.enterprise.inject.Any;
+import jakarta.enterprise.inject.Default;
 import jakarta.enterprise.inject.spi.DeploymentException;
 import jakarta.ws.rs.Path;
 
@@ -17,17 +22,22 @@ import org.jboss.jandex.DotName;
 import org.jboss.jandex.IndexView;
 import org.jboss.jandex.MethodInfo;
 import org.jboss.jandex.MethodParameterInfo;
-import org.jboss.logging.Logger;
 
+import io.delayq.core.DelayqBuildConfig;
 import io.delayq.core.Job;
 import io.delayq.core.JobTopic;
 import io.delayq.core.JobValidator;
 import io.delayq.dispatch.DelayqRecorder;
 import io.delayq.dispatch.TopicObserver;
+import io.delayq.ops.tracing.OtelJobTracing;
+import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
 import io.quarkus.arc.deployment.BeanDiscoveryFinishedBuildItem;
 import io.quarkus.arc.deployment.ValidationPhaseBuildItem;
 import io.quarkus.arc.deployment.ValidationPhaseBuildItem.ValidationErrorBuildItem;
+import io.quarkus.arc.processor.BuiltinScope;
 import io.quarkus.arc.processor.ObserverInfo;
+import io.quarkus.deployment.Capabilities;
+import io.quarkus.deployment.Capability;
 import io.quarkus.deployment.annotations.BuildProducer;
 import io.quarkus.deployment.annotations.BuildStep;
 import io.quarkus.deployment.annotations.ExecutionTime;
@@ -45,12 +55,13 @@ import io.quarkus.deployment.builditem.nativeimage.NativeImageResourcePatternsBu
  */
 class DelayqProcessor {
     static final String FEATURE = "delayq";
-    private static final Logger LOG = Logger.getLogger(DelayqProcessor.class);
     private static final DotName JOB = DotName.createSimple(Job.class);
     private static final DotName JOB_TOPIC = DotName.createSimple(JobTopic.class);
     private static final DotName OBSERVES = DotName.createSimple(Observes.class);
     private static final DotName OBSERVES_ASYNC = DotName.createSimple(ObservesAsync.class);
     private static final DotName PATH = DotName.createSimple(Path.class);
+    private static final DotName ANY = DotName.createSimple(Any.class);
+    private static final DotName DEFAULT = DotName.createSimple(Default.class);
     /** The root paths of delayq's REST resources (io.delayq.api). */
     private static final Set<String> API_ROOTS = Set.of("jobs", "topics");
     private static final String API_PACKAGE = "io.delayq.api";
@@ -68,11 +79,12 @@ class DelayqProcessor {
 
     /**
      * Every {@code @JobTopic} must sit on the event parameter of an observer of {@link Job} and
-     * name a valid topic; anything else fails the build, naming the class and method.
+     * name a valid topic, and every observer of {@link Job} must be one that delayq's event
+     * reaches; anything else fails the build, naming the class and method.
      */
     @BuildStep
     void validateJobTopics(ValidationPhaseBuildItem validation, CombinedIndexBuildItem index,
-            BuildProducer<ValidationErrorBuildItem> errors) {
+            BeanDiscoveryFinishedBuildItem beans, BuildProducer<ValidationErrorBuildItem> errors) {
         List<Throwable> found = new ArrayList<>();
         for (AnnotationInstance a : index.getIndex().getAnnotations(JOB_TOPIC)) {
             String problem = check(a);
@@ -80,9 +92,48 @@ class DelayqProcessor {
                 found.add(new DeploymentException(problem));
             }
         }
+        for (ObserverInfo o : beans.getObservers()) {
+            String problem = o.getObserverMethod() != null && JOB.equals(o.getObservedType().name()) ? check(o) : null;
+            if (problem != null) {
+                found.add(new DeploymentException(problem));
+            }
+        }
         if (!found.isEmpty()) {
             errors.produce(new ValidationErrorBuildItem(found));
         }
+    }
+
+    /**
+     * delayq fires each job with {@code @JobTopic("t")} only and acks it when the observers
+     * return: an observer that this event would not notify (another qualifier, IF_EXISTS, a
+     * transaction phase) would have its topic served and its jobs acked without running, and
+     * an observer without {@code @JobTopic} would receive every topic's jobs.
+     */
+    private static String check(ObserverInfo o) {
+        MethodInfo m = o.getObserverMethod();
+        String where = "observer " + m.declaringClass().name() + "#" + m.name() + " of " + Job.class.getSimpleName();
+        boolean topic = false;
+        for (AnnotationInstance q : o.getQualifiers()) {
+            if (JOB_TOPIC.equals(q.name())) {
+                topic = true;
+            } else if (!ANY.equals(q.name()) && !DEFAULT.equals(q.name())) {
+                return where + " has qualifier @" + q.name().withoutPackagePrefix()
+                        + ": delayq fires jobs with @JobTopic only, so it would never be called; remove the qualifier";
+            }
+        }
+        if (!topic) {
+            return where + " has no @JobTopic: it would receive the jobs of every topic; name its topic, "
+                    + "as in void close(@Observes @JobTopic(\"order-close\") Job job)";
+        }
+        if (o.getReception() == Reception.IF_EXISTS) {
+            return where + " uses notifyObserver = IF_EXISTS: it would miss jobs while its bean does not exist; "
+                    + "remove notifyObserver";
+        }
+        if (o.getTransactionPhase() != TransactionPhase.IN_PROGRESS) {
+            return where + " waits for a transaction phase (" + o.getTransactionPhase()
+                    + "): delayq fires jobs outside transactions; remove the during attribute";
+        }
+        return null;
     }
 
     private static String check(AnnotationInstance a) {
@@ -136,9 +187,7 @@ class DelayqProcessor {
                     .orElse(null);
             MethodInfo m = o.getObserverMethod();
             if (topic == null) {
-                LOG.warnf("observer %s#%s of Job has no @JobTopic and receives no job: name its topic with @JobTopic(\"...\")",
-                        m.declaringClass().name(), m.name());
-                continue;
+                continue; // a build error (validateJobTopics)
             }
             observers.add(new TopicObserver(topic.value().asString(), m.declaringClass().name().toString(), m.name(),
                     o.isAsync()));
@@ -158,6 +207,23 @@ class DelayqProcessor {
                 new RunTimeConfigurationDefaultBuildItem("quarkus.redis.max-waiting-handlers", "4096"));
     }
 
+    /**
+     * Tracing only when the service has quarkus-opentelemetry: its tracer then carries each job's
+     * trace from the enqueue to every attempt. Without it the default (no tracing) stays, and no
+     * OpenTelemetry class is ever loaded.
+     */
+    @BuildStep
+    void tracing(Capabilities capabilities, BuildProducer<AdditionalBeanBuildItem> beans,
+            BuildProducer<RunTimeConfigurationDefaultBuildItem> defaults) {
+        if (capabilities.isPresent(Capability.OPENTELEMETRY_TRACER)) {
+            beans.produce(AdditionalBeanBuildItem.builder().addBeanClass(OtelJobTracing.class)
+                    .setDefaultScope(BuiltinScope.SINGLETON.getName()).setUnremovable().build());
+            // Every take, ack and safety-net poll is a Redis call: traced, each would be a trace of
+            // its own, several per second per replica. A default only: a service may turn it back on.
+            defaults.produce(new RunTimeConfigurationDefaultBuildItem("quarkus.otel.instrument.vertx-redis-client", "false"));
+        }
+    }
+
     /** The Lua scripts are read from the classpath at start-up: a native image must carry them. */
     @BuildStep
     NativeImageResourcePatternsBuildItem luaScripts() {
@@ -169,7 +235,7 @@ class DelayqProcessor {
      * {@code /topics} would be merged with delayq's silently: fail the build and say what to do.
      */
     @BuildStep
-    void checkApiPaths(DelayqBuildTimeConfig config, CombinedIndexBuildItem index,
+    void checkApiPaths(DelayqBuildConfig config, CombinedIndexBuildItem index,
             BuildProducer<ValidationErrorBuildItem> errors,
             ValidationPhaseBuildItem validation) {
         if (!config.api().enabled()) {
@@ -182,18 +248,34 @@ class DelayqProcessor {
                 continue;
             }
             ClassInfo c = a.target().asClass();
-            if (c.name().packagePrefix() != null && c.name().packagePrefix().equals(API_PACKAGE)) {
+            // Interfaces (REST clients of a delayq server, say) and abstract classes serve nothing.
+            if (c.isInterface() || Modifier.isAbstract(c.flags()) || API_PACKAGE.equals(c.name().packagePrefix())) {
                 continue;
             }
-            String root = a.value().asString().replaceAll("^/+", "").split("/", 2)[0].toLowerCase(Locale.ROOT);
+            String root = firstSegment(a.value().asString());
             if (API_ROOTS.contains(root)) {
-                clashes.add(new DeploymentException("resource " + c.name() + " is mapped to @Path(\"" + a.value().asString()
-                        + "\"), which delayq's REST API serves (/jobs, /topics): move the resource, or turn "
-                        + "delayq's API off with delayq.api.enabled=false"));
+                clashes.add(clash(c.name() + " (@Path(\"" + a.value().asString() + "\"))"));
+            } else if (root.isEmpty()) {
+                // A resource at "/" whose methods claim /jobs or /topics would be shadowed at run time.
+                for (MethodInfo m : c.methods()) {
+                    AnnotationInstance mp = m.declaredAnnotation(PATH);
+                    if (mp != null && mp.value() != null && API_ROOTS.contains(firstSegment(mp.value().asString()))) {
+                        clashes.add(clash(c.name() + "#" + m.name() + " (@Path(\"" + mp.value().asString() + "\"))"));
+                    }
+                }
             }
         }
         if (!clashes.isEmpty()) {
             errors.produce(new ValidationErrorBuildItem(clashes));
         }
+    }
+
+    private static String firstSegment(String path) {
+        return path.replaceAll("^/+", "").split("/", 2)[0].toLowerCase(Locale.ROOT);
+    }
+
+    private static DeploymentException clash(String what) {
+        return new DeploymentException("resource " + what + " is mapped to a path that delayq's REST API serves "
+                + "(/jobs, /topics): move it, or turn delayq's API off with delayq.api.enabled=false");
     }
 }

@@ -4,6 +4,7 @@ import java.util.Map;
 
 import org.jboss.logging.Logger;
 
+import io.delayq.core.DelayqBuildConfig;
 import io.quarkus.deployment.IsDevServicesSupportedByLaunchMode;
 import io.quarkus.deployment.annotations.BuildStep;
 import io.quarkus.deployment.builditem.DevServicesResultBuildItem;
@@ -23,7 +24,7 @@ class DevServicesDelayqProcessor {
     private static final Logger LOG = Logger.getLogger(DevServicesDelayqProcessor.class);
 
     @BuildStep(onlyIf = { IsDevServicesSupportedByLaunchMode.class, DevServicesConfig.Enabled.class })
-    DevServicesResultBuildItem localRedis(DelayqBuildTimeConfig config, LaunchModeBuildItem launchMode) {
+    DevServicesResultBuildItem localRedis(DelayqBuildConfig config, LaunchModeBuildItem launchMode) {
         if (!config.devservices().enabled()) {
             LOG.debug("delayq Dev Service off (delayq.devservices.enabled=false)");
             return null;

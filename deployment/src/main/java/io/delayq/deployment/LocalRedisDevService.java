@@ -45,7 +45,7 @@ final class LocalRedisDevService implements Startable {
             uri = redis.uri();
             System.setProperty(uriProperty, uri);
             LOG.infof("delayq Dev Service: redis-server (%s) at %s%s; set quarkus.redis.hosts to use another Redis",
-                    RedisProcess.executable(), uri, persistent ? ", data in " + dataDir() : "");
+                    redis.executablePath(), uri, persistent ? ", data in " + dataDir() : "");
         }
     }
 

@@ -13,12 +13,14 @@ final class BuildErrors {
         return new QuarkusUnitTest()
                 .withApplicationRoot(jar -> jar.addClass(app))
                 .overrideConfigKey("delayq.devservices.enabled", "false")
-                .assertException(t -> {
-                    String all = messages(t);
-                    for (String e : expected) {
-                        assertTrue(all.contains(e), "build error should contain '" + e + "' but was:\n" + all);
-                    }
-                });
+                .assertException(t -> assertMessages(t, expected));
+    }
+
+    static void assertMessages(Throwable t, String... expected) {
+        String all = messages(t);
+        for (String e : expected) {
+            assertTrue(all.contains(e), "build error should contain '" + e + "' but was:\n" + all);
+        }
     }
 
     private static String messages(Throwable t) {

@@ -71,7 +71,8 @@ public final class RedisProcess implements AutoCloseable {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!ping()) {
             if (!process.isAlive() || System.nanoTime() > deadline) {
-                throw new IllegalStateException("redis-server on port " + port + " did not start");
+                process.destroyForcibly(); // never leave a half-started server behind
+                throw new IllegalStateException(executable + " on port " + port + " did not start");
             }
             try {
                 Thread.sleep(20);
@@ -100,6 +101,11 @@ public final class RedisProcess implements AutoCloseable {
     @Override
     public void close() {
         stop();
+    }
+
+    /** The redis-server binary this process runs. */
+    public String executablePath() {
+        return executable;
     }
 
     public int port() {

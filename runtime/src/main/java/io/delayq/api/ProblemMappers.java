@@ -1,5 +1,8 @@
 package io.delayq.api;
 
+import jakarta.ws.rs.NotAcceptableException;
+import jakarta.ws.rs.NotAllowedException;
+import jakarta.ws.rs.NotSupportedException;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.UriInfo;
@@ -43,6 +46,18 @@ public class ProblemMappers {
         // several partitions may have written the earlier ones; resending is safe for jobs with ids.
         return Problem.response(503, "Redis is unavailable; retry later (enqueue is idempotent by job id)", null, path(uri))
                 .header("Retry-After", "1").build();
+    }
+
+    /**
+     * 405, 406 and 415 are decided before any resource method is chosen, so the resources' own
+     * mappers never see them: on delayq's paths they become problem bodies here; elsewhere the
+     * service's response is left as Quarkus makes it.
+     */
+    @ServerExceptionMapper({ NotAllowedException.class, NotAcceptableException.class, NotSupportedException.class })
+    public Response unmatched(WebApplicationException e, UriInfo uri) {
+        String path = uri == null ? "" : uri.getPath();
+        String root = path.replaceAll("^/+", "").split("/", 2)[0];
+        return root.equals("jobs") || root.equals("topics") ? web(e, uri) : e.getResponse();
     }
 
     /** Any exception out of a delayq resource, as a problem body. */

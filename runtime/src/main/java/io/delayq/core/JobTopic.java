@@ -1,9 +1,6 @@
 package io.delayq.core;
 
-import static java.lang.annotation.ElementType.FIELD;
-import static java.lang.annotation.ElementType.METHOD;
 import static java.lang.annotation.ElementType.PARAMETER;
-import static java.lang.annotation.ElementType.TYPE;
 import static java.lang.annotation.RetentionPolicy.RUNTIME;
 
 import java.lang.annotation.Documented;
@@ -15,12 +12,13 @@ import jakarta.inject.Qualifier;
 
 /**
  * Names the topic a {@link Job} observer runs: {@code void close(@Observes @JobTopic("order-close") Job job)}.
- * A replica takes jobs only of the topics it has observers for.
+ * A replica takes jobs only of the topics it has observers for. Only the event parameter of an
+ * observer may carry it: the build fails, naming the method, anywhere else.
  */
 @Qualifier
 @Documented
 @Retention(RUNTIME)
-@Target({ METHOD, FIELD, PARAMETER, TYPE })
+@Target(PARAMETER)
 public @interface JobTopic {
 
     /** The topic name, {@code [a-z0-9][a-z0-9._-]{0,63}}. */

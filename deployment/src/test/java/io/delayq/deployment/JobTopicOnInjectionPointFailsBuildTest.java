@@ -13,15 +13,20 @@ import io.delayq.core.Job;
 import io.delayq.core.JobTopic;
 import io.quarkus.test.QuarkusUnitTest;
 
-class JobTopicOnFieldFailsBuildTest {
+/** {@code @JobTopic} on an injection point (firing jobs by hand would skip Redis): a build error. */
+class JobTopicOnInjectionPointFailsBuildTest {
     @RegisterExtension
-    static final QuarkusUnitTest app = BuildErrors.expect(App.class, "field " + App.class.getName() + "#jobs", "belongs on the event parameter of an observer");
+    static final QuarkusUnitTest app = BuildErrors.expect(App.class, App.class.getName() + "#<init>",
+            "not observed");
 
     @ApplicationScoped
     static class App {
+        final Event<Job> jobs;
+
         @Inject
-        @JobTopic("order-close")
-        Event<Job> jobs;
+        App(@JobTopic("order-close") Event<Job> jobs) {
+            this.jobs = jobs;
+        }
     }
 
     @Test
