@@ -1,18 +1,20 @@
 -- enqueue.lua: idempotent insert of a batch of jobs into their day shards, in one atomic step.
 -- KEYS: see lib.lua (jobs, days, next, inflight, leases, dead, day shards of the jobs' runAt days)
 -- ARGV[A]   = wake channel (published to when a job becomes the earliest of the partition)
--- ARGV[A+1] = n, the number of jobs; then 5 values per job:
+-- ARGV[A+1] = trace: W3C context of the enqueue (see lib.lua), '' when it ran in no trace
+-- ARGV[A+2] = n, the number of jobs; then 5 values per job:
 --             id, mode ('d' = runAt is Redis now + value, 'a' = runAt is value), value ms,
 --             maxAttempts (0 = topic default), payload json
 -- Returns {now, then 4 values per job: created (1) or already there (0), runAt ms, attempts,
 --          state letter (s, i, d)}.
 -- Errors: DQNEEDDAY (see lib.lua) when a runAt falls on a day whose shard was not passed.
 local channel = ARGV[A]
-local n = tonumber(ARGV[A + 1])
+local trace = ARGV[A + 1]
+local n = tonumber(ARGV[A + 2])
 local now = now_ms()
 
 local ids = {}
-for i = 1, n do ids[i] = ARGV[A + 2 + (i - 1) * 5] end
+for i = 1, n do ids[i] = ARGV[A + 3 + (i - 1) * 5] end
 -- One HMGET answers "does it exist" for the whole batch (idempotency by topic + id).
 local existing = {}
 for i = 1, n, CHUNK do
@@ -23,7 +25,7 @@ end
 -- First pass decides every runAt and checks the shards: nothing is written before it passes.
 local run_at, day, days, seen = {}, {}, {}, {}
 for i = 1, n do
-  local base = A + 2 + (i - 1) * 5
+  local base = A + 3 + (i - 1) * 5
   if not existing[i] and not seen[ids[i]] then
     seen[ids[i]] = i
     local v = tonumber(ARGV[base + 2])
@@ -38,10 +40,10 @@ if err then return err end
 local out = { now }
 local fields, by_shard, earliest = {}, {}, nil
 for i = 1, n do
-  local base = A + 2 + (i - 1) * 5
+  local base = A + 3 + (i - 1) * 5
   local id = ids[i]
   if run_at[i] then
-    local r = { run_at = run_at[i], attempts = 0, max = tonumber(ARGV[base + 3]), err = '', payload = ARGV[base + 4] }
+    local r = { run_at = run_at[i], trace = trace, attempts = 0, max = tonumber(ARGV[base + 3]), err = '', payload = ARGV[base + 4] }
     fields[#fields + 1] = id
     fields[#fields + 1] = encode(r)
     local shard = shard_of_day[day[i]]

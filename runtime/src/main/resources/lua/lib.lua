@@ -64,9 +64,12 @@ local function require_days(days)
   return nil
 end
 
--- Record: "<runAt base36>[,<attempts>,<maxAttempts>[,<lastError>]]\n<payload json>".
+-- Record: "<runAt base36>[;<trace>][,<attempts>,<maxAttempts>[,<lastError>]]\n<payload json>".
 -- Defaults are left out so that a fresh job costs only its runAt and payload (memory per job
--- is a benchmark target); lastError never holds a newline (Java strips them).
+-- is a benchmark target); lastError never holds a newline (Java strips them). <trace> is the
+-- W3C trace context of the enqueue (trace id, span id and flags in hex, 50 characters), only
+-- when the enqueue ran inside a trace; every script that rewrites a record keeps it, so retries
+-- and requeues stay in the enqueue's trace.
 local B36 = '0123456789abcdefghijklmnopqrstuvwxyz'
 local function b36(n)
   if n == 0 then return '0' end
@@ -79,16 +82,23 @@ local function b36(n)
   return s
 end
 
+-- "<runAt base36>[;<trace>]" -> runAt ms, trace ('' when none)
+local function run_at_and_trace(field)
+  local sc = string.find(field, ';', 1, true)
+  if not sc then return tonumber(field, 36), '' end
+  return tonumber(string.sub(field, 1, sc - 1), 36), string.sub(field, sc + 1)
+end
+
 local function decode(rec)
   local nl = string.find(rec, '\n', 1, true)
   local head = string.sub(rec, 1, nl - 1)
   local r = { payload = string.sub(rec, nl + 1), attempts = 0, max = 0, err = '' }
   local c1 = string.find(head, ',', 1, true)
   if not c1 then
-    r.run_at = tonumber(head, 36)
+    r.run_at, r.trace = run_at_and_trace(head)
     return r
   end
-  r.run_at = tonumber(string.sub(head, 1, c1 - 1), 36)
+  r.run_at, r.trace = run_at_and_trace(string.sub(head, 1, c1 - 1))
   local c2 = string.find(head, ',', c1 + 1, true)
   r.attempts = tonumber(string.sub(head, c1 + 1, c2 - 1))
   local c3 = string.find(head, ',', c2 + 1, true)
@@ -103,6 +113,7 @@ end
 
 local function encode(r)
   local head = b36(r.run_at)
+  if r.trace and r.trace ~= '' then head = head .. ';' .. r.trace end
   if r.attempts > 0 or r.max > 0 or r.err ~= '' then
     head = head .. ',' .. r.attempts .. ',' .. r.max
     if r.err ~= '' then head = head .. ',' .. r.err end

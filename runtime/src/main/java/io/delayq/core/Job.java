@@ -3,6 +3,7 @@ package io.delayq.core;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Instant;
+import java.util.Optional;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 
@@ -17,14 +18,21 @@ public final class Job {
     private final Instant runAt;
     private final String payloadJson;
     private final ObjectMapper mapper;
+    private final String traceparent;
 
     public Job(String id, String topic, int attempt, Instant runAt, String payloadJson, ObjectMapper mapper) {
+        this(id, topic, attempt, runAt, payloadJson, mapper, null);
+    }
+
+    public Job(String id, String topic, int attempt, Instant runAt, String payloadJson, ObjectMapper mapper,
+            String traceparent) {
         this.id = id;
         this.topic = topic;
         this.attempt = attempt;
         this.runAt = runAt;
         this.payloadJson = payloadJson;
         this.mapper = mapper;
+        this.traceparent = traceparent;
     }
 
     /** The job id, unique per topic while the job exists. */
@@ -49,6 +57,14 @@ public final class Job {
     /** The payload as compact JSON ({@code null} when the job has none). */
     public String payloadJson() {
         return payloadJson;
+    }
+
+    /**
+     * The W3C {@code traceparent} of this attempt's span (a child of the enqueue's trace), to hand
+     * on to systems the observer calls; empty when the service does not trace.
+     */
+    public Optional<String> traceparent() {
+        return Optional.ofNullable(traceparent);
     }
 
     /** The payload read as {@code type} with the application's Jackson ObjectMapper. */

@@ -13,6 +13,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.delayq.ops.DelayqMetrics;
+import io.delayq.ops.tracing.JobTracing;
 import io.delayq.store.JobStore;
 import io.delayq.store.Partition;
 
@@ -30,12 +31,14 @@ public class Jobs {
     private final JobValidator validator;
     private final ObjectMapper mapper;
     private final DelayqMetrics metrics;
+    private final JobTracing tracing;
 
-    public Jobs(JobStore store, JobValidator validator, ObjectMapper mapper, DelayqMetrics metrics) {
+    public Jobs(JobStore store, JobValidator validator, ObjectMapper mapper, DelayqMetrics metrics, JobTracing tracing) {
         this.store = store;
         this.validator = validator;
         this.mapper = mapper;
         this.metrics = metrics;
+        this.tracing = tracing;
     }
 
     /** Schedules {@code payload} on {@code topic} to run after {@code delay}, under a generated id. */
@@ -76,9 +79,11 @@ public class Jobs {
 
     /**
      * Enqueues validated jobs, one atomic script per topic partition, and returns their results
-     * in input order.
+     * in input order. Called inside a trace (a traced REST request, a span of the caller's), the
+     * jobs keep its context and their attempts run in that trace.
      */
     public List<JobInfo> scheduleAll(List<NewJob> jobs) {
+        String trace = tracing.currentContext();
         Map<Partition, List<Integer>> byPartition = new LinkedHashMap<>();
         for (int i = 0; i < jobs.size(); i++) {
             NewJob job = jobs.get(i);
@@ -88,7 +93,7 @@ public class Jobs {
         for (Map.Entry<Partition, List<Integer>> e : byPartition.entrySet()) {
             List<NewJob> part = new ArrayList<>(e.getValue().size());
             e.getValue().forEach(i -> part.add(jobs.get(i)));
-            List<JobInfo> results = store.enqueue(e.getKey(), part);
+            List<JobInfo> results = store.enqueue(e.getKey(), part, trace);
             int created = 0;
             for (int j = 0; j < results.size(); j++) {
                 out[e.getValue().get(j)] = results.get(j);

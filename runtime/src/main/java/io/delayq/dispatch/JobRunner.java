@@ -13,7 +13,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.delayq.core.Job;
 import io.delayq.ops.DelayqMetrics;
+import io.delayq.ops.tracing.JobTracing;
 import io.delayq.store.FailOutcome;
+import io.delayq.store.JobRecord;
 import io.delayq.store.JobStore;
 import io.delayq.store.TakenJob;
 
@@ -31,9 +33,10 @@ public class JobRunner {
     private final DelayqMetrics metrics;
     private final RedisClock clock;
     private final ObjectMapper mapper;
+    private final JobTracing tracing;
 
     public JobRunner(TopicRegistry topics, Acker acker, JobStore store, RetryPolicy retry, DelayqMetrics metrics,
-            RedisClock clock, ObjectMapper mapper) {
+            RedisClock clock, ObjectMapper mapper, JobTracing tracing) {
         this.topics = topics;
         this.acker = acker;
         this.store = store;
@@ -41,6 +44,7 @@ public class JobRunner {
         this.metrics = metrics;
         this.clock = clock;
         this.mapper = mapper;
+        this.tracing = tracing;
     }
 
     /** Runs the job; {@code done} is called once the observer finished (before the ack is flushed). */
@@ -53,18 +57,28 @@ public class JobRunner {
             done.accept(taken);
             return;
         }
-        Job job = new Job(taken.lease().id(), topic, taken.record().attempts() + 1,
-                Instant.ofEpochMilli(taken.record().runAt()), taken.record().payloadOrNull(), mapper);
-        metrics.dispatched(topic, clock.redisNow() - taken.record().runAt());
+        JobRecord rec = taken.record();
+        int attempt = rec.attempts() + 1;
+        long lateness = clock.redisNow() - rec.runAt();
+        JobTracing.AttemptSpan span = tracing.startAttempt(topic, taken.lease().id(), attempt, Math.max(0, lateness),
+                rec.trace());
+        Job job = new Job(taken.lease().id(), topic, attempt, Instant.ofEpochMilli(rec.runAt()), rec.payloadOrNull(),
+                mapper, span.traceparent());
+        metrics.dispatched(topic, lateness);
         long start = System.nanoTime();
         CompletionStage<Void> stage;
-        try {
+        // The observer runs with its job in the logging context and its attempt's span current.
+        try (JobTracing.Scope scope = span.makeCurrent(); JobLogContext log = JobLogContext.of(job)) {
             stage = topics.handlers().get(topic).handle(job);
         } catch (Throwable e) {
+            span.end(e);
             settle(taken, job, start, e, done);
             return;
         }
-        stage.whenComplete((v, e) -> settle(taken, job, start, e, done));
+        stage.whenComplete((v, e) -> {
+            span.end(e);
+            settle(taken, job, start, e, done);
+        });
     }
 
     /**
@@ -72,7 +86,7 @@ public class JobRunner {
      * that sees every slot free finds every ack queued and every failure recorded.
      */
     private void settle(TakenJob taken, Job job, long start, Throwable error, Consumer<TakenJob> done) {
-        try {
+        try (JobLogContext log = JobLogContext.of(job)) {
             record(taken, job, System.nanoTime() - start, error);
         } finally {
             done.accept(taken);

@@ -13,7 +13,8 @@ import io.delayq.dispatch.JobHandler;
 
 /**
  * The built-in observer of a topic with {@code delayq.topics.<topic>.http.url}: POSTs the job's
- * payload there with {@code X-Delayq-Job-Id}, {@code X-Delayq-Topic} and {@code X-Delayq-Attempt}.
+ * payload there with {@code X-Delayq-Job-Id}, {@code X-Delayq-Topic} and {@code X-Delayq-Attempt}
+ * (and {@code traceparent} when the service traces).
  * A 2xx reply completes the job; any other status, a connection error or the timeout fails the
  * attempt (and the retry policy applies). Lets services in any language use delayq.
  */
@@ -49,13 +50,15 @@ public final class HttpTargetHandler implements JobHandler {
     @Override
     public CompletionStage<Void> handle(Job job) {
         String body = job.payloadJson() == null ? "null" : job.payloadJson();
-        HttpRequest request = HttpRequest.newBuilder(url).timeout(timeout)
+        HttpRequest.Builder request = HttpRequest.newBuilder(url).timeout(timeout)
                 .header("Content-Type", "application/json")
                 .header("X-Delayq-Job-Id", job.id())
                 .header("X-Delayq-Topic", job.topic())
-                .header("X-Delayq-Attempt", Integer.toString(job.attempt()))
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build();
-        return client().sendAsync(request, HttpResponse.BodyHandlers.discarding()).thenApply(response -> {
+                .header("X-Delayq-Attempt", Integer.toString(job.attempt()));
+        // The target's spans join the job's trace (W3C Trace Context).
+        job.traceparent().ifPresent(t -> request.header("traceparent", t));
+        return client().sendAsync(request.POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                HttpResponse.BodyHandlers.discarding()).thenApply(response -> {
             if (response.statusCode() / 100 != 2) {
                 throw new HttpTargetException("HTTP target " + url + " answered " + response.statusCode());
             }

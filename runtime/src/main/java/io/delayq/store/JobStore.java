@@ -64,14 +64,16 @@ public class JobStore {
 
     /**
      * Enqueues jobs of one topic partition in one atomic script. Results are in input order;
-     * {@link JobInfo#created()} tells new jobs from existing ids.
+     * {@link JobInfo#created()} tells new jobs from existing ids. {@code trace} is the compact W3C
+     * context of the enqueue (see {@link JobRecord#trace()}), empty when it ran in no trace.
      */
-    public List<JobInfo> enqueue(Partition p, List<NewJob> jobs) {
+    public List<JobInfo> enqueue(Partition p, List<NewJob> jobs, String trace) {
         registerTopic(p.topic());
         Set<Integer> days = new TreeSet<>();
         long localNow = System.currentTimeMillis();
-        List<String> args = new ArrayList<>(2 + jobs.size() * 5);
+        List<String> args = new ArrayList<>(3 + jobs.size() * 5);
         args.add(keys.wakeChannel(p));
+        args.add(trace);
         args.add(Integer.toString(jobs.size()));
         for (NewJob job : jobs) {
             if (job.delayed()) {

@@ -7,6 +7,9 @@ import java.util.concurrent.TimeoutException;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+
 import io.delayq.core.DelayqConfig;
 import io.vertx.core.Future;
 import io.vertx.redis.client.Redis;
@@ -27,10 +30,22 @@ public class RedisGateway {
             "CLUSTERDOWN", "TRYAGAIN", "NOREPLICAS", "OOM");
     private final Redis redis;
     private final long timeoutMs;
+    private final Counter unavailable;
+    private final Counter errorReplies;
+    private volatile boolean answering = true;
 
-    public RedisGateway(Redis redis, DelayqConfig config) {
+    public RedisGateway(Redis redis, DelayqConfig config, MeterRegistry registry) {
         this.redis = redis;
         this.timeoutMs = config.redisTimeout().toMillis();
+        this.unavailable = Counter.builder("delayq.redis.errors").description("Redis calls that failed, by kind")
+                .tag("kind", "unavailable").register(registry);
+        this.errorReplies = Counter.builder("delayq.redis.errors").description("Redis calls that failed, by kind")
+                .tag("kind", "reply").register(registry);
+    }
+
+    /** False from a call that found Redis unreachable (or not ready) until one succeeds again. */
+    public boolean answering() {
+        return answering;
     }
 
     public Response send(Request request) {
@@ -49,15 +64,35 @@ public class RedisGateway {
 
     private <T> T await(Future<T> future) {
         try {
-            return future.toCompletionStage().toCompletableFuture().get(timeoutMs, TimeUnit.MILLISECONDS);
+            T reply = future.toCompletionStage().toCompletableFuture().get(timeoutMs, TimeUnit.MILLISECONDS);
+            answering = true;
+            return reply;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new StoreUnavailableException("interrupted while waiting for Redis", e);
         } catch (TimeoutException e) {
-            throw new StoreUnavailableException("Redis did not answer within " + timeoutMs + " ms", e);
+            throw counted(new StoreUnavailableException("Redis did not answer within " + timeoutMs + " ms", e));
         } catch (ExecutionException e) {
-            throw translate(e.getCause());
+            throw counted(translate(e.getCause()));
         }
+    }
+
+    private RuntimeException counted(RuntimeException e) {
+        if (e instanceof StoreUnavailableException) {
+            answering = false;
+            unavailable.increment();
+        } else if (!isProtocol(e.getMessage())) {
+            answering = true;
+            errorReplies.increment();
+        } else {
+            answering = true;
+        }
+        return e;
+    }
+
+    /** Replies that are part of the protocol with the scripts, not errors: a missing day shard, a script to load. */
+    private static boolean isProtocol(String message) {
+        return message != null && (message.contains("DQNEEDDAY") || message.startsWith("NOSCRIPT"));
     }
 
     static RuntimeException translate(Throwable cause) {

@@ -6,12 +6,17 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import jakarta.enterprise.context.ApplicationScoped;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
@@ -29,18 +34,33 @@ public class Scripts {
 
     private final RedisGateway redis;
     private final Map<String, String[]> loaded = new HashMap<>(); // name -> {sha, source}
+    private final Map<String, Timer> timers = new HashMap<>();
 
-    public Scripts(RedisGateway redis) {
+    public Scripts(RedisGateway redis, MeterRegistry registry) {
         this.redis = redis;
         String lib = read("lib");
         for (String name : NAMES) {
             String source = lib + "\n" + read(name);
             loaded.put(name, new String[] { sha1(source), source });
+            // Tagged by script, not topic: where Redis time goes (take vs enqueue vs ack) is the question.
+            timers.put(name, Timer.builder("delayq.redis.script").description("Round trip of one script call, by script")
+                    .tag("script", name).publishPercentileHistogram()
+                    .minimumExpectedValue(Duration.ofNanos(100_000)).maximumExpectedValue(Duration.ofSeconds(10))
+                    .register(registry));
         }
     }
 
     /** Runs a script by SHA with the given keys and arguments; EVAL once when Redis lacks it. */
     public Response run(String name, List<String> keys, List<String> args) {
+        long start = System.nanoTime();
+        try {
+            return runOnce(name, keys, args);
+        } finally {
+            timers.get(name).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private Response runOnce(String name, List<String> keys, List<String> args) {
         String[] script = loaded.get(name);
         try {
             return redis.send(request(Command.EVALSHA, script[0], keys, args));
