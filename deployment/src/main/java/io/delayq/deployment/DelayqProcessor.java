@@ -4,6 +4,7 @@ import java.lang.reflect.Modifier;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 
 import jakarta.enterprise.event.Observes;
@@ -23,7 +24,6 @@ import org.jboss.jandex.IndexView;
 import org.jboss.jandex.MethodInfo;
 import org.jboss.jandex.MethodParameterInfo;
 
-import io.delayq.core.DelayqBuildConfig;
 import io.delayq.core.Job;
 import io.delayq.core.JobTopic;
 import io.delayq.core.JobValidator;
@@ -222,6 +222,13 @@ class DelayqProcessor {
             // its own, several per second per replica. A default only: a service may turn it back on.
             defaults.produce(new RunTimeConfigurationDefaultBuildItem("quarkus.otel.instrument.vertx-redis-client", "false"));
         }
+    }
+
+    @BuildStep
+    @Record(ExecutionTime.RUNTIME_INIT)
+    void warnOnBuildTimeOverrides(DelayqBuildConfig config, DelayqRecorder recorder) {
+        recorder.warnOnBuildTimeOverrides(Map.of("delayq.api.enabled", Boolean.toString(config.api().enabled()),
+                "delayq.devservices.enabled", Boolean.toString(config.devservices().enabled())));
     }
 
     /** The Lua scripts are read from the classpath at start-up: a native image must carry them. */

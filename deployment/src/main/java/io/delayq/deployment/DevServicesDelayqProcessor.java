@@ -4,7 +4,6 @@ import java.util.Map;
 
 import org.jboss.logging.Logger;
 
-import io.delayq.core.DelayqBuildConfig;
 import io.quarkus.deployment.IsDevServicesSupportedByLaunchMode;
 import io.quarkus.deployment.annotations.BuildStep;
 import io.quarkus.deployment.builditem.DevServicesResultBuildItem;

@@ -4,6 +4,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 
 import org.jboss.logging.Logger;
 
+import io.delayq.ops.DelayqMetrics;
 import io.delayq.store.JobStore;
 import io.delayq.store.Partition;
 import io.quarkus.scheduler.Scheduled;
@@ -24,14 +25,17 @@ public class LeaseReclaimer {
     private final JobStore store;
     private final RedisClock clock;
     private final RetryPolicy retry;
+    private final DelayqMetrics metrics;
     // Replicas start their rotation at different partitions, so together they cover more.
     private int next = java.util.concurrent.ThreadLocalRandom.current().nextInt(1 << 16);
 
-    public LeaseReclaimer(Dispatcher dispatcher, JobStore store, RedisClock clock, RetryPolicy retry) {
+    public LeaseReclaimer(Dispatcher dispatcher, JobStore store, RedisClock clock, RetryPolicy retry,
+            DelayqMetrics metrics) {
         this.dispatcher = dispatcher;
         this.store = store;
         this.clock = clock;
         this.retry = retry;
+        this.metrics = metrics;
     }
 
     @Scheduled(every = "${delayq.dispatch.reclaim-interval:30s}", delayed = "1s",
@@ -61,6 +65,7 @@ public class LeaseReclaimer {
         while (true) {
             int[] r = store.reclaim(p, BATCH, retry.maxAttempts(p.topic()));
             moved += r[0] + r[1];
+            metrics.lost(p.topic(), r[0], r[1]);
             if (r[0] + r[1] > 0) {
                 LOG.infof("reclaimed %d job(s) of %s with an expired lease (%d to dead)", r[0] + r[1], p, r[1]);
             }

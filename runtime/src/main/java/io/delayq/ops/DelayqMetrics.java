@@ -71,6 +71,17 @@ public class DelayqMetrics {
         (dead ? m.dead : m.retried).increment();
     }
 
+    /**
+     * Attempts lost with their replica (lease expired, found by the reclaimer): failures like any
+     * other, {@code retried} of them rescheduled and {@code dead} of them at their last attempt.
+     */
+    public void lost(String topic, int retried, int dead) {
+        TopicMeters m = of(topic);
+        m.failed.increment(retried + dead);
+        m.retried.increment(retried);
+        m.dead.increment(dead);
+    }
+
     private final class TopicMeters {
         final Counter enqueued, dispatched, succeeded, failed, retried, dead;
         final Timer lateness, duration, take;

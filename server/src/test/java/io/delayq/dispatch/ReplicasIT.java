@@ -97,6 +97,9 @@ class ReplicasIT extends OwnRedisTest {
                     assertEquals(2, d.get(1).attempt(), "the lost attempt counts");
                 }
                 assertTrue(heir.logText().contains("reclaimed"), "the heir reclaimed the expired leases");
+                // The lost attempts are failures in the heir's metrics (the dead-set alert reads them).
+                assertTrue(heir.get("/q/metrics").contains("delayq_jobs_retried_total{topic=\"" + topic + "\"} 10.0"),
+                        "10 lost attempts counted as retried");
             }
         }
     }

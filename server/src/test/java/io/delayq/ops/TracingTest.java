@@ -67,8 +67,7 @@ class TracingTest {
                     "quarkus.otel.bsp.schedule.delay", "20ms",
                     "quarkus.http.test-port", Integer.toString(port),
                     "delayq.topics." + HTTP + ".http.url", "http://127.0.0.1:" + port + "/test-target",
-                    "delayq.topics." + FLAKY + ".retry.initial", "50ms",
-                    "delayq.topics." + FLAKY + ".retry.jitter", "0");
+                    "delayq.topics." + FLAKY + ".retry.initial", "50ms");
         }
 
         /** One port for the run: this profile is instantiated by more than one class loader. */

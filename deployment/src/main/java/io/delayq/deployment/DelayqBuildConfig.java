@@ -1,4 +1,4 @@
-package io.delayq.core;
+package io.delayq.deployment;
 
 import io.quarkus.runtime.annotations.ConfigPhase;
 import io.quarkus.runtime.annotations.ConfigRoot;
@@ -6,12 +6,12 @@ import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 
 /**
- * delayq settings fixed when the application is built (a different value at run time is
- * reported at start-up and has no effect). The runtime settings are in {@link DelayqConfig},
- * under the same prefix.
+ * delayq settings fixed when the application is built (a different value at run time has no
+ * effect, and start-up logs a warning saying so). The runtime settings are in
+ * {@code io.delayq.core.DelayqConfig}, under the same prefix.
  */
 @ConfigMapping(prefix = "delayq")
-@ConfigRoot(phase = ConfigPhase.BUILD_AND_RUN_TIME_FIXED)
+@ConfigRoot(phase = ConfigPhase.BUILD_TIME)
 public interface DelayqBuildConfig {
 
     /** The REST API ({@code /jobs}, {@code /topics}). */
