@@ -35,6 +35,11 @@ public class JobValidator {
         if (id == null || !ID.matcher(id).matches()) {
             throw new InvalidJobException(field, field + " must match " + ID.pattern());
         }
+        // "." and ".." match the pattern but cannot be addressed in a URL path (/jobs/t/..):
+        // such a job could be created but never read or cancelled.
+        if (id.equals(".") || id.equals("..")) {
+            throw new InvalidJobException(field, field + " must not be \".\" or \"..\" (not addressable in a URL path)");
+        }
     }
 
     /**

@@ -69,7 +69,20 @@ public class Dispatcher {
     }
 
     void onStart(@Observes StartupEvent event) {
+        checkLeaseAndHeartbeat(config.dispatch().lease(), config.dispatch().heartbeat());
         start();
+    }
+
+    /**
+     * A heartbeat at or past the lease lets every lease expire while its job runs: another
+     * replica would run the job again, every time. Refuse to start instead.
+     */
+    static void checkLeaseAndHeartbeat(java.time.Duration lease, java.time.Duration heartbeat) {
+        if (heartbeat.compareTo(lease) >= 0) {
+            throw new IllegalStateException("delayq.dispatch.heartbeat (" + heartbeat + ") must be shorter than "
+                    + "delayq.dispatch.lease (" + lease + "), a third of it or less: leases would expire while "
+                    + "their jobs run, and other replicas would run them again");
+        }
     }
 
     synchronized void start() {

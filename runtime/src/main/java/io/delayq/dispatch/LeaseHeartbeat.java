@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
@@ -38,19 +39,23 @@ public class LeaseHeartbeat {
             skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     void beat() {
         for (WorkerPool pool : dispatcher.pools()) {
-            Map<Partition, Map<String, Lease>> byPartition = new HashMap<>();
+            // Every lease, not one per job id: after a lost lease this replica can hold two leases
+            // of one id (the stale attempt still running, and the retaken one), and the current
+            // one must be extended whatever the map order.
+            Map<Partition, List<Lease>> byPartition = new HashMap<>();
             for (TakenJob job : pool.running().values()) {
-                byPartition.computeIfAbsent(job.partition(), p -> new HashMap<>()).put(job.lease().id(), job.lease());
+                byPartition.computeIfAbsent(job.partition(), p -> new ArrayList<>()).add(job.lease());
             }
             byPartition.forEach((p, leases) -> extend(pool, p, leases));
         }
     }
 
-    private void extend(WorkerPool pool, Partition p, Map<String, Lease> leases) {
+    private void extend(WorkerPool pool, Partition p, List<Lease> leases) {
         try {
+            Set<String> lostIds = Set.copyOf(store.extend(p, leaseMs, leases));
             // A job that finished (and was acked) since the snapshot has no lease left: not lost.
-            List<String> lost = store.extend(p, leaseMs, new ArrayList<>(leases.values())).stream()
-                    .filter(id -> pool.running().containsKey(leases.get(id))).toList();
+            List<String> lost = leases.stream().filter(l -> lostIds.contains(l.id()) && pool.running().containsKey(l))
+                    .map(Lease::id).distinct().toList();
             if (!lost.isEmpty()) {
                 LOG.warnf("lost the lease of %d running job(s) of %s (retaken elsewhere): %s", lost.size(), p, lost);
             }

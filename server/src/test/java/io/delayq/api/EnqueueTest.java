@@ -223,6 +223,17 @@ class EnqueueTest {
     }
 
     @Test
+    void idsThatAUrlPathCannotAddressAreRejectedAndNothingIsWritten() {
+        String topic = Topics.fresh("dots");
+        for (String id : List.of(".", "..")) {
+            post("/jobs", "{\"topic\":\"" + topic + "\",\"id\":\"" + id + "\"}").then().statusCode(400)
+                    .body("field", equalTo("id"));
+        }
+        post("/jobs", "{\"topic\":\"" + topic + "\",\"id\":\"a.b..c\"}").then().statusCode(201);
+        assertEquals(1L, redis.num("HLEN", Topics.keys(topic) + "jobs"), "only the addressable id was written");
+    }
+
+    @Test
     void cancellingAScheduledJobRemovesItFromShardIndexAndRecord() {
         String topic = Topics.fresh("cancel");
         String runAt = post("/jobs", "{\"topic\":\"" + topic + "\",\"id\":\"c1\",\"delayMs\":600000}")
