@@ -64,13 +64,16 @@ local function require_days(days)
   return nil
 end
 
--- Record: "<runAt base36>[;<trace>][,<attempts>,<maxAttempts>[,<lastError>]]\n<payload json>".
+-- Record: "<runAt base36>[,<attempts>,<maxAttempts>[,<lastError>]]\n<payload json>".
 -- Defaults are left out so that a fresh job costs only its runAt and payload (memory per job
--- is a benchmark target); lastError never holds a newline (Java strips them). <trace> is the
--- W3C trace context of the enqueue (trace id, span id and flags in hex, 50 characters), only
--- when the enqueue ran inside a trace; every script that rewrites a record keeps it, so retries
--- and requeues stay in the enqueue's trace.
+-- is a benchmark target); lastError never holds a newline (Java strips them).
+-- The W3C trace context of the enqueue, when it ran inside a trace, rides at the front of the
+-- lastError field: "\30" (RS) + 50 hex digits (trace id, span id, flags) + the error. Every
+-- script that rewrites a record keeps it, so retries and requeues stay in the enqueue's trace;
+-- a release that predates it reads it as part of the error text (harmless during a rolling
+-- update), never as a malformed record.
 local B36 = '0123456789abcdefghijklmnopqrstuvwxyz'
+local TRACE_MARK, TRACE_LEN = '\30', 50
 local function b36(n)
   if n == 0 then return '0' end
   local s = ''
@@ -82,29 +85,26 @@ local function b36(n)
   return s
 end
 
--- "<runAt base36>[;<trace>]" -> runAt ms, trace ('' when none)
-local function run_at_and_trace(field)
-  local sc = string.find(field, ';', 1, true)
-  if not sc then return tonumber(field, 36), '' end
-  return tonumber(string.sub(field, 1, sc - 1), 36), string.sub(field, sc + 1)
-end
-
 local function decode(rec)
   local nl = string.find(rec, '\n', 1, true)
   local head = string.sub(rec, 1, nl - 1)
-  local r = { payload = string.sub(rec, nl + 1), attempts = 0, max = 0, err = '' }
+  local r = { payload = string.sub(rec, nl + 1), attempts = 0, max = 0, err = '', trace = '' }
   local c1 = string.find(head, ',', 1, true)
   if not c1 then
-    r.run_at, r.trace = run_at_and_trace(head)
+    r.run_at = tonumber(head, 36)
     return r
   end
-  r.run_at, r.trace = run_at_and_trace(string.sub(head, 1, c1 - 1))
+  r.run_at = tonumber(string.sub(head, 1, c1 - 1), 36)
   local c2 = string.find(head, ',', c1 + 1, true)
   r.attempts = tonumber(string.sub(head, c1 + 1, c2 - 1))
   local c3 = string.find(head, ',', c2 + 1, true)
   if c3 then
     r.max = tonumber(string.sub(head, c2 + 1, c3 - 1))
     r.err = string.sub(head, c3 + 1)
+    if string.sub(r.err, 1, 1) == TRACE_MARK then
+      r.trace = string.sub(r.err, 2, 1 + TRACE_LEN)
+      r.err = string.sub(r.err, 2 + TRACE_LEN)
+    end
   else
     r.max = tonumber(string.sub(head, c2 + 1))
   end
@@ -113,10 +113,11 @@ end
 
 local function encode(r)
   local head = b36(r.run_at)
-  if r.trace and r.trace ~= '' then head = head .. ';' .. r.trace end
-  if r.attempts > 0 or r.max > 0 or r.err ~= '' then
+  local err = r.err
+  if r.trace and r.trace ~= '' then err = TRACE_MARK .. r.trace .. err end
+  if r.attempts > 0 or r.max > 0 or err ~= '' then
     head = head .. ',' .. r.attempts .. ',' .. r.max
-    if r.err ~= '' then head = head .. ',' .. r.err end
+    if err ~= '' then head = head .. ',' .. err end
   end
   return head .. '\n' .. r.payload
 end

@@ -15,11 +15,13 @@ local err = require_days({ day_of(now) })
 if err then return err end
 local back, dead = 0, 0
 for _, id in ipairs(ids) do
+  -- Decoded before anything is written: a record that cannot be read fails the script with
+  -- every job still where it was, rather than leaving one in no set at all.
+  local rec = rcall('HGET', K_JOBS, id)
+  local r = rec and decode(rec)
   rcall('ZREM', K_INFLIGHT, id)
   rcall('HDEL', K_LEASES, id)
-  local rec = rcall('HGET', K_JOBS, id)
-  if rec then
-    local r = decode(rec)
+  if r then
     r.attempts = r.attempts + 1
     r.err = 'lease expired: the replica running it stopped or stalled'
     local max = r.max > 0 and r.max or tonumber(ARGV[A + 1])

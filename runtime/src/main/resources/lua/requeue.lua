@@ -13,9 +13,9 @@ local back = 0
 for i = 1, n do
   local id, token = ARGV[A + (i - 1) * 2 + 2], ARGV[A + (i - 1) * 2 + 3]
   if rcall('HGET', K_LEASES, id) == token then
+    local r = decode(rcall('HGET', K_JOBS, id))
     rcall('ZREM', K_INFLIGHT, id)
     rcall('HDEL', K_LEASES, id)
-    local r = decode(rcall('HGET', K_JOBS, id))
     r.run_at = now
     rcall('HSET', K_JOBS, id, encode(r))
     schedule(id, now, channel)

@@ -12,7 +12,6 @@ import jakarta.enterprise.event.ObservesAsync;
 import jakarta.enterprise.event.Reception;
 import jakarta.enterprise.event.TransactionPhase;
 import jakarta.enterprise.inject.Any;
-import jakarta.enterprise.inject.Default;
 import jakarta.enterprise.inject.spi.DeploymentException;
 import jakarta.ws.rs.Path;
 
@@ -61,7 +60,6 @@ class DelayqProcessor {
     private static final DotName OBSERVES_ASYNC = DotName.createSimple(ObservesAsync.class);
     private static final DotName PATH = DotName.createSimple(Path.class);
     private static final DotName ANY = DotName.createSimple(Any.class);
-    private static final DotName DEFAULT = DotName.createSimple(Default.class);
     /** The root paths of delayq's REST resources (io.delayq.api). */
     private static final Set<String> API_ROOTS = Set.of("jobs", "topics");
     private static final String API_PACKAGE = "io.delayq.api";
@@ -116,7 +114,7 @@ class DelayqProcessor {
         for (AnnotationInstance q : o.getQualifiers()) {
             if (JOB_TOPIC.equals(q.name())) {
                 topic = true;
-            } else if (!ANY.equals(q.name()) && !DEFAULT.equals(q.name())) {
+            } else if (!ANY.equals(q.name())) {
                 return where + " has qualifier @" + q.name().withoutPackagePrefix()
                         + ": delayq fires jobs with @JobTopic only, so it would never be called; remove the qualifier";
             }
@@ -227,8 +225,8 @@ class DelayqProcessor {
     @BuildStep
     @Record(ExecutionTime.RUNTIME_INIT)
     void warnOnBuildTimeOverrides(DelayqBuildConfig config, DelayqRecorder recorder) {
-        recorder.warnOnBuildTimeOverrides(Map.of("delayq.api.enabled", Boolean.toString(config.api().enabled()),
-                "delayq.devservices.enabled", Boolean.toString(config.devservices().enabled())));
+        recorder.warnOnBuildTimeOverrides(Map.of("delayq.api.enabled", config.api().enabled(),
+                "delayq.devservices.enabled", config.devservices().enabled()));
     }
 
     /** The Lua scripts are read from the classpath at start-up: a native image must carry them. */

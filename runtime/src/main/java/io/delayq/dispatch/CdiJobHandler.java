@@ -2,10 +2,13 @@ package io.delayq.dispatch;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 
 import jakarta.enterprise.event.Event;
+import jakarta.enterprise.event.NotificationOptions;
 
 import io.delayq.core.Job;
+import io.quarkus.arc.Arc;
 
 /**
  * Hands a job to the CDI observers of its topic. Synchronous observers run in the calling
@@ -26,14 +29,25 @@ final class CdiJobHandler implements JobHandler {
     }
 
     @Override
-    public CompletionStage<Void> handle(Job job) {
+    public CompletionStage<Void> handle(Job job, AttemptContext context) {
         if (sync) {
-            event.fire(job);
+            try (AttemptContext.Entered entered = context.enter()) {
+                event.fire(job);
+            }
         }
         if (!async) {
             return CompletableFuture.completedFuture(null);
         }
-        return event.fireAsync(job).thenApply(j -> null);
+        // Each async notification enters the context on the executor's thread and leaves it
+        // after: entering it here instead would leak the job into threads created meanwhile
+        // (the logging MDC is inherited by new threads).
+        Executor executor = Arc.container().getExecutorService();
+        NotificationOptions options = NotificationOptions.ofExecutor(task -> executor.execute(() -> {
+            try (AttemptContext.Entered entered = context.enter()) {
+                task.run();
+            }
+        }));
+        return event.fireAsync(job, options).thenApply(j -> null);
     }
 
     @Override

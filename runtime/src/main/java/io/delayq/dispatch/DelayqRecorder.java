@@ -18,10 +18,10 @@ public class DelayqRecorder {
      * Warns when a build-time setting is given another value at run time (in the environment of
      * a pod, say): it has no effect there, and silence would suggest it had.
      */
-    public void warnOnBuildTimeOverrides(Map<String, String> builtWith) {
+    public void warnOnBuildTimeOverrides(Map<String, Boolean> builtWith) {
         Config config = ConfigProvider.getConfig();
-        builtWith.forEach((name, built) -> config.getOptionalValue(name, String.class)
-                .filter(now -> !now.equalsIgnoreCase(built))
+        builtWith.forEach((name, built) -> config.getOptionalValue(name, Boolean.class)
+                .filter(now -> !now.equals(built))
                 .ifPresent(now -> LOG.warnf("%s=%s is ignored: it is fixed when the application is built (built with %s)",
                         name, now, built)));
     }

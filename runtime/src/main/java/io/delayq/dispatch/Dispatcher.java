@@ -197,6 +197,11 @@ public class Dispatcher {
         return started;
     }
 
+    /** True while this replica takes jobs: started with at least one taker, not draining. */
+    public boolean taking() {
+        return started && !draining && !takers.isEmpty();
+    }
+
     public boolean draining() {
         return draining;
     }

@@ -6,10 +6,11 @@ import io.delayq.core.Job;
 
 /**
  * Runs one job attempt; normal completion acks it, exceptional completion fails the attempt.
- * Called on a worker (virtual) thread, so an implementation may block.
+ * Called on a worker (virtual) thread, so an implementation may block. It runs the observer
+ * inside {@code context} (MDC, span), on whichever thread the observer runs.
  */
 public interface JobHandler {
-    CompletionStage<Void> handle(Job job) throws Exception;
+    CompletionStage<Void> handle(Job job, AttemptContext context) throws Exception;
 
     /** What serves the topic, for the start-up log and {@code GET /topics}. */
     String describe();

@@ -66,27 +66,35 @@ public class JobRunner {
                 mapper, span.traceparent());
         metrics.dispatched(topic, lateness);
         long start = System.nanoTime();
+        // The observer runs with its job in the logging context and its attempt's span current,
+        // on whichever thread the handler runs it.
+        AttemptContext context = () -> {
+            JobTracing.Scope scope = span.makeCurrent();
+            JobLogContext log = JobLogContext.of(job);
+            return () -> {
+                log.close();
+                scope.close();
+            };
+        };
         CompletionStage<Void> stage;
-        // The observer runs with its job in the logging context and its attempt's span current.
-        try (JobTracing.Scope scope = span.makeCurrent(); JobLogContext log = JobLogContext.of(job)) {
-            stage = topics.handlers().get(topic).handle(job);
+        try {
+            stage = topics.handlers().get(topic).handle(job, context);
         } catch (Throwable e) {
-            span.end(e);
-            settle(taken, job, start, e, done);
+            settle(taken, job, span, start, e, done);
             return;
         }
-        stage.whenComplete((v, e) -> {
-            span.end(e);
-            settle(taken, job, start, e, done);
-        });
+        stage.whenComplete((v, e) -> settle(taken, job, span, start, e, done));
     }
 
     /**
-     * Records the outcome, then frees the slot ({@code done}): in that order, so that a drain
-     * that sees every slot free finds every ack queued and every failure recorded.
+     * Ends the span, records the outcome, then frees the slot ({@code done}): in that order, so
+     * that a drain that sees every slot free finds every ack queued and every failure recorded;
+     * the slot is freed whatever happens before.
      */
-    private void settle(TakenJob taken, Job job, long start, Throwable error, Consumer<TakenJob> done) {
+    private void settle(TakenJob taken, Job job, JobTracing.AttemptSpan span, long start, Throwable error,
+            Consumer<TakenJob> done) {
         try (JobLogContext log = JobLogContext.of(job)) {
+            span.end(error);
             record(taken, job, System.nanoTime() - start, error);
         } finally {
             done.accept(taken);

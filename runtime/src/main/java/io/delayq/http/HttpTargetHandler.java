@@ -9,6 +9,7 @@ import java.util.concurrent.CompletionStage;
 
 
 import io.delayq.core.Job;
+import io.delayq.dispatch.AttemptContext;
 import io.delayq.dispatch.JobHandler;
 
 /**
@@ -48,7 +49,7 @@ public final class HttpTargetHandler implements JobHandler {
     }
 
     @Override
-    public CompletionStage<Void> handle(Job job) {
+    public CompletionStage<Void> handle(Job job, AttemptContext context) {
         String body = job.payloadJson() == null ? "null" : job.payloadJson();
         HttpRequest.Builder request = HttpRequest.newBuilder(url).timeout(timeout)
                 .header("Content-Type", "application/json")

@@ -73,7 +73,7 @@ public class JobStore {
         long localNow = System.currentTimeMillis();
         List<String> args = new ArrayList<>(3 + jobs.size() * 5);
         args.add(keys.wakeChannel(p));
-        args.add(trace);
+        args.add(JobRecord.storableTrace(trace));
         args.add(Integer.toString(jobs.size()));
         for (NewJob job : jobs) {
             if (job.delayed()) {

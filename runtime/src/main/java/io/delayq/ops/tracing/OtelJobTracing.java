@@ -1,5 +1,7 @@
 package io.delayq.ops.tracing;
 
+import org.jboss.logging.Logger;
+
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.SpanKind;
@@ -20,6 +22,7 @@ import io.opentelemetry.context.Context;
  * long delays, which trace back-ends show fine.
  */
 public class OtelJobTracing implements JobTracing {
+    private static final Logger LOG = Logger.getLogger(OtelJobTracing.class);
     private static final int CONTEXT_LENGTH = 32 + 16 + 2;
     private final Tracer tracer;
 
@@ -33,8 +36,18 @@ public class OtelJobTracing implements JobTracing {
         return c.isValid() ? c.getTraceId() + c.getSpanId() + c.getTraceFlags().asHex() : "";
     }
 
+    /** Never throws: a job runs whatever its stored context holds (with no parent, at worst). */
     @Override
     public AttemptSpan startAttempt(String topic, String jobId, int attempt, long latenessMs, String enqueueContext) {
+        try {
+            return new OtelAttempt(start(topic, jobId, attempt, latenessMs, enqueueContext));
+        } catch (RuntimeException e) {
+            LOG.debugf(e, "no span for job %s/%s", topic, jobId);
+            return NONE;
+        }
+    }
+
+    private Span start(String topic, String jobId, int attempt, long latenessMs, String enqueueContext) {
         Context parent = Context.root();
         if (enqueueContext != null && enqueueContext.length() == CONTEXT_LENGTH) {
             SpanContext enqueue = SpanContext.createFromRemoteParent(enqueueContext.substring(0, 32),
@@ -43,7 +56,7 @@ public class OtelJobTracing implements JobTracing {
                 parent = parent.with(Span.wrap(enqueue));
             }
         }
-        Span span = tracer.spanBuilder("delayq.run " + topic).setParent(parent).setSpanKind(SpanKind.CONSUMER)
+        return tracer.spanBuilder("delayq.run " + topic).setParent(parent).setSpanKind(SpanKind.CONSUMER)
                 .setAttribute("messaging.system", "delayq")
                 .setAttribute("messaging.operation.type", "process")
                 .setAttribute("messaging.destination.name", topic)
@@ -53,7 +66,6 @@ public class OtelJobTracing implements JobTracing {
                 .setAttribute("delayq.attempt", attempt)
                 .setAttribute("delayq.lateness_ms", latenessMs)
                 .startSpan();
-        return new OtelAttempt(span);
     }
 
     private record OtelAttempt(Span span) implements AttemptSpan {
@@ -69,13 +81,19 @@ public class OtelJobTracing implements JobTracing {
             return c.isValid() ? "00-" + c.getTraceId() + "-" + c.getSpanId() + "-" + c.getTraceFlags().asHex() : null;
         }
 
+        /** Never throws: the outcome of the job is recorded after this, whatever tracing does. */
         @Override
         public void end(Throwable error) {
-            if (error != null) {
-                span.recordException(error);
-                span.setStatus(StatusCode.ERROR, error.getClass().getSimpleName());
+            try {
+                if (error != null) {
+                    span.setStatus(StatusCode.ERROR, error.getClass().getSimpleName());
+                    span.recordException(error);
+                }
+            } catch (RuntimeException e) {
+                LOG.debugf(e, "could not record the error on a span");
+            } finally {
+                span.end();
             }
-            span.end();
         }
     }
 }
