@@ -7,19 +7,22 @@
 --   KEYS[4] -> inflight  ZSET   job id -> lease deadline ms
 --   KEYS[5] -> leases    HASH   job id -> lease token of the current holder
 --   KEYS[6] -> dead      ZSET   job id -> time of death ms
---   KEYS[7..6+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
+--   KEYS[7] -> leasenext STRING a lower bound of every lease deadline in inflight (absent = none
+--                               known); take lowers it, reclaim sets it exactly
+--   KEYS[8..7+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
 -- ARGV[1] = k, the number of day shards passed; ARGV[2..1+k] = their days (yyyymmdd).
 -- A script that needs a shard it was not given fails with "DQNEEDDAY d1 d2 ..." before any write;
 -- Java then adds those keys and calls again. Scripts never build key names themselves.
 local rcall = redis.call
 local K_JOBS, K_DAYS, K_NEXT, K_INFLIGHT, K_LEASES, K_DEAD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local K_LEASE_NEXT = KEYS[7]
 local DAY_MS = 86400000
 -- Lua's unpack() is bounded by the C stack (LUAI_MAXCSTACK 8000): variadic calls go in chunks.
 local CHUNK = 1000
 
 local shard_count = tonumber(ARGV[1])
 local shard_of_day = {}
-for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[6 + i] end
+for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[7 + i] end
 local A = 2 + shard_count -- first script-specific ARGV
 
 local function now_ms()

@@ -5,14 +5,21 @@
 -- ARGV[A]   = N, the most jobs to take (the caller's free worker slots)
 -- ARGV[A+1] = lease ms (lease deadline = Redis now + lease)
 -- ARGV[A+2] = lease token prefix, unique per call; job i of the reply gets token prefix..i
--- ARGV[A+3] = m, acks carried by this call; then m pairs: id, lease token
+-- ARGV[A+3] = deadline: Redis time (ms) after which this call leases nothing, 0 = none. The
+--             caller stops waiting for the reply at about twice that; a call Redis runs later
+--             (stuck behind a CLIENT PAUSE, a slow script, a full pool) must not lease jobs to a
+--             token nobody holds: they would sit in flight until their lease expired, and lose
+--             an attempt.
+-- ARGV[A+4] = m, acks carried by this call; then m pairs: id, lease token
 -- Returns {now, next, s, stale ack id 1..s, id1, record1, id2, record2, ...}: next = the
 -- earliest runAt still scheduled after this take (-1 when none).
 -- Errors: DQNEEDDAY (lib.lua), raised before anything is written (acks included).
 local limit = tonumber(ARGV[A])
 local lease_ms = tonumber(ARGV[A + 1])
 local prefix = ARGV[A + 2]
+local take_deadline = tonumber(ARGV[A + 3])
 local now = now_ms()
+if take_deadline > 0 and now > take_deadline then limit = 0 end
 local today = day_of(now)
 
 -- "next" is a lower bound of every runAt in the partition (every script that schedules a job
@@ -33,7 +40,7 @@ elseif due then
   if err then return err end
 end
 
-local stale = ack_leases(A + 4, tonumber(ARGV[A + 3]))
+local stale = ack_leases(A + 5, tonumber(ARGV[A + 4]))
 local out = { now, head or -1, #stale }
 for _, id in ipairs(stale) do out[#out + 1] = id end
 if not due then return out end
@@ -96,6 +103,10 @@ if #taken > 0 then
   end
   variadic('ZADD', K_INFLIGHT, inflight)
   variadic('HSET', K_LEASES, leases)
+  -- Keep "leasenext" a lower bound of every lease deadline: the safety-net poll reads it with
+  -- "next", in the same MGET, to find expired leases in any partition within a poll.
+  local lease_next = tonumber(rcall('GET', K_LEASE_NEXT))
+  if not lease_next or deadline < lease_next then rcall('SET', K_LEASE_NEXT, deadline) end
   for i = 1, #taken, CHUNK do
     local part = { unpack(taken, i, math.min(i + CHUNK - 1, #taken)) }
     local recs = rcall('HMGET', K_JOBS, unpack(part))

@@ -1,5 +1,6 @@
 package io.delayq.api;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -7,7 +8,9 @@ import java.util.Set;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
@@ -34,7 +37,8 @@ public class JobBodyParser {
     }
 
     public NewJob one(String body) {
-        return job(tree(body), "");
+        JsonNode root = tree(body);
+        return job(root, "", root.isObject() ? rawPayloads(body, false).get(0) : null);
     }
 
     /** A batch: a JSON array of jobs, or {@code {"jobs": [...]}}. All valid, or none is written. */
@@ -54,11 +58,72 @@ public class JobBodyParser {
             throw new InvalidJobException(prefix,
                     "a batch holds at most " + maxBatch + " jobs, not " + root.size(), 413);
         }
+        List<String> raw = rawPayloads(body, true);
         List<NewJob> jobs = new ArrayList<>(root.size());
         for (int i = 0; i < root.size(); i++) {
-            jobs.add(job(root.get(i), prefix + "[" + i + "]"));
+            jobs.add(job(root.get(i), prefix + "[" + i + "]", i < raw.size() ? raw.get(i) : null));
         }
         return jobs;
+    }
+
+    /**
+     * The payloads exactly as the body spells them, one per job (null when absent or null): a
+     * payload is stored byte-for-byte as sent, never re-serialised (which would round
+     * 12345678901234567.89, turn 1e400 into "Infinity" and a lone surrogate into '?'). The tree
+     * parse has already validated the JSON; this pass only finds where each payload starts and
+     * ends in the text.
+     */
+    private List<String> rawPayloads(String body, boolean batch) {
+        List<String> out = new ArrayList<>();
+        try (JsonParser p = mapper.getFactory().createParser(body)) {
+            JsonToken t = p.nextToken();
+            if (!batch) {
+                readJob(p, body, out);
+            } else if (t == JsonToken.START_ARRAY) {
+                readJobs(p, body, out);
+            } else if (t == JsonToken.START_OBJECT) {
+                while (p.nextToken() == JsonToken.FIELD_NAME) {
+                    String name = p.currentName();
+                    if (p.nextToken() == JsonToken.START_ARRAY && "jobs".equals(name)) {
+                        readJobs(p, body, out);
+                    } else {
+                        p.skipChildren();
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new InvalidJobException("body", "malformed JSON: " + e.getMessage());
+        }
+        return out;
+    }
+
+    private static void readJobs(JsonParser p, String body, List<String> out) throws IOException {
+        while (p.nextToken() != JsonToken.END_ARRAY) {
+            if (p.currentToken() == JsonToken.START_OBJECT) {
+                readJob(p, body, out);
+            } else {
+                out.add(null);
+                p.skipChildren();
+            }
+        }
+    }
+
+    /** At a job's START_OBJECT: adds its payload's text (or null), and leaves it at END_OBJECT. */
+    private static void readJob(JsonParser p, String body, List<String> out) throws IOException {
+        String raw = null;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String name = p.currentName();
+            JsonToken value = p.nextToken();
+            if ("payload".equals(name)) {
+                int start = (int) p.currentTokenLocation().getCharOffset();
+                p.skipChildren();
+                p.finishToken(); // a scalar's text is read lazily: read it, so the location is past it
+                raw = value == JsonToken.VALUE_NULL ? null : body.substring(start, (int) p.currentLocation().getCharOffset());
+            } else {
+                p.skipChildren();
+            }
+        }
+        out.add(raw);
     }
 
     private JsonNode tree(String body) {
@@ -72,7 +137,7 @@ public class JobBodyParser {
         }
     }
 
-    private NewJob job(JsonNode node, String at) {
+    private NewJob job(JsonNode node, String at, String rawPayload) {
         try {
             if (node == null || !node.isObject()) {
                 throw new InvalidJobException("(job)", "a job is a JSON object");
@@ -103,12 +168,10 @@ public class JobBodyParser {
                 maxAttempts = m.intValue();
             }
             JsonNode p = node.get("payload");
-            String payload = p == null || p.isNull() ? null : mapper.writeValueAsString(p);
+            String payload = p == null || p.isNull() ? null : rawPayload;
             return validator.validate(topic, id, delayMs, runAt, maxAttempts, payload);
         } catch (InvalidJobException e) {
             throw at.isEmpty() ? e : e.inItem(at);
-        } catch (JsonProcessingException e) {
-            throw new InvalidJobException(at.isEmpty() ? "payload" : at + ".payload", "payload cannot be written as JSON");
         }
     }
 

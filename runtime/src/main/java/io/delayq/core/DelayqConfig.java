@@ -71,7 +71,7 @@ public interface DelayqConfig {
         Optional<String> token();
 
         /**
-         * Largest accepted payload, in bytes of compact JSON. Larger payloads get 413.
+         * Largest accepted payload, in bytes of its JSON as sent (UTF-8). Larger payloads get 413.
          * Default 65536 (64 KiB).
          */
         @WithDefault("65536")
@@ -133,11 +133,22 @@ public interface DelayqConfig {
 
         /**
          * How often each replica looks for expired leases (one served partition per look, in
-         * turn). A killed replica's jobs run again between lease expiry and this much later,
-         * sooner with more replicas. Default 30 s.
+         * turn): a backstop. The safety-net poll reads every served partition's earliest lease
+         * deadline with its due times and reclaims a partition with an expired lease at once, so
+         * a killed replica's jobs run again within lease + about a poll. Default 30 s.
          */
         @WithDefault("30s")
         Duration reclaimInterval();
+
+        /**
+         * Longest run of one attempt. Past it the attempt fails (and is retried with backoff, or
+         * dies after its last attempt) and its worker slot is freed; the observer's thread is
+         * interrupted, but code that ignores interruption keeps running, so the retry may overlap
+         * it. Without it a hung observer would hold its job, extended by the heartbeat, forever.
+         * Per topic: {@code delayq.topics.<t>.attempt-timeout}. Default 10 min.
+         */
+        @WithDefault("10m")
+        Duration attemptTimeout();
     }
 
     interface Retry {
@@ -175,6 +186,9 @@ public interface DelayqConfig {
     }
 
     interface Topic {
+        /** Longest run of one attempt of this topic. Default: {@code delayq.dispatch.attempt-timeout}. */
+        Optional<Duration> attemptTimeout();
+
         /** Jobs of this topic running at once on this replica. Default: {@code delayq.dispatch.concurrency}. */
         OptionalInt concurrency();
 

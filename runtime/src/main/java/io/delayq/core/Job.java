@@ -54,7 +54,7 @@ public final class Job {
         return runAt;
     }
 
-    /** The payload as compact JSON ({@code null} when the job has none). */
+    /** The payload JSON exactly as it was enqueued ({@code null} when the job has none). */
     public String payloadJson() {
         return payloadJson;
     }

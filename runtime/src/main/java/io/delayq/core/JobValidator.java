@@ -48,7 +48,7 @@ public class JobValidator {
      * @param delayMs null when not given
      * @param runAt null when not given, else the raw ISO-8601 text
      * @param maxAttempts null when not given
-     * @param payloadJson compact JSON of the payload, null when none
+     * @param payloadJson JSON of the payload as sent (never re-serialised), null when none
      */
     public NewJob validate(String topic, String id, Long delayMs, String runAt, Integer maxAttempts, String payloadJson) {
         checkTopic("topic", topic);

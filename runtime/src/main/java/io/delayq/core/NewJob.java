@@ -5,7 +5,7 @@ package io.delayq.core;
  *
  * @param delayed true: runAt = Redis now + {@code millis}; false: runAt = {@code millis} (epoch ms)
  * @param maxAttempts 0 = the topic's default
- * @param payloadJson compact JSON, {@code null} when the job has no payload
+ * @param payloadJson the payload JSON as sent, {@code null} when the job has no payload
  */
 public record NewJob(String topic, String id, boolean delayed, long millis, int maxAttempts, String payloadJson) {
 }

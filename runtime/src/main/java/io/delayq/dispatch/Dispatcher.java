@@ -23,6 +23,7 @@ import io.delayq.store.JobStore;
 import io.delayq.store.Lease;
 import io.delayq.store.Partition;
 import io.delayq.store.RedisGateway;
+import io.delayq.store.StoreUnavailableException;
 import io.delayq.store.TakenJob;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -34,6 +35,7 @@ import io.quarkus.runtime.StartupEvent;
 @ApplicationScoped
 public class Dispatcher {
     private static final Logger LOG = Logger.getLogger(Dispatcher.class);
+    private final LeaseReclaimer reclaimer;
     private static final int MAX_BATCH = 1000;
 
     private final DelayqConfig config;
@@ -56,7 +58,9 @@ public class Dispatcher {
     private volatile boolean draining;
 
     public Dispatcher(DelayqConfig config, TopicRegistry topics, JobStore store, RedisGateway redis,
-            RedisClock clock, JobRunner runner, Acker acker, RetryPolicy retry, DelayqMetrics metrics) {
+            RedisClock clock, JobRunner runner, Acker acker, RetryPolicy retry, DelayqMetrics metrics,
+            LeaseReclaimer reclaimer) {
+        this.reclaimer = reclaimer;
         this.metrics = metrics;
         this.config = config;
         this.topics = topics;
@@ -70,6 +74,13 @@ public class Dispatcher {
 
     void onStart(@Observes StartupEvent event) {
         checkLeaseAndHeartbeat(config.dispatch().lease(), config.dispatch().heartbeat());
+        try {
+            store.checkPartitions(config.partitions());
+        } catch (StoreUnavailableException e) {
+            // Redis away at start-up is not a reason to crash-loop: readiness stays DOWN until it
+            // answers, and the takers retry. The check runs at the next start.
+            LOG.warnf("could not check delayq.partitions against the store: %s", e.getMessage());
+        }
         start();
     }
 
@@ -106,7 +117,7 @@ public class Dispatcher {
             pools.put(topic, pool);
             for (Partition p : store.partitionsOf(topic)) {
                 DueTaker taker = new DueTaker(p, pool, store, clock, acker, metrics, replicaId, MAX_BATCH, leaseMs,
-                        safetyNetMs, config.dispatch().takeGap().toMillis());
+                        safetyNetMs, config.dispatch().takeGap().toMillis(), config.redisTimeout().toMillis());
                 takers.add(taker);
                 byChannel.put(store.wakeChannel(p), taker);
             }
@@ -117,7 +128,7 @@ public class Dispatcher {
         wakeUps = new WakeUps(redis, byChannel);
         wakeUps.start();
         takers.forEach(DueTaker::start);
-        safetyNet = new SafetyNetPoll(store, takers, safetyNetMs);
+        safetyNet = new SafetyNetPoll(store, takers, safetyNetMs, clock, reclaimer::reclaimExpired);
         safetyNet.start();
         started = true;
     }
@@ -129,11 +140,12 @@ public class Dispatcher {
      * <li>readiness is already DOWN: Quarkus' shutdown delay ran before this event, so Kubernetes
      * stopped routing requests to this pod;</li>
      * <li>takers stop taking (a take in flight completes and its jobs start);</li>
-     * <li>running jobs get until {@code delayq.drain.timeout} to finish; their acks are flushed;</li>
+     * <li>running jobs get until {@code delayq.drain.timeout} to finish;</li>
      * <li>jobs still running then are put back into the shard of now, due at once, with one script
      * per partition, and a wake-up tells the other replicas to take them right away (instead of
      * waiting for the lease to expire). Their observers may still finish here; their late acks
-     * are ignored by the lease-token check.</li>
+     * are ignored by the lease-token check;</li>
+     * <li>the acks of every job that finished are flushed.</li>
      * </ol>
      */
     void onStop(@Observes @Priority(1) ShutdownEvent event) {
@@ -160,10 +172,14 @@ public class Dispatcher {
             for (WorkerPool pool : pools.values()) {
                 idle &= pool.awaitIdle(deadline);
             }
-            acker.stop(Math.max(deadline, System.nanoTime() + TimeUnit.SECONDS.toNanos(2)));
+            // Put back what still runs before the acker's last flush: a job that completes after
+            // that flush would otherwise be neither acked nor put back (its lease would expire
+            // and cost it an attempt). One that completes during the requeue is put back and
+            // runs again elsewhere; its ack then meets another lease and is ignored.
             if (!idle) {
                 requeueRunning();
             }
+            acker.stop(Math.max(deadline, System.nanoTime() + TimeUnit.SECONDS.toNanos(2)));
             LOG.infof("delayq replica %s drained", replicaId);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

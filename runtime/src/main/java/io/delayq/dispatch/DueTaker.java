@@ -38,6 +38,7 @@ final class DueTaker {
     private final long leaseMs;
     private final long safetyNetMs;
     private final long minGapMs;
+    private final long takeDeadlineMs;
     private final AtomicLong calls = new AtomicLong();
     private final Set<Integer> olderDays = new TreeSet<>();
 
@@ -49,8 +50,9 @@ final class DueTaker {
 
     DueTaker(Partition partition, WorkerPool pool, JobStore store, RedisClock clock, Acker acker,
             DelayqMetrics metrics,
-            String replicaId, int maxBatch, long leaseMs, long safetyNetMs, long minGapMs) {
+            String replicaId, int maxBatch, long leaseMs, long safetyNetMs, long minGapMs, long redisTimeoutMs) {
         this.minGapMs = minGapMs;
+        this.takeDeadlineMs = redisTimeoutMs / 2;
         this.acker = acker;
         this.metrics = metrics;
         this.partition = partition;
@@ -117,22 +119,24 @@ final class DueTaker {
                     continue;
                 }
                 wakeFor.set(NONE);
-                long before = System.currentTimeMillis();
-                long t0 = System.nanoTime();
+                long t0 = clock.monotonicNanos();
                 List<Lease> acks = acker.drain(partition, 1000);
                 TakeResult r;
                 try {
+                    // A take that Redis runs after this deadline (its reply would find nobody
+                    // waiting for it) leases nothing: half the Redis timeout, in Redis time.
                     r = store.take(partition, want, leaseMs, replicaId + ":" + calls.incrementAndGet() + ":",
-                            olderDays, acks);
+                            olderDays, acks, clock.redisNow() + takeDeadlineMs);
                 } catch (RuntimeException e) {
                     acker.restore(partition, acks);
                     pool.release(want);
                     throw e;
                 }
                 pool.release(want - r.jobs().size());
-                metrics.took(partition.topic(), System.nanoTime() - t0);
+                long t1 = clock.monotonicNanos();
+                metrics.took(partition.topic(), t1 - t0);
                 Acker.reportStale(partition, r.staleAcks());
-                clock.observe(r.now(), before, System.currentTimeMillis());
+                clock.observe(r.now(), t0, t1);
                 failures = 0;
                 if (!r.jobs().isEmpty()) {
                     pool.start(r.jobs());

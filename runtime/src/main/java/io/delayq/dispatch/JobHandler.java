@@ -14,4 +14,12 @@ public interface JobHandler {
 
     /** What serves the topic, for the start-up log and {@code GET /topics}. */
     String describe();
+
+    /**
+     * The shortest wait before retrying an attempt that failed with {@code error}, whatever the
+     * backoff says: an HTTP target that timed out may still be working on the first call.
+     */
+    default long minRetryDelayMs(Throwable error) {
+        return 0;
+    }
 }

@@ -3,6 +3,11 @@ package io.delayq.dispatch;
 import java.time.Instant;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -34,6 +39,13 @@ public class JobRunner {
     private final RedisClock clock;
     private final ObjectMapper mapper;
     private final JobTracing tracing;
+    // Ends attempts that run past their timeout; one daemon thread, it only flips a flag and
+    // records the failure.
+    private final ScheduledExecutorService timeouts = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "delayq-attempt-timeouts");
+        t.setDaemon(true);
+        return t;
+    });
 
     public JobRunner(TopicRegistry topics, Acker acker, JobStore store, RetryPolicy retry, DelayqMetrics metrics,
             RedisClock clock, ObjectMapper mapper, JobTracing tracing) {
@@ -76,14 +88,45 @@ public class JobRunner {
                 scope.close();
             };
         };
+        // The attempt is settled once: by its observer, or by its timeout, whichever comes first.
+        AtomicBoolean settled = new AtomicBoolean();
+        Thread worker = Thread.currentThread();
+        long timeoutMs = retry.attemptTimeoutMs(topic);
+        ScheduledFuture<?> timer = timeouts.schedule(() -> {
+            if (settled.compareAndSet(false, true)) {
+                worker.interrupt(); // a synchronous observer blocked in I/O or a wait may give up
+                // Recording the failure is a Redis call: not on the one timer thread.
+                Thread.ofVirtual().name("delayq-timeout").start(
+                        () -> settle(taken, job, span, start, new AttemptTimeoutException(job, timeoutMs), done));
+            }
+        }, timeoutMs, TimeUnit.MILLISECONDS);
         CompletionStage<Void> stage;
         try {
             stage = topics.handlers().get(topic).handle(job, context);
         } catch (Throwable e) {
-            settle(taken, job, span, start, e, done);
+            if (settled.compareAndSet(false, true)) {
+                timer.cancel(false);
+                settle(taken, job, span, start, e, done);
+            }
+            Thread.interrupted(); // an interrupt meant for this attempt must not hit the next one
             return;
         }
-        stage.whenComplete((v, e) -> settle(taken, job, span, start, e, done));
+        stage.whenComplete((v, e) -> {
+            if (settled.compareAndSet(false, true)) {
+                timer.cancel(false);
+                settle(taken, job, span, start, e, done);
+            }
+        });
+        Thread.interrupted();
+    }
+
+    /** An attempt that ran past {@code delayq.dispatch.attempt-timeout}. */
+    public static final class AttemptTimeoutException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        AttemptTimeoutException(Job job, long timeoutMs) {
+            super("attempt " + job.attempt() + " ran past its timeout of " + timeoutMs + " ms", null, false, false);
+        }
     }
 
     /**
@@ -110,8 +153,9 @@ public class JobRunner {
         Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
         String text = cause.getClass().getName() + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
         try {
-            FailOutcome outcome = store.fail(taken.partition(), taken.lease(), retry.delayMs(job.topic(), job.attempt()),
-                    text, retry.maxAttempts(job.topic()));
+            long delay = Math.max(retry.delayMs(job.topic(), job.attempt()),
+                    topics.handlers().get(job.topic()).minRetryDelayMs(cause));
+            FailOutcome outcome = store.fail(taken.partition(), taken.lease(), delay, text, retry.maxAttempts(job.topic()));
             if (outcome.kind() != FailOutcome.Kind.STALE) {
                 metrics.failed(job.topic(), took, outcome.kind() == FailOutcome.Kind.DEAD);
             }

@@ -11,8 +11,9 @@ import io.quarkus.scheduler.Scheduled;
 
 /**
  * Returns jobs whose lease expired — their replica died or stalled — to their due shard, on
- * every replica for the partitions it serves (no leader). Each run reads the earliest lease
- * deadline of one partition, in turn, so that an idle replica costs Redis one command per
+ * every replica for the partitions it serves (no leader). The safety-net poll finds a partition
+ * with an expired lease within a poll ({@link #reclaimExpired}); this periodic look is the
+ * backstop under it. Each run reads the earliest lease deadline of one partition, in turn, so that an idle replica costs Redis one command per
  * interval however many topics it serves; the reclaim script runs only when a lease has
  * expired, and then the next partition is looked at at once (a dead replica usually held jobs
  * of several). With several replicas serving a partition it is looked at that much more often.
@@ -40,7 +41,7 @@ public class LeaseReclaimer {
 
     @Scheduled(every = "${delayq.dispatch.reclaim-interval:30s}", delayed = "1s",
             concurrentExecution = Scheduled.ConcurrentExecution.SKIP, skipExecutionIf = Scheduled.ApplicationNotRunning.class)
-    void reclaimExpired() {
+    void lookForExpiredLeases() {
         java.util.List<Partition> all = dispatcher.partitions();
         for (int looked = 0; looked < all.size(); looked++) {
             Partition p = all.get(Math.floorMod(next++, all.size()));
@@ -61,17 +62,32 @@ public class LeaseReclaimer {
         if (deadline < 0 || deadline > clock.redisNow()) {
             return 0;
         }
+        return reclaimExpired(p);
+    }
+
+    /**
+     * Runs the reclaim script on a partition the safety-net poll found with an expired lease
+     * bound (no pre-check: the script also corrects the bound when the lease was extended).
+     */
+    int reclaimExpired(Partition p) {
         int moved = 0;
-        while (true) {
-            int[] r = store.reclaim(p, BATCH, retry.maxAttempts(p.topic()));
-            moved += r[0] + r[1];
-            metrics.lost(p.topic(), r[0], r[1]);
-            if (r[0] + r[1] > 0) {
-                LOG.infof("reclaimed %d job(s) of %s with an expired lease (%d to dead)", r[0] + r[1], p, r[1]);
+        try {
+            while (true) {
+                RetryPolicy.Backoff b = retry.backoff(p.topic());
+                int[] r = store.reclaim(p, BATCH, retry.maxAttempts(p.topic()), b.initialMs(), b.multiplier(), b.maxMs(),
+                        b.jitter());
+                moved += r[0] + r[1];
+                metrics.lost(p.topic(), r[0], r[1]);
+                if (r[0] + r[1] > 0) {
+                    LOG.infof("reclaimed %d job(s) of %s with an expired lease (%d to dead)", r[0] + r[1], p, r[1]);
+                }
+                if (r[0] + r[1] < BATCH) {
+                    return moved;
+                }
             }
-            if (r[0] + r[1] < BATCH) {
-                return moved;
-            }
+        } catch (RuntimeException e) {
+            LOG.warnf("reclaim on %s failed: %s", p, e.toString());
+            return moved;
         }
     }
 }

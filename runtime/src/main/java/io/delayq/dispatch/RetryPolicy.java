@@ -19,22 +19,37 @@ public class RetryPolicy {
         this.config = config;
     }
 
-    /** Delay before the attempt after failed attempt number {@code attempt} (1-based), in ms. */
-    public long delayMs(String topic, int attempt) {
+    /** A topic's backoff: delay before the next attempt = min(max, initial * multiplier^(n-1)), minus jitter. */
+    public record Backoff(long initialMs, double multiplier, long maxMs, double jitter) {
+    }
+
+    public Backoff backoff(String topic) {
         DelayqConfig.Retry global = config.retry();
         DelayqConfig.Topic t = config.topics().get(topic);
         long initial = (t != null && t.retryInitial().isPresent() ? t.retryInitial().get() : global.initial()).toMillis();
         double multiplier = t != null && t.retryMultiplier().isPresent() ? t.retryMultiplier().getAsDouble() : global.multiplier();
         long max = (t != null && t.retryMax().isPresent() ? t.retryMax().get() : global.max()).toMillis();
-        double base = Math.min((double) max, initial * Math.pow(multiplier, Math.max(0, attempt - 1)));
-        double jitter = Math.min(1.0, Math.max(0.0, global.jitter()));
-        return (long) (base * (1.0 - jitter * ThreadLocalRandom.current().nextDouble()));
+        return new Backoff(initial, multiplier, max, Math.min(1.0, Math.max(0.0, global.jitter())));
+    }
+
+    /** Delay before the attempt after failed attempt number {@code attempt} (1-based), in ms. */
+    public long delayMs(String topic, int attempt) {
+        Backoff b = backoff(topic);
+        double base = Math.min((double) b.maxMs(), b.initialMs() * Math.pow(b.multiplier(), Math.max(0, attempt - 1)));
+        return (long) (base * (1.0 - b.jitter() * ThreadLocalRandom.current().nextDouble()));
     }
 
     /** Attempts before dead for jobs that did not set their own. */
     public int maxAttempts(String topic) {
         DelayqConfig.Topic t = config.topics().get(topic);
         return t != null && t.maxAttempts().isPresent() ? t.maxAttempts().getAsInt() : config.retry().maxAttempts();
+    }
+
+    /** Longest run of one attempt of the topic, in ms. */
+    public long attemptTimeoutMs(String topic) {
+        DelayqConfig.Topic t = config.topics().get(topic);
+        return (t != null && t.attemptTimeout().isPresent() ? t.attemptTimeout().get()
+                : config.dispatch().attemptTimeout()).toMillis();
     }
 
     /** Jobs of the topic that may run at once on this replica. */

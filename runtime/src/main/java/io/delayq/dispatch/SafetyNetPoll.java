@@ -2,6 +2,7 @@ package io.delayq.dispatch;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -15,7 +16,9 @@ import io.delayq.store.Partition;
  * The safety net under the wake-up messages: pub/sub is fire-and-forget (a dropped connection
  * loses messages), so about once a second this loop reads the earliest due time of every served
  * partition — one MGET for all of them, not a take — and wakes the taker of any partition with
- * a job due earlier than its taker planned. The interval is jittered (+0–50 %) so that replicas
+ * a job due earlier than its taker planned. The same MGET reads each partition's earliest lease
+ * deadline: a partition with an expired lease (its replica died) is reclaimed at once, so a dead
+ * replica's jobs are retaken within lease + a poll however many partitions this replica serves. The interval is jittered (+0–50 %) so that replicas
  * started together do not poll together, and so that an idle replica costs Redis less than one
  * command per second however many topics it serves.
  */
@@ -25,10 +28,14 @@ final class SafetyNetPoll {
     private final List<DueTaker> takers;
     private final List<Partition> partitions = new ArrayList<>();
     private final long intervalMs;
+    private final RedisClock clock;
+    private final Consumer<Partition> reclaim;
     private volatile boolean running;
     private volatile Thread thread;
 
-    SafetyNetPoll(JobStore store, List<DueTaker> takers, long intervalMs) {
+    SafetyNetPoll(JobStore store, List<DueTaker> takers, long intervalMs, RedisClock clock, Consumer<Partition> reclaim) {
+        this.clock = clock;
+        this.reclaim = reclaim;
         this.store = store;
         this.takers = takers;
         this.intervalMs = intervalMs;
@@ -59,10 +66,14 @@ final class SafetyNetPoll {
                 return;
             }
             try {
-                long[] heads = store.nextDue(partitions);
-                for (int i = 0; i < heads.length; i++) {
-                    if (heads[i] >= 0) {
-                        takers.get(i).wake(heads[i]);
+                long[][] heads = store.heads(partitions);
+                long now = clock.redisNow();
+                for (int i = 0; i < partitions.size(); i++) {
+                    if (heads[0][i] >= 0) {
+                        takers.get(i).wake(heads[0][i]);
+                    }
+                    if (heads[1][i] >= 0 && heads[1][i] <= now) {
+                        reclaim.accept(partitions.get(i));
                     }
                 }
             } catch (RuntimeException e) {

@@ -67,6 +67,21 @@ public final class HttpTargetHandler implements JobHandler {
         });
     }
 
+    /**
+     * A call that timed out may still be running at the target: the retry waits at least the
+     * timeout again, so that it does not overlap a first call that takes up to twice the timeout
+     * (a target that answers, late, within the time it was given does not see two calls at once).
+     */
+    @Override
+    public long minRetryDelayMs(Throwable error) {
+        for (Throwable e = error; e != null; e = e.getCause()) {
+            if (e instanceof java.net.http.HttpTimeoutException) {
+                return timeout.toMillis();
+            }
+        }
+        return 0;
+    }
+
     @Override
     public String describe() {
         return "HTTP target " + url;

@@ -10,7 +10,7 @@ package io.delayq.store;
  *        id, flags), empty when the job was enqueued in no trace
  * @param maxAttempts 0 = the topic's default
  * @param lastError empty when none
- * @param payload compact JSON, empty when the job has none
+ * @param payload the payload JSON as sent, empty when the job has none
  */
 public record JobRecord(long runAt, String trace, int attempts, int maxAttempts, String lastError, String payload) {
     private static final char TRACE_MARK = 0x1E;

@@ -98,6 +98,24 @@ public class JobStore {
         return out;
     }
 
+    /**
+     * Records the partition count on first use of the store and fails when it differs from the
+     * one the store was written with: jobs of partitions that a smaller count drops would never
+     * be taken, and a larger count would look for some ids in the wrong partition. Returns the
+     * count found (the given one on a new store).
+     */
+    public int checkPartitions(int partitions) {
+        redis.send(Request.cmd(Command.SET).arg(keys.partitions()).arg(partitions).arg("NX"));
+        int stored = redis.send(Request.cmd(Command.GET).arg(keys.partitions())).toInteger();
+        if (stored != partitions) {
+            throw new IllegalStateException("delayq.partitions is " + partitions + " but the store ("
+                    + keys.partitions() + ") was written with " + stored + ": jobs would be stranded. Keep " + stored + ", or move to " + partitions
+                    + " under a new delayq.prefix while replicas with the old prefix drain the old jobs "
+                    + "(see the README, \"Changing delayq.partitions\")");
+        }
+        return stored;
+    }
+
     private void registerTopic(String topic) {
         // Outside the script: dq:topics is not under the partition's hash tag. Added before the
         // job so that a listed topic may be empty, but a job never belongs to an unlisted topic.
@@ -155,31 +173,36 @@ public class JobStore {
     }
 
     /**
-     * The "next" lower bounds of the given partitions (the safety-net poll), -1 for a partition
-     * with nothing scheduled. One MGET for all of them, so that an idle replica costs Redis one
+     * The safety-net poll's read, for the given partitions: [0][i] the "next" lower bound of
+     * partition i (-1 with nothing scheduled), [1][i] its "leasenext" lower bound of the lease
+     * deadlines (-1 with none). One MGET for all of them, so that an idle replica costs Redis one
      * command per poll however many topics it serves; on Redis Cluster, where the partitions'
-     * keys live in different slots, one pipelined GET per partition.
+     * keys live in different slots, one pipelined MGET per partition.
      */
-    public long[] nextDue(List<Partition> ps) {
-        long[] out = new long[ps.size()];
+    public long[][] heads(List<Partition> ps) {
+        long[][] out = new long[2][ps.size()];
         if (ps.isEmpty()) {
             return out;
         }
-        List<Response> replies = new ArrayList<>(ps.size());
+        List<Response> replies = new ArrayList<>(ps.size() * 2);
         if (cluster) {
             List<Request> reads = new ArrayList<>(ps.size());
             for (Partition p : ps) {
-                reads.add(Request.cmd(Command.GET).arg(keys.next(p)));
+                reads.add(Request.cmd(Command.MGET).arg(keys.next(p)).arg(keys.leaseNext(p)));
             }
-            replies.addAll(redis.batch(reads));
+            for (Response pair : redis.batch(reads)) {
+                pair.forEach(replies::add);
+            }
         } else {
             Request mget = Request.cmd(Command.MGET);
-            ps.forEach(p -> mget.arg(keys.next(p)));
+            ps.forEach(p -> mget.arg(keys.next(p)).arg(keys.leaseNext(p)));
             redis.send(mget).forEach(replies::add);
         }
-        for (int i = 0; i < out.length; i++) {
-            Response r = replies.get(i);
-            out[i] = r == null ? -1 : r.toLong();
+        for (int i = 0; i < ps.size(); i++) {
+            Response next = replies.get(2 * i);
+            Response leaseNext = replies.get(2 * i + 1);
+            out[0][i] = next == null ? -1 : next.toLong();
+            out[1][i] = leaseNext == null ? -1 : (long) Double.parseDouble(leaseNext.toString());
         }
         return out;
     }
@@ -287,9 +310,12 @@ public class JobStore {
      * @param olderDays past days known to hold jobs; the days this take learnt it needs are added
      *        to it, so the caller's next take passes them at once (the caller owns the set)
      * @param tokenPrefix unique per call: the lease token of job i is tokenPrefix + i
+     * @param deadlineMs Redis time after which the call leases nothing (it still acks): a call
+     *        that Redis runs late, after its caller gave up waiting, must not lease jobs to a
+     *        token nobody holds; 0 for none
      */
     public TakeResult take(Partition p, int limit, long leaseMs, String tokenPrefix, Set<Integer> olderDays,
-            List<Lease> acks) {
+            List<Lease> acks, long deadlineMs) {
         Set<Integer> around = aroundNow();
         Set<Integer> days = new TreeSet<>(around);
         days.addAll(olderDays);
@@ -297,6 +323,7 @@ public class JobStore {
         args.add(Integer.toString(limit));
         args.add(Long.toString(leaseMs));
         args.add(tokenPrefix);
+        args.add(Long.toString(deadlineMs));
         addLeases(args, acks);
         Response r = run("take", p, days, args);
         days.removeAll(around);
@@ -366,10 +393,21 @@ public class JobStore {
         return lost;
     }
 
-    /** Moves up to {@code limit} expired leases back to due (or dead); returns {reclaimed, dead}. */
-    public int[] reclaim(Partition p, int limit, int defaultMaxAttempts) {
-        Response r = run("reclaim", p, aroundNow(), List.of(Integer.toString(limit),
-                Integer.toString(defaultMaxAttempts), keys.wakeChannel(p)));
+    /**
+     * Moves up to {@code limit} expired leases back to due, after the retry backoff of the lost
+     * attempt (or to dead); returns {reclaimed, dead}.
+     */
+    public int[] reclaim(Partition p, int limit, int defaultMaxAttempts, long initialMs, double multiplier, long maxMs,
+            double jitter) {
+        // The backoff reaches past today's shard: pass the days up to its longest delay.
+        Set<Integer> days = aroundNow();
+        long localNow = System.currentTimeMillis();
+        for (long at = localNow; at <= localNow + maxMs + DAY_MS; at += DAY_MS) {
+            days.add(Keys.dayOf(at));
+        }
+        Response r = run("reclaim", p, days, List.of(Integer.toString(limit),
+                Integer.toString(defaultMaxAttempts), keys.wakeChannel(p), Long.toString(initialMs),
+                Double.toString(multiplier), Long.toString(maxMs), Double.toString(jitter)));
         return new int[] { r.get(0).toInteger(), r.get(1).toInteger() };
     }
 
@@ -390,13 +428,14 @@ public class JobStore {
     private Response run(String script, Partition p, Set<Integer> days, List<String> args) {
         Set<Integer> shardDays = days instanceof TreeSet<Integer> mutable ? mutable : new TreeSet<>(days);
         for (int attempt = 0;; attempt++) {
-            List<String> k = new ArrayList<>(6 + shardDays.size());
+            List<String> k = new ArrayList<>(7 + shardDays.size());
             k.add(keys.jobs(p));
             k.add(keys.days(p));
             k.add(keys.next(p));
             k.add(keys.inflight(p));
             k.add(keys.leases(p));
             k.add(keys.dead(p));
+            k.add(keys.leaseNext(p));
             List<String> a = new ArrayList<>(1 + shardDays.size() + args.size());
             a.add(Integer.toString(shardDays.size()));
             for (int day : shardDays) {

@@ -23,6 +23,16 @@ public class Keys {
         return prefix + ":{" + p.topic() + "#" + p.index() + "}:";
     }
 
+    /** STRING: the number of partitions per topic the store was written with ({@code delayq.partitions}). */
+    public String partitions() {
+        return prefix + ":partitions";
+    }
+
+    /** STRING: a lower bound of the lease deadlines in a partition's inflight set (absent: none). */
+    public String leaseNext(Partition p) {
+        return base(p) + "leasenext";
+    }
+
     /** SET of every topic that ever had a job enqueued. */
     public String topics() {
         return prefix + ":topics";

@@ -223,6 +223,26 @@ class EnqueueTest {
     }
 
     @Test
+    void payloadsAreStoredByteForByteAsSent() {
+        String topic = Topics.fresh("raw");
+        // Re-serialised, these would come back as 1.2345678901234568E16, "Infinity" and '?'.
+        String payload = "{\"price\": 12345678901234567.89, \"huge\":1e400,\n \"lone\":\"\\ud800\", \"list\":[ 1 ,2 ]}";
+        post("/jobs", "{\"topic\":\"" + topic + "\",\"id\":\"one\",\"delayMs\":600000,\"payload\":" + payload + "}")
+                .then().statusCode(201);
+        given().contentType(ContentType.JSON).body("[{\"topic\":\"" + topic + "\",\"id\":\"two\",\"delayMs\":600000,"
+                + "\"payload\": 0.10000000000000000000001}, {\"payload\":\"x\",\"id\":\"three\",\"topic\":\"" + topic
+                + "\",\"delayMs\":600000}]").post("/jobs/batch").then().statusCode(200);
+        String k = Topics.keys(topic) + "jobs";
+        assertEquals(payload, afterFirstNewline(redis.str("HGET", k, "one")));
+        assertEquals("0.10000000000000000000001", afterFirstNewline(redis.str("HGET", k, "two")));
+        assertEquals("\"x\"", afterFirstNewline(redis.str("HGET", k, "three")));
+    }
+
+    private static String afterFirstNewline(String record) {
+        return record.substring(record.indexOf('\n') + 1);
+    }
+
+    @Test
     void idsThatAUrlPathCannotAddressAreRejectedAndNothingIsWritten() {
         String topic = Topics.fresh("dots");
         for (String id : List.of(".", "..")) {

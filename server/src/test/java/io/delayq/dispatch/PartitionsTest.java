@@ -32,8 +32,9 @@ class PartitionsTest {
     public static class TwoPartitions implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            // a small shared worker pool: the two partitions' takers compete for its slots
-            return Map.of("delayq.partitions", "2", "delayq.topics.rec.concurrency", "4");
+            // a small shared worker pool: the two partitions' takers compete for its slots; a store
+            // of its own (the other tests' store was written with one partition)
+            return Map.of("delayq.partitions", "2", "delayq.topics.rec.concurrency", "4", "delayq.prefix", "dq2p");
         }
     }
 

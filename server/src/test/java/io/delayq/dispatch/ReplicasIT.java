@@ -104,6 +104,41 @@ class ReplicasIT extends OwnRedisTest {
         }
     }
 
+    /**
+     * A replica serving 40 topics dies holding jobs of 10 of them: the survivor's safety-net poll
+     * sees their expired leases (the same MGET as the due times), so every job runs again within
+     * lease + a few seconds, not one partition per reclaim interval (30 s each, in turn).
+     */
+    @Test
+    void jobsOfAKilledReplicaServing40TopicsRunAgainWithinTheLeasePlusFiveSeconds() throws Exception {
+        String base = Topics.fresh("many");
+        try (Receiver receiver = new Receiver()) {
+            Map<String, String> settings = new java.util.HashMap<>(Map.of("delayq.dispatch.lease", "2s",
+                    "delayq.dispatch.heartbeat", "500ms", "delayq.dispatch.reclaim-interval", "30s",
+                    "delayq.retry.initial", "200ms"));
+            for (int t = 0; t < 40; t++) {
+                settings.put("delayq.topics." + base + "-" + t + ".http.url", receiver.url());
+            }
+            // The killed replica's deliveries (first attempts) hang; the survivor's complete.
+            receiver.holdBy(d -> d.attempt() == 1 ? 60_000 : 0);
+            AppProcess victim = AppProcess.start("victim40", redis.port(), settings);
+            for (int t = 0; t < 40; t += 4) {
+                String topic = base + "-" + t;
+                assertEquals(201, victim.post("/jobs", "{\"topic\":\"" + topic + "\",\"id\":\"" + topic + "-job\"}")
+                        .statusCode());
+            }
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> receiver.distinct() == 10);
+            try (AppProcess heir = AppProcess.start("heir40", redis.port(), settings)) {
+                victim.kill();
+                long killed = System.nanoTime();
+                Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> receiver.deliveries.values().stream()
+                        .filter(d -> d.size() >= 2).count() == 10);
+                long tookMs = (System.nanoTime() - killed) / 1_000_000;
+                assertTrue(tookMs <= 2_000 + 5_000, "all 10 jobs ran again " + tookMs + " ms after the kill");
+            }
+        }
+    }
+
     @Test
     void aSleepingReplicaIsWokenByAnEarlierJobEnqueuedOnAnotherAndFiresItOnTime() throws Exception {
         String topic = Topics.fresh("wake");

@@ -42,7 +42,7 @@ class LeaseScriptsTest {
         jobs.schedule(JobRequest.topic(topic).id("now").delay(Duration.ZERO));
         jobs.schedule(JobRequest.topic(topic).id("later").delay(Duration.ofHours(1)));
         Set<Integer> older = new HashSet<>();
-        TakeResult r = store.take(p, 10, 30_000, "t1:", older, List.of());
+        TakeResult r = store.take(p, 10, 30_000, "t1:", older, List.of(), 0);
         assertEquals(List.of("old", "now"), r.jobs().stream().map(j -> j.lease().id()).toList());
         assertTrue(older.contains(Keys.dayOf(fiveDaysAgo.toEpochMilli())), "learnt the old day: " + older);
         assertTrue(r.nextDue() > r.now(), "next due is the job in an hour");
@@ -53,7 +53,7 @@ class LeaseScriptsTest {
             assertEquals(2L, redis.num("ZCARD", k + "inflight"));
         }
         assertEquals(JobState.INFLIGHT, store.get(topic, "old").orElseThrow().state());
-        assertEquals(0, store.take(p, 10, 30_000, "t2:", older, List.of()).jobs().size(), "nothing more is due");
+        assertEquals(0, store.take(p, 10, 30_000, "t2:", older, List.of(), 0).jobs().size(), "nothing more is due");
     }
 
     @Test
@@ -62,19 +62,19 @@ class LeaseScriptsTest {
         Partition p = store.partitionsOf(topic).get(0);
         jobs.schedule(JobRequest.topic(topic).id("j").delay(Duration.ZERO));
         Set<Integer> older = new HashSet<>();
-        Lease first = store.take(p, 1, 1, "A:", older, List.of()).jobs().get(0).lease(); // a 1 ms lease
+        Lease first = store.take(p, 1, 1, "A:", older, List.of(), 0).jobs().get(0).lease(); // a 1 ms lease
         try (Resp redis = Resp.open()) {
             // wait on Redis' clock until the lease deadline has passed
             long deadline = (long) Double.parseDouble(redis.str("ZSCORE", Topics.keys(topic) + "inflight", "j"));
             org.awaitility.Awaitility.await().until(() -> Long.parseLong(redis.list("TIME").get(0).toString()) * 1000
                     + Long.parseLong(redis.list("TIME").get(1).toString()) / 1000 > deadline);
         }
-        assertEquals(1, store.reclaim(p, 100, 10)[0]);
-        TakenJob second = store.take(p, 1, 30_000, "B:", older, List.of()).jobs().get(0);
+        assertEquals(1, store.reclaim(p, 100, 10, 0, 1.0, 0, 0)[0]);
+        TakenJob second = store.take(p, 1, 30_000, "B:", older, List.of(), 0).jobs().get(0);
         assertEquals(1, second.record().attempts(), "the lost attempt counted");
 
         assertEquals(List.of("j"), store.ack(p, List.of(first)), "late ack is stale");
-        assertEquals(List.of("j"), store.take(p, 0, 30_000, "C:", older, List.of(first)).staleAcks(),
+        assertEquals(List.of("j"), store.take(p, 0, 30_000, "C:", older, List.of(first), 0).staleAcks(),
                 "a late ack carried by a take is stale too");
         assertEquals(FailOutcome.Kind.STALE, store.fail(p, first, 10, "late", 10).kind());
         assertEquals(List.of("j"), store.extend(p, 30_000, List.of(first)));
@@ -84,8 +84,29 @@ class LeaseScriptsTest {
             assertNotNull(redis.str("ZSCORE", k + "inflight", "j"));
             assertNotNull(redis.str("HGET", k + "jobs", "j"));
         }
-        assertEquals(List.of(), store.take(p, 10, 30_000, "D:", older, List.of(second.lease())).staleAcks());
+        assertEquals(List.of(), store.take(p, 10, 30_000, "D:", older, List.of(second.lease()), 0).staleAcks());
         assertTrue(store.get(topic, "j").isEmpty(), "the take carried the ack");
+    }
+
+    @Test
+    void aReclaimedJobWaitsForTheRetryBackoffOfItsLostAttempt() throws Exception {
+        String topic = Topics.fresh("reclaim-backoff");
+        Partition p = store.partitionsOf(topic).get(0);
+        jobs.schedule(JobRequest.topic(topic).id("crash").delay(Duration.ZERO));
+        Set<Integer> older = new HashSet<>();
+        store.take(p, 1, 1, "A:", older, List.of(), 0); // a 1 ms lease: its replica "died"
+        try (Resp redis = Resp.open()) {
+            long deadline = (long) Double.parseDouble(redis.str("ZSCORE", Topics.keys(topic) + "inflight", "crash"));
+            org.awaitility.Awaitility.await().until(() -> Long.parseLong(redis.list("TIME").get(0).toString()) * 1000
+                    + Long.parseLong(redis.list("TIME").get(1).toString()) / 1000 > deadline);
+            long before = Long.parseLong(redis.list("TIME").get(0).toString()) * 1000;
+            assertEquals(1, store.reclaim(p, 100, 10, 60_000, 2.0, 600_000, 0)[0]);
+            var info = store.get(topic, "crash").orElseThrow();
+            assertEquals(JobState.SCHEDULED, info.state());
+            assertTrue(info.runAt().toEpochMilli() >= before + 59_000,
+                    "due a backoff (60 s) after the reclaim, not at once: " + info.runAt());
+            assertEquals(0, store.take(p, 1, 30_000, "B:", older, List.of(), 0).jobs().size(), "not due yet");
+        }
     }
 
     @Test
@@ -93,12 +114,12 @@ class LeaseScriptsTest {
         String topic = Topics.fresh("requeue");
         Partition p = store.partitionsOf(topic).get(0);
         jobs.schedule(JobRequest.topic(topic).id("r").delay(Duration.ZERO));
-        TakenJob t = store.take(p, 1, 30_000, "R:", new HashSet<>(), List.of()).jobs().get(0);
+        TakenJob t = store.take(p, 1, 30_000, "R:", new HashSet<>(), List.of(), 0).jobs().get(0);
         assertEquals(0, store.requeue(p, List.of(new Lease("r", "not-ours"))));
         assertEquals(1, store.requeue(p, List.of(t.lease())));
         var info = store.get(topic, "r").orElseThrow();
         assertEquals(JobState.SCHEDULED, info.state());
         assertEquals(0, info.attempts());
-        assertEquals(1, store.take(p, 1, 30_000, "S:", new HashSet<>(), List.of()).jobs().size(), "due at once");
+        assertEquals(1, store.take(p, 1, 30_000, "S:", new HashSet<>(), List.of(), 0).jobs().size(), "due at once");
     }
 }

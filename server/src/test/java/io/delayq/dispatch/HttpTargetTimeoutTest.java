@@ -1,0 +1,89 @@
+package io.delayq.dispatch;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import jakarta.inject.Inject;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+
+import org.junit.jupiter.api.Test;
+
+import io.delayq.core.JobRequest;
+import io.delayq.core.Jobs;
+import io.delayq.support.RedisTestResource;
+import io.delayq.support.Topics;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+
+/**
+ * An HTTP-target attempt that timed out is not retried while the target may still be running
+ * it: the retry waits at least the timeout again, even when the backoff is shorter.
+ */
+@QuarkusTest
+@QuarkusTestResource(RedisTestResource.class)
+@TestProfile(HttpTargetTimeoutTest.SlowTarget.class)
+class HttpTargetTimeoutTest {
+    static final String TOPIC = "slow-http";
+
+    /** The target is this application itself (a resource below), on a port fixed for the run. */
+    public static class SlowTarget implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            int port = fixedPort();
+            return Map.of("quarkus.http.test-port", Integer.toString(port),
+                    "delayq.topics." + TOPIC + ".http.url", "http://127.0.0.1:" + port + "/slow-target",
+                    "delayq.topics." + TOPIC + ".http.timeout", "600ms",
+                    "delayq.topics." + TOPIC + ".retry.initial", "10ms");
+        }
+
+        private static synchronized int fixedPort() {
+            String port = System.getProperty("dqtest.slow-target.port");
+            if (port == null) {
+                try (ServerSocket s = new ServerSocket(0)) {
+                    port = Integer.toString(s.getLocalPort());
+                } catch (IOException e) {
+                    throw new IllegalStateException(e);
+                }
+                System.setProperty("dqtest.slow-target.port", port);
+            }
+            return Integer.parseInt(port);
+        }
+    }
+
+    /** Answers the first call after 1.5 s (past the 600 ms timeout), later ones at once. */
+    @Path("/slow-target")
+    public static class Target {
+        static final List<Long> CALLS = new CopyOnWriteArrayList<>();
+
+        @POST
+        public void deliver(String body) throws InterruptedException {
+            CALLS.add(System.nanoTime());
+            if (CALLS.size() == 1) {
+                Thread.sleep(1500);
+            }
+        }
+    }
+
+    @Inject
+    Jobs jobs;
+
+    @Test
+    void aTimedOutCallIsRetriedNoSoonerThanTheTimeoutAfterItTimedOut() {
+        jobs.schedule(JobRequest.topic(TOPIC).id(Topics.fresh("slow")));
+        await().atMost(Duration.ofSeconds(15)).until(() -> Target.CALLS.size() >= 2);
+        long gapMs = (Target.CALLS.get(1) - Target.CALLS.get(0)) / 1_000_000;
+        // First call at 0, timed out at 600 ms; the retry waits 600 ms more, so about 1200 ms
+        // (the backoff alone, 10 ms, would give about 610 ms; the first call's arrival may lag).
+        assertTrue(gapMs >= 1_000, "second call " + gapMs + " ms after the first; expected about 1200 ms");
+    }
+}
