@@ -9,6 +9,8 @@
 -- ARGV[A+2] = wake channel
 -- ARGV[A+3..A+6] = backoff: initial ms, multiplier, max ms, jitter (0..1): the delay after
 --             attempt n is min(max, initial * multiplier^(n-1)), less up to jitter of it
+-- ARGV[A+7] = a random draw in [0, 1) from the caller, for the jitter (Redis 6.2 reseeds Lua's
+--             math.random before every script, so it would repeat the same "random" delays)
 -- Returns {reclaimed count, dead count}. Sets "leasenext" to the earliest lease deadline left
 -- (or drops it), so that the safety-net poll stops pointing here until a lease can expire.
 local limit = tonumber(ARGV[A])
@@ -24,9 +26,10 @@ if #ids == 0 then
 end
 local initial, mult, max_delay, jitter = tonumber(ARGV[A + 3]), tonumber(ARGV[A + 4]), tonumber(ARGV[A + 5]),
   tonumber(ARGV[A + 6])
+local draw = tonumber(ARGV[A + 7])
 local function backoff(attempts)
   local d = math.min(max_delay, initial * mult ^ math.max(0, attempts - 1))
-  return math.floor(d * (1 - jitter * math.random()))
+  return math.floor(d * (1 - jitter * draw))
 end
 -- Every day a backoff can reach must have its shard, checked before anything is written. The
 -- loop is bounded by the longest backoff (a day per step).

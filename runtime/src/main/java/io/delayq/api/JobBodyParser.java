@@ -8,6 +8,7 @@ import java.util.Set;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
@@ -25,6 +26,11 @@ import io.delayq.core.NewJob;
  */
 @ApplicationScoped
 public class JobBodyParser {
+    /**
+     * Standard JSON only, whatever the service's ObjectMapper allows (comments, single quotes,
+     * NaN): the payload text is stored as it is and handed to consumers that expect JSON.
+     */
+    private static final JsonFactory STRICT = new JsonFactory();
     private static final Set<String> FIELDS = Set.of("topic", "id", "payload", "delayMs", "runAt", "maxAttempts");
     private final ObjectMapper mapper;
     private final JobValidator validator;
@@ -75,7 +81,7 @@ public class JobBodyParser {
      */
     private List<String> rawPayloads(String body, boolean batch) {
         List<String> out = new ArrayList<>();
-        try (JsonParser p = mapper.getFactory().createParser(body)) {
+        try (JsonParser p = STRICT.createParser(body)) {
             JsonToken t = p.nextToken();
             if (!batch) {
                 readJob(p, body, out);
@@ -85,6 +91,7 @@ public class JobBodyParser {
                 while (p.nextToken() == JsonToken.FIELD_NAME) {
                     String name = p.currentName();
                     if (p.nextToken() == JsonToken.START_ARRAY && "jobs".equals(name)) {
+                        out.clear(); // a repeated "jobs": the last one wins, as in the tree
                         readJobs(p, body, out);
                     } else {
                         p.skipChildren();

@@ -3,13 +3,14 @@ package io.delayq.dispatch;
 import java.time.Instant;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
+import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import org.jboss.logging.Logger;
@@ -39,13 +40,25 @@ public class JobRunner {
     private final RedisClock clock;
     private final ObjectMapper mapper;
     private final JobTracing tracing;
-    // Ends attempts that run past their timeout; one daemon thread, it only flips a flag and
-    // records the failure.
-    private final ScheduledExecutorService timeouts = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "delayq-attempt-timeouts");
-        t.setDaemon(true);
-        return t;
-    });
+    // Ends attempts that run past their timeout: one daemon thread that hands each timed-out
+    // attempt to a virtual thread. Cancelled timers leave the queue at once (else every finished
+    // job would stay queued for the whole timeout).
+    private final ScheduledThreadPoolExecutor timeouts = timeoutExecutor();
+
+    private static ScheduledThreadPoolExecutor timeoutExecutor() {
+        ScheduledThreadPoolExecutor e = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "delayq-attempt-timeouts");
+            t.setDaemon(true);
+            return t;
+        });
+        e.setRemoveOnCancelPolicy(true);
+        return e;
+    }
+
+    @PreDestroy
+    void stopTimeouts() {
+        timeouts.shutdownNow();
+    }
 
     public JobRunner(TopicRegistry topics, Acker acker, JobStore store, RetryPolicy retry, DelayqMetrics metrics,
             RedisClock clock, ObjectMapper mapper, JobTracing tracing) {
@@ -92,9 +105,14 @@ public class JobRunner {
         AtomicBoolean settled = new AtomicBoolean();
         Thread worker = Thread.currentThread();
         long timeoutMs = retry.attemptTimeoutMs(topic);
+        AtomicReference<CompletionStage<Void>> running = new AtomicReference<>();
         ScheduledFuture<?> timer = timeouts.schedule(() -> {
             if (settled.compareAndSet(false, true)) {
                 worker.interrupt(); // a synchronous observer blocked in I/O or a wait may give up
+                CompletionStage<Void> pending = running.get();
+                if (pending != null) {
+                    pending.toCompletableFuture().cancel(true); // an HTTP call in flight is aborted
+                }
                 // Recording the failure is a Redis call: not on the one timer thread.
                 Thread.ofVirtual().name("delayq-timeout").start(
                         () -> settle(taken, job, span, start, new AttemptTimeoutException(job, timeoutMs), done));
@@ -111,6 +129,7 @@ public class JobRunner {
             Thread.interrupted(); // an interrupt meant for this attempt must not hit the next one
             return;
         }
+        running.set(stage);
         stage.whenComplete((v, e) -> {
             if (settled.compareAndSet(false, true)) {
                 timer.cancel(false);

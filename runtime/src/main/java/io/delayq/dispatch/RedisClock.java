@@ -17,8 +17,11 @@ import jakarta.inject.Inject;
 public class RedisClock {
     private static final long REFRESH_NANOS = 5_000_000_000L;
     private final LongSupplier nanos;
-    private volatile long redisAtSampleMs;
-    private volatile long sampleNanos;
+    /** Redis time at a monotonic instant; one immutable object, so no reader sees half of one. */
+    private record Sample(long redisMs, long atNanos) {
+    }
+
+    private volatile Sample sample;
     private long bestRttNanos = Long.MAX_VALUE;
     private boolean sampled;
 
@@ -30,8 +33,7 @@ public class RedisClock {
     /** A clock on the given monotonic nanosecond source (tests inject one). */
     public RedisClock(LongSupplier nanos) {
         this.nanos = nanos;
-        this.sampleNanos = nanos.getAsLong();
-        this.redisAtSampleMs = System.currentTimeMillis(); // until the first take says better
+        this.sample = new Sample(System.currentTimeMillis(), nanos.getAsLong()); // until the first take says better
     }
 
     /** This host's monotonic clock, in nanoseconds: what {@link #observe} wants around a Redis call. */
@@ -42,19 +44,16 @@ public class RedisClock {
     /** Records a Redis time read between the monotonic instants {@code beforeNanos} and {@code afterNanos}. */
     public synchronized void observe(long redisNowMs, long beforeNanos, long afterNanos) {
         long rtt = afterNanos - beforeNanos;
-        if (!sampled || rtt <= bestRttNanos || afterNanos - sampleNanos > REFRESH_NANOS) {
+        if (!sampled || rtt <= bestRttNanos || afterNanos - sample.atNanos() > REFRESH_NANOS) {
             sampled = true;
             bestRttNanos = rtt;
-            long middle = beforeNanos + rtt / 2;
-            // Written in this order with volatile fields; a reader between the two writes sees a
-            // Redis time off by at most one round trip, the precision of the sample anyway.
-            redisAtSampleMs = redisNowMs;
-            sampleNanos = middle;
+            sample = new Sample(redisNowMs, beforeNanos + rtt / 2);
         }
     }
 
     /** Current Redis time estimated from the last good sample and the monotonic clock. */
     public long redisNow() {
-        return redisAtSampleMs + (nanos.getAsLong() - sampleNanos) / 1_000_000;
+        Sample s = sample;
+        return s.redisMs() + (nanos.getAsLong() - s.atNanos()) / 1_000_000;
     }
 }

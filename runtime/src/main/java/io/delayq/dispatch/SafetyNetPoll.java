@@ -2,10 +2,10 @@ package io.delayq.dispatch;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Consumer;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
 
 import org.jboss.logging.Logger;
 
@@ -68,10 +68,13 @@ final class SafetyNetPoll {
             try {
                 long[][] heads = store.heads(partitions);
                 long now = clock.redisNow();
+                // Every wake-up first: a reclaim is a script call and must not delay them.
                 for (int i = 0; i < partitions.size(); i++) {
                     if (heads[0][i] >= 0) {
                         takers.get(i).wake(heads[0][i]);
                     }
+                }
+                for (int i = 0; i < partitions.size(); i++) {
                     if (heads[1][i] >= 0 && heads[1][i] <= now) {
                         reclaim.accept(partitions.get(i));
                     }

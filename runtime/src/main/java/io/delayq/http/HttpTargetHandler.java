@@ -2,8 +2,10 @@ package io.delayq.http;
 
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 
@@ -11,6 +13,7 @@ import java.util.concurrent.CompletionStage;
 import io.delayq.core.Job;
 import io.delayq.dispatch.AttemptContext;
 import io.delayq.dispatch.JobHandler;
+import io.delayq.dispatch.JobRunner;
 
 /**
  * The built-in observer of a topic with {@code delayq.topics.<topic>.http.url}: POSTs the job's
@@ -75,7 +78,10 @@ public final class HttpTargetHandler implements JobHandler {
     @Override
     public long minRetryDelayMs(Throwable error) {
         for (Throwable e = error; e != null; e = e.getCause()) {
-            if (e instanceof java.net.http.HttpTimeoutException) {
+            if (e instanceof HttpConnectTimeoutException) {
+                return 0; // never connected: the target did not get the call
+            }
+            if (e instanceof HttpTimeoutException || e instanceof JobRunner.AttemptTimeoutException) {
                 return timeout.toMillis();
             }
         }

@@ -407,7 +407,8 @@ public class JobStore {
         }
         Response r = run("reclaim", p, days, List.of(Integer.toString(limit),
                 Integer.toString(defaultMaxAttempts), keys.wakeChannel(p), Long.toString(initialMs),
-                Double.toString(multiplier), Long.toString(maxMs), Double.toString(jitter)));
+                Double.toString(multiplier), Long.toString(maxMs), Double.toString(jitter),
+                Double.toString(java.util.concurrent.ThreadLocalRandom.current().nextDouble())));
         return new int[] { r.get(0).toInteger(), r.get(1).toInteger() };
     }
 
