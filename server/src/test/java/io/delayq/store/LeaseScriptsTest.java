@@ -63,12 +63,7 @@ class LeaseScriptsTest {
         jobs.schedule(JobRequest.topic(topic).id("j").delay(Duration.ZERO));
         Set<Integer> older = new HashSet<>();
         Lease first = store.take(p, 1, 1, "A:", older, List.of(), 0).jobs().get(0).lease(); // a 1 ms lease
-        try (Resp redis = Resp.open()) {
-            // wait on Redis' clock until the lease deadline has passed
-            long deadline = (long) Double.parseDouble(redis.str("ZSCORE", Topics.keys(topic) + "inflight", "j"));
-            org.awaitility.Awaitility.await().until(() -> Long.parseLong(redis.list("TIME").get(0).toString()) * 1000
-                    + Long.parseLong(redis.list("TIME").get(1).toString()) / 1000 > deadline);
-        }
+        awaitLeaseExpired(topic, "j");
         assertEquals(1, store.reclaim(p, 100, 10, 0, 1.0, 0, 0)[0]);
         TakenJob second = store.take(p, 1, 30_000, "B:", older, List.of(), 0).jobs().get(0);
         assertEquals(1, second.record().attempts(), "the lost attempt counted");
@@ -95,10 +90,8 @@ class LeaseScriptsTest {
         jobs.schedule(JobRequest.topic(topic).id("crash").delay(Duration.ZERO));
         Set<Integer> older = new HashSet<>();
         store.take(p, 1, 1, "A:", older, List.of(), 0); // a 1 ms lease: its replica "died"
+        awaitLeaseExpired(topic, "crash");
         try (Resp redis = Resp.open()) {
-            long deadline = (long) Double.parseDouble(redis.str("ZSCORE", Topics.keys(topic) + "inflight", "crash"));
-            org.awaitility.Awaitility.await().until(() -> Long.parseLong(redis.list("TIME").get(0).toString()) * 1000
-                    + Long.parseLong(redis.list("TIME").get(1).toString()) / 1000 > deadline);
             long before = Long.parseLong(redis.list("TIME").get(0).toString()) * 1000;
             assertEquals(1, store.reclaim(p, 100, 10, 60_000, 2.0, 600_000, 0)[0]);
             var info = store.get(topic, "crash").orElseThrow();
@@ -121,5 +114,14 @@ class LeaseScriptsTest {
         assertEquals(JobState.SCHEDULED, info.state());
         assertEquals(0, info.attempts());
         assertEquals(1, store.take(p, 1, 30_000, "S:", new HashSet<>(), List.of(), 0).jobs().size(), "due at once");
+    }
+
+    /** Waits, on Redis' clock, until the lease of a job has expired. */
+    private static void awaitLeaseExpired(String topic, String id) {
+        try (Resp redis = Resp.open()) {
+            long deadline = (long) Double.parseDouble(redis.str("ZSCORE", Topics.keys(topic) + "inflight", id));
+            org.awaitility.Awaitility.await().until(() -> Long.parseLong(redis.list("TIME").get(0).toString()) * 1000
+                    + Long.parseLong(redis.list("TIME").get(1).toString()) / 1000 > deadline);
+        }
     }
 }
