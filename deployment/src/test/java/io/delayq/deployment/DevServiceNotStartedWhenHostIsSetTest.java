@@ -14,7 +14,7 @@ import io.quarkus.test.QuarkusUnitTest;
 class DevServiceNotStartedWhenHostIsSetTest {
     @RegisterExtension
     static final QuarkusUnitTest app = new QuarkusUnitTest()
-            .withEmptyApplication()
+            .withApplicationRoot(jar -> jar.addClass(OwnRedis.class))
             .overrideConfigKey("quarkus.redis.hosts", OwnRedis.uri("host-is-set"))
             .setLogRecordPredicate(r -> r.getLoggerName().startsWith("io.delayq"))
             .assertLogRecords(records -> assertTrue(

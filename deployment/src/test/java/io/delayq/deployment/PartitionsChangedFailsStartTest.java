@@ -15,7 +15,7 @@ import io.quarkus.test.QuarkusUnitTest;
 class PartitionsChangedFailsStartTest {
     @RegisterExtension
     static final QuarkusUnitTest app = new QuarkusUnitTest()
-            .withEmptyApplication()
+            .withApplicationRoot(jar -> jar.addClass(OwnRedis.class))
             .overrideConfigKey("quarkus.redis.hosts", OwnRedis.uri("two-partitions", "SET dq:partitions 2"))
             .overrideConfigKey("delayq.partitions", "1")
             .assertException(t -> BuildErrors.assertMessages(t, "delayq.partitions is 1",
