@@ -39,8 +39,8 @@ local err = require_days(needed)
 if err then return err end
 local back, dead = 0, 0
 for _, id in ipairs(ids) do
-  -- Decoded before anything is written: a record that cannot be read fails the script with
-  -- every job still where it was, rather than leaving one in no set at all.
+  -- Decoded before this job is moved: a record that cannot be read fails the script with this
+  -- job still in flight (the ones before it are already back, each whole), never in no set.
   local rec = rcall('HGET', K_JOBS, id)
   local r = rec and decode(rec)
   rcall('ZREM', K_INFLIGHT, id)

@@ -126,7 +126,6 @@ public class JobRunner {
                 timer.cancel(false);
                 settle(taken, job, span, start, e, done);
             }
-            Thread.interrupted(); // an interrupt meant for this attempt must not hit the next one
             return;
         }
         running.set(stage);
@@ -136,7 +135,6 @@ public class JobRunner {
                 settle(taken, job, span, start, e, done);
             }
         });
-        Thread.interrupted();
     }
 
     /** An attempt that ran past {@code delayq.dispatch.attempt-timeout}. */

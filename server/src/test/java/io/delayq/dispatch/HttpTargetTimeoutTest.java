@@ -3,8 +3,6 @@ package io.delayq.dispatch;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -18,6 +16,7 @@ import org.junit.jupiter.api.Test;
 
 import io.delayq.core.JobRequest;
 import io.delayq.core.Jobs;
+import io.delayq.support.FixedPort;
 import io.delayq.support.RedisTestResource;
 import io.delayq.support.Topics;
 import io.quarkus.test.common.QuarkusTestResource;
@@ -39,24 +38,11 @@ class HttpTargetTimeoutTest {
     public static class SlowTarget implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            int port = fixedPort();
+            int port = FixedPort.forRun("slow-target");
             return Map.of("quarkus.http.test-port", Integer.toString(port),
                     "delayq.topics." + TOPIC + ".http.url", "http://127.0.0.1:" + port + "/slow-target",
                     "delayq.topics." + TOPIC + ".http.timeout", "600ms",
                     "delayq.topics." + TOPIC + ".retry.initial", "10ms");
-        }
-
-        private static synchronized int fixedPort() {
-            String port = System.getProperty("dqtest.slow-target.port");
-            if (port == null) {
-                try (ServerSocket s = new ServerSocket(0)) {
-                    port = Integer.toString(s.getLocalPort());
-                } catch (IOException e) {
-                    throw new IllegalStateException(e);
-                }
-                System.setProperty("dqtest.slow-target.port", port);
-            }
-            return Integer.parseInt(port);
         }
     }
 

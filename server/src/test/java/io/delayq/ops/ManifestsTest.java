@@ -447,7 +447,8 @@ class ManifestsTest {
                 && selector.entrySet().stream().allMatch(e -> String.valueOf(e.getValue()).equals(labels.get(e.getKey())));
     }
 
-    private static Object get(Object node, String... path) {
+    /** The value at a path of keys in parsed YAML or JSON maps, null when any step is missing. */
+    static Object get(Object node, String... path) {
         Object at = node;
         for (String key : path) {
             if (!(at instanceof Map<?, ?> m)) {

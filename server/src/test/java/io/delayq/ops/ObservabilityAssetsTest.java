@@ -122,7 +122,7 @@ class ObservabilityAssetsTest {
             }
             for (String field : List.of("alert", "expr", "for", "labels.severity", "annotations.summary",
                     "annotations.runbook_url")) {
-                Object value = get(rule, field.split("\\."));
+                Object value = ManifestsTest.get(rule, field.split("\\."));
                 if (value == null || value.toString().isBlank()) {
                     wrong.add(alert + ": no " + field);
                 }
@@ -131,7 +131,7 @@ class ObservabilityAssetsTest {
             if (forValue != null && !forValue.toString().matches("(\\d+(ms|s|m|h|d|w|y))+")) {
                 wrong.add(alert + ": for '" + forValue + "' is not a Prometheus duration");
             }
-            Object url = get(rule, "annotations", "runbook_url");
+            Object url = ManifestsTest.get(rule, "annotations", "runbook_url");
             Matcher link = Pattern.compile("(.*)#(.+)").matcher(String.valueOf(url));
             if (url != null && !link.matches()) {
                 wrong.add(alert + ": runbook_url " + url + " has no #anchor");
@@ -228,22 +228,11 @@ class ObservabilityAssetsTest {
         assertEquals("monitoring.coreos.com/v1", doc.get("apiVersion"));
         assertEquals("PrometheusRule", doc.get("kind"));
         List<Map<String, Object>> rules = new ArrayList<>();
-        for (Object group : (List<Object>) get(doc, "spec", "groups")) {
+        for (Object group : (List<Object>) ManifestsTest.get(doc, "spec", "groups")) {
             rules.addAll((List<Map<String, Object>>) ((Map<String, Object>) group).get("rules"));
         }
         assertFalse(rules.isEmpty(), RULES + " has no rules");
         return rules;
-    }
-
-    private static Object get(Object node, String... path) {
-        Object at = node;
-        for (String key : path) {
-            if (!(at instanceof Map<?, ?> m)) {
-                return null;
-            }
-            at = m.get(key);
-        }
-        return at;
     }
 
     /** Anchor → heading text, as GitHub renders them (duplicates get -1, -2, ...), outside code blocks. */

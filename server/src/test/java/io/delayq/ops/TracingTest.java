@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +32,7 @@ import io.delayq.core.Job;
 import io.delayq.core.JobRequest;
 import io.delayq.core.JobTopic;
 import io.delayq.core.Jobs;
+import io.delayq.support.FixedPort;
 import io.delayq.support.RedisTestResource;
 import io.delayq.support.Topics;
 import io.opentelemetry.api.trace.Span;
@@ -64,26 +63,12 @@ class TracingTest {
     public static class Traced implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            int port = fixedPort();
+            int port = FixedPort.forRun("tracing");
             return Map.of("quarkus.otel.sdk.disabled", "false",
                     "quarkus.otel.bsp.schedule.delay", "20ms",
                     "quarkus.http.test-port", Integer.toString(port),
                     "delayq.topics." + HTTP + ".http.url", "http://127.0.0.1:" + port + "/test-target",
                     "delayq.topics." + FLAKY + ".retry.initial", "50ms");
-        }
-
-        /** One port for the run: this profile is instantiated by more than one class loader. */
-        private static synchronized int fixedPort() {
-            String port = System.getProperty("dqtest.tracing.port");
-            if (port == null) {
-                try (ServerSocket s = new ServerSocket(0)) {
-                    port = Integer.toString(s.getLocalPort());
-                } catch (IOException e) {
-                    throw new IllegalStateException(e);
-                }
-                System.setProperty("dqtest.tracing.port", port);
-            }
-            return Integer.parseInt(port);
         }
     }
 
