@@ -36,6 +36,19 @@ public final class AppProcess implements AutoCloseable {
 
     /** Starts a replica against the given Redis with extra {@code -D} settings; waits until it is ready. */
     public static AppProcess start(String name, int redisPort, Map<String, String> settings) {
+        return start(name, Map.of("quarkus.redis.hosts", "redis://127.0.0.1:" + redisPort), settings);
+    }
+
+    /**
+     * Starts a replica against a Redis Cluster ({@code quarkus.redis.client-type=cluster}, every
+     * node as a seed) with extra {@code -D} settings; waits until it is ready.
+     */
+    public static AppProcess start(String name, RedisClusterProcess cluster, Map<String, String> settings) {
+        return start(name, Map.of("quarkus.redis.hosts", cluster.hostsUri(), "quarkus.redis.client-type", "cluster"),
+                settings);
+    }
+
+    private static AppProcess start(String name, Map<String, String> redis, Map<String, String> settings) {
         int port = RedisProcess.freePort();
         Path jar = Path.of("target", "quarkus-app", "quarkus-run.jar");
         if (!Files.exists(jar)) {
@@ -43,8 +56,9 @@ public final class AppProcess implements AutoCloseable {
         }
         String java = ProcessHandle.current().info().command().orElse("java");
         List<String> cmd = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:TieredStopAtLevel=1",
-                "-Dquarkus.http.port=" + port, "-Dquarkus.redis.hosts=redis://127.0.0.1:" + redisPort,
-                "-Dquarkus.shutdown.delay=1s", "-Dquarkus.log.console.format=%d{HH:mm:ss.SSS} %-5p [%c{2.}] %s%e%n"));
+                "-Dquarkus.http.port=" + port, "-Dquarkus.shutdown.delay=1s",
+                "-Dquarkus.log.console.format=%d{HH:mm:ss.SSS} %-5p [%c{2.}] %s%e%n"));
+        redis.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
         settings.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
         cmd.add("-jar");
         cmd.add(jar.toString());
@@ -52,6 +66,8 @@ public final class AppProcess implements AutoCloseable {
             Path logs = Files.createDirectories(Path.of("target", "it-logs"));
             Path log = logs.resolve(name + "-" + port + ".log");
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            // A replica outlives the test JVM unless killed: never leave one behind.
+            Runtime.getRuntime().addShutdownHook(new Thread(p::destroyForcibly, name + "-kill"));
             AppProcess app = new AppProcess(name, port, p, log);
             app.awaitReady(Duration.ofSeconds(30));
             return app;
@@ -96,6 +112,16 @@ public final class AppProcess implements AutoCloseable {
         }
     }
 
+    /** GET with its status, for assertions on both. */
+    public HttpResponse<String> getResponse(String path) {
+        try {
+            return HTTP.send(HttpRequest.newBuilder(URI.create(baseUrl() + path)).timeout(Duration.ofSeconds(5)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+        } catch (IOException | InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     public String get(String path) {
         try {
             return HTTP.send(HttpRequest.newBuilder(URI.create(baseUrl() + path)).timeout(Duration.ofSeconds(5)).build(),
@@ -114,6 +140,13 @@ public final class AppProcess implements AutoCloseable {
         } catch (IOException | InterruptedException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /** POSTs JSON without waiting: the reply, or the failure to get one (within {@code timeout}). */
+    public java.util.concurrent.CompletableFuture<HttpResponse<String>> postAsync(String path, String json, Duration timeout) {
+        return HTTP.sendAsync(HttpRequest.newBuilder(URI.create(baseUrl() + path)).timeout(timeout)
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(json)).build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     /** SIGKILL: the replica dies mid-whatever, as on a node failure. */

@@ -14,11 +14,13 @@ import com.sun.net.httpserver.HttpServer;
 
 /**
  * A local HTTP endpoint that replicas deliver jobs to (their HTTP target): records each delivery
- * with its arrival time, optionally holds it ({@code holdMs}) to play a long observer.
+ * with its arrival time, optionally holds it ({@code holdMs}) to play a long observer, or answers
+ * 500 to play a failing one. A replica given {@link #url(String)} as its target is named in the
+ * deliveries it makes ({@link Delivery#via()}).
  */
 public final class Receiver implements AutoCloseable {
     /** One delivery as the receiver saw it. */
-    public record Delivery(String id, int attempt, long receivedMs) {
+    public record Delivery(String id, int attempt, long receivedMs, String via) {
     }
 
     private final HttpServer server;
@@ -26,6 +28,7 @@ public final class Receiver implements AutoCloseable {
     public final Map<String, List<Delivery>> completed = new ConcurrentHashMap<>();
     public final AtomicLong inProgress = new AtomicLong();
     private volatile java.util.function.ToLongFunction<Delivery> hold = d -> 0;
+    private volatile java.util.function.Predicate<Delivery> fail = d -> false;
 
     public Receiver() {
         try {
@@ -42,6 +45,11 @@ public final class Receiver implements AutoCloseable {
         return "http://127.0.0.1:" + server.getAddress().getPort() + "/deliver";
     }
 
+    /** The target URL for one replica: its deliveries carry {@code via} (a name without '&' or '='). */
+    public String url(String via) {
+        return url() + "?via=" + via;
+    }
+
     public void holdFor(long ms) {
         hold = d -> ms;
     }
@@ -51,12 +59,19 @@ public final class Receiver implements AutoCloseable {
         hold = rule;
     }
 
+    /** Deliveries for which the rule is true are answered 500 (after any hold): the attempt fails. */
+    public void failBy(java.util.function.Predicate<Delivery> rule) {
+        fail = rule;
+    }
+
     private void handle(HttpExchange ex) throws IOException {
         long now = System.currentTimeMillis();
         String id = ex.getRequestHeaders().getFirst("X-Delayq-Job-Id");
         int attempt = Integer.parseInt(ex.getRequestHeaders().getFirst("X-Delayq-Attempt"));
         ex.getRequestBody().readAllBytes();
-        Delivery d = new Delivery(id, attempt, now);
+        String query = ex.getRequestURI().getRawQuery();
+        String via = query != null && query.startsWith("via=") ? query.substring(4) : null;
+        Delivery d = new Delivery(id, attempt, now, via);
         deliveries.computeIfAbsent(id, k -> new CopyOnWriteArrayList<>()).add(d);
         inProgress.incrementAndGet();
         try {
@@ -64,8 +79,12 @@ public final class Receiver implements AutoCloseable {
             if (ms > 0) {
                 Thread.sleep(ms);
             }
-            ex.sendResponseHeaders(204, -1);
-            completed.computeIfAbsent(id, k -> new CopyOnWriteArrayList<>()).add(d);
+            if (fail.test(d)) {
+                ex.sendResponseHeaders(500, -1);
+            } else {
+                ex.sendResponseHeaders(204, -1);
+                completed.computeIfAbsent(id, k -> new CopyOnWriteArrayList<>()).add(d);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {

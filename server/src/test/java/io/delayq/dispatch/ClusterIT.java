@@ -1,0 +1,297 @@
+package io.delayq.dispatch;
+
+import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import io.delayq.support.AppProcess;
+import io.delayq.support.Receiver;
+import io.delayq.support.RedisClusterProcess;
+import io.delayq.support.Resp;
+import io.delayq.support.Topics;
+
+/**
+ * Two replicas of the packaged server on a local Redis Cluster (3 masters + 3 replicas,
+ * {@code quarkus.redis.client-type=cluster}) with {@code delayq.partitions=3}: ingestion,
+ * dispatch, the dead set, {@code GET /topics}, metrics, the safety net and drain, each on its own
+ * topic. The cluster and the replicas are shared by the tests (a cluster and two JVMs take a few
+ * seconds to start); the drain test stops one replica, so it runs last.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ClusterIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Duration SAFETY_NET = Duration.ofSeconds(1);
+    private static final String INGEST = Topics.fresh("cl-ingest");
+    private static final String DEAD = Topics.fresh("cl-dead");
+    private static final String WAKE = Topics.fresh("cl-wake");
+    private static final String DRAIN = Topics.fresh("cl-drain");
+
+    private static RedisClusterProcess cluster;
+    private static final Map<String, Receiver> receivers = new HashMap<>();
+    private static AppProcess r1;
+    private static AppProcess r2;
+
+    @BeforeAll
+    static void startClusterAndTwoReplicas() {
+        cluster = RedisClusterProcess.start();
+        for (String topic : List.of(INGEST, DEAD, WAKE, DRAIN)) {
+            receivers.put(topic, new Receiver());
+        }
+        receivers.get(DEAD).failBy(d -> true);
+        r1 = AppProcess.start("cluster-r1", cluster, settings("r1"));
+        r2 = AppProcess.start("cluster-r2", cluster, settings("r2"));
+    }
+
+    private static Map<String, String> settings(String replica) {
+        Map<String, String> s = new HashMap<>(Map.of("delayq.partitions", "3", "delayq.drain.timeout", "2s",
+                "delayq.dispatch.safety-net", SAFETY_NET.toMillis() + "ms",
+                "delayq.topics." + DEAD + ".retry.initial", "100ms"));
+        receivers.forEach((topic, receiver) -> s.put("delayq.topics." + topic + ".http.url", receiver.url(replica)));
+        return s;
+    }
+
+    @AfterAll
+    static void stopEverything() {
+        for (AutoCloseable c : new AutoCloseable[] { r1, r2 }) {
+            closeQuietly(c);
+        }
+        receivers.values().forEach(ClusterIT::closeQuietly);
+        closeQuietly(cluster);
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        try {
+            if (c != null) {
+                c.close();
+            }
+        } catch (Exception e) {
+            System.err.println("closing " + c + ": " + e);
+        }
+    }
+
+    @Test
+    @Order(1)
+    void aBatchOf1000AndSingleJobsAreDeliveredOnceEachByBothReplicasWithPartitionsOnEveryMaster() throws Exception {
+        Receiver receiver = receivers.get(INGEST);
+        long start = System.currentTimeMillis() + 3000;
+        HttpResponse<String> batch = r1.post("/jobs/batch", ReplicasIT.jobsJson(INGEST, "b", 0, 1000, start, 2000));
+        assertEquals(200, batch.statusCode(), batch.body());
+        JsonNode items = JSON.readTree(batch.body());
+        assertEquals(1000, items.size(), "one result per item");
+        for (JsonNode item : items) {
+            assertEquals(201, item.get("status").asInt(), item.toString());
+        }
+        for (int i = 0; i < 100; i++) {
+            AppProcess via = i % 2 == 0 ? r1 : r2;
+            HttpResponse<String> r = via.post("/jobs", "{\"topic\":\"" + INGEST + "\",\"id\":\"s" + i
+                    + "\",\"runAt\":\"" + Instant.ofEpochMilli(start + 20L * i) + "\",\"payload\":{\"n\":" + i + "}}");
+            assertEquals(201, r.statusCode(), r.body());
+        }
+
+        // While the jobs wait, their keys are in Redis: which masters hold the topic's partitions.
+        Map<Integer, List<String>> keys = cluster.keysByMaster("*" + INGEST + "*");
+        System.out.println("cluster ingest: keys of " + INGEST + " by master: " + keys);
+        Set<Integer> holding = keys.entrySet().stream().filter(e -> !e.getValue().isEmpty()).map(Map.Entry::getKey)
+                .collect(Collectors.toSet());
+
+        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> receiver.distinct() == 1100);
+        List<String> twice = receiver.deliveries.entrySet().stream().filter(e -> e.getValue().size() > 1)
+                .map(Map.Entry::getKey).sorted().toList();
+        assertEquals(List.of(), twice, "jobs delivered more than once");
+        for (int i = 0; i < 1000; i++) {
+            assertTrue(receiver.deliveries.containsKey("b" + i), "b" + i + " never delivered");
+        }
+        for (int i = 0; i < 100; i++) {
+            assertTrue(receiver.deliveries.containsKey("s" + i), "s" + i + " never delivered");
+        }
+        Map<String, Long> byReplica = receiver.deliveries.values().stream().flatMap(List::stream)
+                .collect(Collectors.groupingBy(Receiver.Delivery::via, TreeMap::new, Collectors.counting()));
+        System.out.println("cluster ingest: deliveries by replica " + byReplica);
+        assertTrue(byReplica.getOrDefault("r1", 0L) > 0 && byReplica.getOrDefault("r2", 0L) > 0,
+                "both replicas took jobs: " + byReplica);
+        // Acked jobs leave nothing behind on any master.
+        Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertEquals(List.of(),
+                cluster.keysByMaster("*" + INGEST + "*").values().stream().flatMap(List::stream)
+                        .filter(k -> k.endsWith(":jobs") || k.endsWith(":inflight")).toList(),
+                "job and inflight keys of the topic left"));
+        assertEquals(Set.copyOf(cluster.masters()), holding, "masters holding keys of the topic's 3 partitions: " + keys);
+    }
+
+    @Test
+    @Order(2)
+    void jobsThatFailEveryAttemptReachTheDeadSetAndAreListedCountedAndMeasured() throws Exception {
+        Receiver receiver = receivers.get(DEAD);
+        StringBuilder batch = new StringBuilder("[");
+        for (int i = 0; i < 6; i++) {
+            batch.append(i == 0 ? "" : ",").append("{\"topic\":\"").append(DEAD).append("\",\"id\":\"x").append(i)
+                    .append("\",\"maxAttempts\":2}");
+        }
+        assertEquals(200, r1.post("/jobs/batch", batch.append(']').toString()).statusCode());
+
+        Awaitility.await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> {
+            HttpResponse<String> dead = r2.getResponse("/topics/" + DEAD + "/dead?limit=10");
+            assertEquals(200, dead.statusCode(), dead.body());
+            assertEquals(6, JSON.readTree(dead.body()).size(), dead.body());
+        });
+        JsonNode dead = JSON.readTree(r2.get("/topics/" + DEAD + "/dead?limit=10"));
+        Set<String> ids = new java.util.TreeSet<>();
+        for (JsonNode d : dead) {
+            ids.add(d.get("id").asText());
+            assertEquals(2, d.get("attempts").asInt(), d.toString());
+            assertNotNull(d.get("lastError"), "the dead job says why: " + d);
+        }
+        assertEquals(Set.of("x0", "x1", "x2", "x3", "x4", "x5"), ids);
+        for (int i = 0; i < 6; i++) {
+            assertEquals(2, receiver.deliveries.get("x" + i).size(), "x" + i + ": maxAttempts deliveries");
+            assertTrue(r1.get("/jobs/" + DEAD + "/x" + i).contains("\"state\":\"dead\""), "x" + i + " is dead");
+        }
+        // Both count across every partition, on every master.
+        assertAll("the dead count in GET /topics and in the gauge",
+                () -> assertEquals(6, topicView(r1, DEAD).get("dead").asInt()),
+                () -> Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertTrue(
+                        r1.get("/q/metrics").contains("delayq_queue_dead{topic=\"" + DEAD + "\"} 6.0"),
+                        metricLines(r1, DEAD))));
+    }
+
+    @Test
+    @Order(3)
+    void topicsAndMetricsCountTheJobsOfEveryPartitionOnEveryMaster() throws Exception {
+        String topic = Topics.fresh("cl-counts");
+        long later = System.currentTimeMillis() + 3_600_000;
+        HttpResponse<String> r = r2.post("/jobs/batch", ReplicasIT.jobsJson(topic, "c", 0, 9, later, 60_000));
+        assertEquals(200, r.statusCode(), r.body());
+
+        assertAll("GET /topics on both replicas, and the gauges",
+                () -> assertTopicCounts(r1, topic, later),
+                () -> assertTopicCounts(r2, topic, later),
+                () -> Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertTrue(
+                        r1.get("/q/metrics").contains("delayq_queue_scheduled{topic=\"" + topic + "\"} 9.0"),
+                        metricLines(r1, topic))),
+                () -> assertEquals(List.of(), r1.get("/q/metrics").lines().filter(l -> l.startsWith("delayq_queue_"))
+                        .filter(l -> l.endsWith("NaN")).toList(), "delayq gauges without a value"));
+    }
+
+    private static void assertTopicCounts(AppProcess app, String topic, long nextDue) throws Exception {
+        JsonNode view = topicView(app, topic);
+        assertEquals(9, view.get("scheduled").asInt(), view.toString());
+        assertEquals(0, view.get("inflight").asInt(), view.toString());
+        assertEquals(0, view.get("dead").asInt(), view.toString());
+        assertEquals(Instant.ofEpochMilli(nextDue).toString(), view.get("nextDueAt").asText(), view.toString());
+        assertTrue(topicView(app, INGEST).get("served").asBoolean(), app + " says it serves " + INGEST);
+    }
+
+    /**
+     * A partition whose "next" lower bound is already at or before now gets no wake-up message
+     * for a new, later job (the enqueue script publishes only when a job becomes the earliest):
+     * the same state as a lost message. Only the safety-net poll can then tell the takers, and it
+     * must do so within its interval (+50 % jitter). The state is made by setting each partition's
+     * {@code next} key (found by name on the masters) to 0, a legal lower bound.
+     */
+    @Test
+    @Order(4)
+    void aJobWhoseWakeUpIsLostFiresWithinTheSafetyNetInterval() throws Exception {
+        Receiver receiver = receivers.get(WAKE);
+        long far = System.currentTimeMillis() + 3_600_000;
+        assertEquals(200, r1.post("/jobs/batch", ReplicasIT.jobsJson(WAKE, "far", 0, 30, far, 0)).statusCode());
+        Map<Integer, List<String>> nextKeys = new HashMap<>();
+        cluster.keysByMaster("*" + WAKE + "*").forEach((master, keys) -> nextKeys.put(master,
+                keys.stream().filter(k -> k.endsWith(":next")).toList()));
+        assertEquals(3, nextKeys.values().stream().mapToInt(List::size).sum(),
+                "one 'next' key per partition (30 far jobs fill all 3): " + nextKeys);
+
+        nextKeys.forEach((master, keys) -> {
+            try (Resp redis = cluster.node(master)) {
+                keys.forEach(k -> redis.call("SET", k, "0"));
+            }
+        });
+        HttpResponse<String> r = r2.post("/jobs", "{\"topic\":\"" + WAKE + "\",\"id\":\"lost\",\"delayMs\":1500}");
+        assertEquals(201, r.statusCode(), r.body());
+        long runAt = Instant.parse(JSON.readTree(r.body()).get("runAt").asText()).toEpochMilli();
+
+        long worst = SAFETY_NET.toMillis() * 3 / 2 + 500;
+        Awaitility.await().atMost(Duration.ofMillis(runAt - System.currentTimeMillis() + worst + 5_000))
+                .until(() -> receiver.deliveries.containsKey("lost"));
+        long late = receiver.deliveries.get("lost").get(0).receivedMs() - runAt;
+        System.out.println("cluster safety net: the job without a wake-up fired " + late + " ms after its runAt");
+        assertTrue(late >= 0, "fired " + (-late) + " ms early");
+        assertTrue(late <= worst, "fired " + late + " ms after its runAt, more than the safety net's " + worst + " ms");
+        assertFalse(receiver.deliveries.keySet().stream().anyMatch(id -> id.startsWith("far")), "far jobs are not due");
+    }
+
+    @Test
+    @Order(5)
+    void aSigtermedReplicaPutsItsRunningJobsBackAndTheOtherReplicaRunsThem() throws Exception {
+        Receiver receiver = receivers.get(DRAIN);
+        // r2's first deliveries hang (a slow target); everything else finishes at once.
+        receiver.holdBy(d -> "r2".equals(d.via()) && receiver.deliveries.get(d.id()).size() == 1 ? 60_000 : 0);
+        long start = System.currentTimeMillis() + 500;
+        assertEquals(200, r1.post("/jobs/batch", ReplicasIT.jobsJson(DRAIN, "d", 0, 30, start, 1500)).statusCode());
+        Awaitility.await().atMost(Duration.ofSeconds(15)).until(() -> receiver.distinct() == 30);
+        List<String> held = receiver.deliveries.entrySet().stream()
+                .filter(e -> "r2".equals(e.getValue().get(0).via())).map(Map.Entry::getKey).sorted().toList();
+        assertFalse(held.isEmpty(), "r2 took none of the 30 jobs: nothing to drain");
+
+        long t0 = System.nanoTime();
+        r2.terminate();
+        assertTrue(r2.waitForExit(Duration.ofSeconds(1 + 2 + 5)), "r2 exited within delay + drain timeout + margin");
+        System.out.printf("cluster drain: r2 held %d job(s), exited %.1f s after SIGTERM%n", held.size(),
+                (System.nanoTime() - t0) / 1e9);
+        Awaitility.await().atMost(Duration.ofSeconds(15)).until(() -> receiver.completed.size() == 30);
+        for (String id : held) {
+            List<Receiver.Delivery> d = receiver.deliveries.get(id);
+            assertEquals(2, d.size(), id + ": held by r2, then run again " + d);
+            assertEquals("r1", d.get(1).via(), id + " ran again on the other replica");
+            assertEquals(1, d.get(1).attempt(), id + ": an attempt interrupted by the drain is not counted");
+        }
+        Matcher m = Pattern.compile("put (\\d+) unfinished job\\(s\\) of " + Pattern.quote(DRAIN) + "#")
+                .matcher(r2.logText());
+        int putBack = 0;
+        while (m.find()) {
+            putBack += Integer.parseInt(m.group(1));
+        }
+        assertEquals(held.size(), putBack, "jobs r2's drain put back (its log)");
+    }
+
+    private static JsonNode topicView(AppProcess app, String topic) throws Exception {
+        HttpResponse<String> topics = app.getResponse("/topics");
+        assertEquals(200, topics.statusCode(), app + ": GET /topics: " + topics.body());
+        for (JsonNode t : JSON.readTree(topics.body())) {
+            if (topic.equals(t.get("topic").asText())) {
+                return t;
+            }
+        }
+        throw new AssertionError(app + ": GET /topics does not list " + topic);
+    }
+
+    private static String metricLines(AppProcess app, String topic) {
+        List<String> lines = new ArrayList<>();
+        app.get("/q/metrics").lines().filter(l -> l.contains(topic) && l.startsWith("delayq_queue")).forEach(lines::add);
+        return "metrics of " + topic + ": " + lines;
+    }
+}
