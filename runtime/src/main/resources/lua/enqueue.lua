@@ -81,7 +81,7 @@ if #fields > 0 then
   local head = tonumber(rcall('GET', K_NEXT))
   if not head or earliest < head then
     rcall('SET', K_NEXT, earliest)
-    rcall('PUBLISH', channel, earliest)
+    wake(channel, earliest)
   end
 end
 return out

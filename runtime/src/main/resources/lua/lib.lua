@@ -125,6 +125,17 @@ local function encode(r)
   return head .. '\n' .. r.payload
 end
 
+-- Announces a partition's new earliest runAt on its wake-up channel. A channel passed as
+-- "!<name>" is a sharded channel (Redis 7, used on a Redis Cluster: the message stays on the
+-- partition's own shard instead of being broadcast to every node); else classic pub/sub.
+local function wake(channel, run_at)
+  if string.sub(channel, 1, 1) == '!' then
+    rcall('SPUBLISH', string.sub(channel, 2), run_at)
+  else
+    rcall('PUBLISH', channel, run_at)
+  end
+end
+
 -- Puts one job into the shard of its runAt (the shard must have been passed in) and keeps
 -- "next" a lower bound of every runAt; wakes sleeping takers when the job became the earliest.
 local function schedule(id, run_at, channel)
@@ -134,7 +145,7 @@ local function schedule(id, run_at, channel)
   local head = tonumber(rcall('GET', K_NEXT))
   if not head or run_at < head then
     rcall('SET', K_NEXT, run_at)
-    rcall('PUBLISH', channel, run_at)
+    wake(channel, run_at)
   end
 end
 

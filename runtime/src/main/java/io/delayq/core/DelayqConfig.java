@@ -60,6 +60,9 @@ public interface DelayqConfig {
     /** Graceful shutdown. */
     Drain drain();
 
+    /** How far an enqueue's write must have travelled before it is acknowledged. */
+    Durability durability();
+
     /** Per-topic settings, by topic name: {@code delayq.topics."order-close".concurrency=8}. */
     Map<String, Topic> topics();
 
@@ -174,6 +177,23 @@ public interface DelayqConfig {
         /** Attempts before a job goes to the dead set, unless the job or topic says. Default 10. */
         @WithDefault("10")
         int maxAttempts();
+    }
+
+    interface Durability {
+        /**
+         * Number of Redis replicas an enqueue's write must reach before the enqueue replies
+         * (Redis {@code WAIT}). 0 (the default) replies once the master has the job: a job accepted
+         * in the moment before a master fails over (or a Redis without {@code appendfsync always}
+         * crashes) can be lost. With N &gt; 0 a failover to a replica that acknowledged keeps every
+         * accepted job; an enqueue that does not reach N replicas within {@code timeout} fails with
+         * 503 (the job may still exist on the master: retry it with the same id).
+         */
+        @WithDefault("0")
+        int replicas();
+
+        /** Longest wait for the replicas of {@code replicas}. Default 1 s. */
+        @WithDefault("1s")
+        Duration timeout();
     }
 
     interface Drain {

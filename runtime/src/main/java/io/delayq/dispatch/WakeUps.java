@@ -1,5 +1,7 @@
 package io.delayq.dispatch;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -7,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
 import io.delayq.store.RedisGateway;
+import io.vertx.core.Future;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.RedisConnection;
 import io.vertx.redis.client.Request;
@@ -17,6 +20,9 @@ import io.vertx.redis.client.Response;
  * partition (enqueue, retry, drain), the script that scheduled it publishes its runAt, and the
  * partition's taker here cuts its sleep short. One dedicated connection; when it drops it is
  * re-established and every taker is woken once, since messages may have been missed meanwhile.
+ * On a Redis Cluster the channels are sharded (Redis 7 {@code SSUBSCRIBE}): each subscription
+ * goes to the master of its partition's slot, and a message never leaves that shard; when any of
+ * those connections ends (a failover) all are made again against the current slot map.
  */
 final class WakeUps {
     private static final Logger LOG = Logger.getLogger(WakeUps.class);
@@ -67,9 +73,16 @@ final class WakeUps {
                 c.handler(this::onMessage);
                 c.exceptionHandler(e -> closed.countDown());
                 c.endHandler(v -> closed.countDown());
-                Request subscribe = Request.cmd(Command.SUBSCRIBE);
-                byChannel.keySet().forEach(subscribe::arg);
-                c.send(subscribe).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+                if (redis.cluster()) {
+                    // One SSUBSCRIBE per channel: the client routes each to its slot's master.
+                    List<Future<Response>> sent = new ArrayList<>();
+                    byChannel.keySet().forEach(ch -> sent.add(c.send(Request.cmd(Command.SSUBSCRIBE).arg(ch))));
+                    Future.all(sent).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+                } else {
+                    Request subscribe = Request.cmd(Command.SUBSCRIBE);
+                    byChannel.keySet().forEach(subscribe::arg);
+                    c.send(subscribe).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+                }
                 subscribed = true;
                 if (!first) {
                     LOG.info("wake-up subscription re-established; waking every taker once");
@@ -108,8 +121,12 @@ final class WakeUps {
     }
 
     private void onMessage(Response r) {
-        // RESP2 and RESP3 both deliver ["message", channel, payload].
-        if (r == null || r.size() < 3 || !"message".equals(r.get(0).toString())) {
+        // RESP2 and RESP3 both deliver ["message", channel, payload] ("smessage" when sharded).
+        if (r == null || r.size() < 3) {
+            return;
+        }
+        String kind = r.get(0).toString();
+        if (!"message".equals(kind) && !"smessage".equals(kind)) {
             return;
         }
         DueTaker taker = byChannel.get(r.get(1).toString());

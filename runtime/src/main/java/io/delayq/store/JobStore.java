@@ -7,8 +7,11 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 import jakarta.enterprise.context.ApplicationScoped;
+
+import org.jboss.logging.Logger;
 
 import io.delayq.core.DelayqConfig;
 import io.delayq.core.CancelOutcome;
@@ -25,12 +28,15 @@ import io.vertx.redis.client.Response;
  */
 @ApplicationScoped
 public class JobStore {
+    private static final Logger LOG = Logger.getLogger(JobStore.class);
     private static final long DAY_MS = 86_400_000L;
     private final RedisGateway redis;
     private final Scripts scripts;
     private final Keys keys;
     private final int partitions;
     private final boolean cluster;
+    private final int durableReplicas;
+    private final long durableWaitMs;
     private final Set<String> knownTopics = ConcurrentHashMap.newKeySet();
 
     public JobStore(RedisGateway redis, Scripts scripts, Keys keys, DelayqConfig config) {
@@ -38,8 +44,9 @@ public class JobStore {
         this.scripts = scripts;
         this.keys = keys;
         this.partitions = config.partitions();
-        this.cluster = "cluster".equalsIgnoreCase(org.eclipse.microprofile.config.ConfigProvider.getConfig()
-                .getOptionalValue("quarkus.redis.client-type", String.class).orElse("standalone"));
+        this.durableReplicas = config.durability().replicas();
+        this.durableWaitMs = config.durability().timeout().toMillis();
+        this.cluster = redis.cluster();
     }
 
     /** The partition that owns a job id: stable across processes (String.hashCode is specified). */
@@ -55,9 +62,23 @@ public class JobStore {
         return list;
     }
 
-    /** The wake-up channel of a partition. */
+    /**
+     * The wake-up channel of a partition. (Asked at start-up: if Redis was away then, a store of
+     * the older tag rule with several partitions has its wake-ups missed until a restart; the
+     * safety-net poll still finds its jobs.)
+     */
     public String wakeChannel(Partition p) {
+        try {
+            ensureLayout();
+        } catch (StoreUnavailableException e) {
+            // the rule of a new store; see above
+        }
         return keys.wakeChannel(p);
+    }
+
+    /** The wake-up channel as the scripts want it: on a cluster, marked sharded (see lib.lua's wake). */
+    private String scriptChannel(Partition p) {
+        return cluster ? "!" + wakeChannel(p) : wakeChannel(p);
     }
 
     // ---------------------------------------------------------------- enqueue
@@ -72,7 +93,7 @@ public class JobStore {
         Set<Integer> days = new TreeSet<>();
         long localNow = System.currentTimeMillis();
         List<String> args = new ArrayList<>(3 + jobs.size() * 5);
-        args.add(keys.wakeChannel(p));
+        args.add(scriptChannel(p));
         args.add(JobRecord.storableTrace(trace));
         args.add(Integer.toString(jobs.size()));
         for (NewJob job : jobs) {
@@ -87,7 +108,7 @@ public class JobStore {
             args.add(Integer.toString(job.maxAttempts()));
             args.add(job.payloadJson() == null ? "" : job.payloadJson());
         }
-        Response reply = run("enqueue", p, days, args);
+        Response reply = run("enqueue", p, days, args, durableReplicas);
         List<JobInfo> out = new ArrayList<>(jobs.size());
         for (int i = 0; i < jobs.size(); i++) {
             int base = 1 + i * 4;
@@ -105,14 +126,40 @@ public class JobStore {
      * count found (the given one on a new store).
      */
     public int checkPartitions(int partitions) {
-        redis.send(Request.cmd(Command.SET).arg(keys.partitions()).arg(partitions).arg("NX"));
-        int stored = redis.send(Request.cmd(Command.GET).arg(keys.partitions())).toInteger();
+        return readLayout(partitions);
+    }
+
+    /**
+     * Every call that builds keys first learns the store's layout (once): when Redis was away at
+     * start-up the check runs at the first call that reaches it; a store written with another
+     * partition count then fails every call, loudly, rather than write to keys nobody reads.
+     */
+    private void ensureLayout() {
+        if (!keys.layoutKnown()) {
+            synchronized (this) {
+                if (!keys.layoutKnown()) {
+                    try {
+                        checkPartitions(partitions);
+                    } catch (IllegalStateException e) {
+                        LOG.error(e.getMessage());
+                        throw e;
+                    }
+                }
+            }
+        }
+    }
+
+    private int readLayout(int partitions) {
+        redis.send(Request.cmd(Command.SET).arg(keys.partitions()).arg(keys.partitionsValue()).arg("NX"));
+        String value = redis.send(Request.cmd(Command.GET).arg(keys.partitions())).toString();
+        int stored = Keys.countOf(value);
         if (stored != partitions) {
             throw new IllegalStateException("delayq.partitions is " + partitions + " but the store ("
                     + keys.partitions() + ") was written with " + stored + ": jobs would be stranded. Keep " + stored + ", or move to " + partitions
                     + " under a new delayq.prefix while replicas with the old prefix drain the old jobs "
                     + "(see the README, \"Changing delayq.partitions\")");
         }
+        keys.useLayout(value);
         return stored;
     }
 
@@ -143,6 +190,7 @@ public class JobStore {
     /** Every topic that has had jobs, with counts summed over partitions (one pipelined round trip). */
     public List<TopicStats> topics() {
         List<String> names = topicNames();
+        ensureLayout();
         List<Request> reads = new ArrayList<>();
         for (String topic : names) {
             for (Partition p : partitionsOf(topic)) {
@@ -152,7 +200,7 @@ public class JobStore {
                 reads.add(Request.cmd(Command.GET).arg(keys.next(p)));
             }
         }
-        List<Response> replies = reads.isEmpty() ? List.of() : redis.batch(reads);
+        List<Response> replies = reads.isEmpty() ? List.of() : readAll(reads);
         List<TopicStats> out = new ArrayList<>(names.size());
         int i = 0;
         for (String topic : names) {
@@ -184,13 +232,14 @@ public class JobStore {
         if (ps.isEmpty()) {
             return out;
         }
+        ensureLayout();
         List<Response> replies = new ArrayList<>(ps.size() * 2);
         if (cluster) {
             List<Request> reads = new ArrayList<>(ps.size());
             for (Partition p : ps) {
                 reads.add(Request.cmd(Command.MGET).arg(keys.next(p)).arg(keys.leaseNext(p)));
             }
-            for (Response pair : redis.batch(reads)) {
+            for (Response pair : redis.sendEach(reads)) {
                 pair.forEach(replies::add);
             }
         } else {
@@ -209,6 +258,7 @@ public class JobStore {
 
     /** Earliest lease deadline of a partition's in-flight jobs, -1 when none (the reclaimer's cheap check). */
     public long earliestLeaseDeadline(Partition p) {
+        ensureLayout();
         Response r = redis.send(Request.cmd(Command.ZRANGE).arg(keys.inflight(p)).arg(0).arg(0).arg("WITHSCORES"));
         if (r == null || r.size() == 0) {
             return -1;
@@ -262,6 +312,7 @@ public class JobStore {
 
     /** Dead jobs of a topic, newest first, at most {@code limit}. */
     public List<DeadJob> dead(String topic, int limit) {
+        ensureLayout();
         List<DeadJob> out = new ArrayList<>();
         for (Partition p : partitionsOf(topic)) {
             Response ids = redis.send(Request.cmd(Command.ZRANGE).arg(keys.dead(p)).arg("+inf").arg("-inf")
@@ -294,7 +345,7 @@ public class JobStore {
     /** Dead job back to scheduled, due now, attempts reset; empty when the id is not dead. */
     public Optional<Instant> revive(String topic, String id) {
         Partition p = partitionOf(topic, id);
-        Response r = run("revive", p, aroundNow(), List.of(id, keys.wakeChannel(p)));
+        Response r = run("revive", p, aroundNow(), List.of(id, scriptChannel(p)));
         return r.size() == 0 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(r.get(0).toLong()));
     }
 
@@ -325,13 +376,25 @@ public class JobStore {
         args.add(tokenPrefix);
         args.add(Long.toString(deadlineMs));
         addLeases(args, acks);
-        Response r = run("take", p, days, args);
+        // A reply that comes after we stopped waiting for it (Redis ran the take before the
+        // deadline, the reply was slow): its jobs are leased to a token nobody holds. Put them
+        // back at once rather than let them lose an attempt when the lease expires.
+        Response r = run("take", p, days, args, 0, late -> {
+            List<Lease> orphans = parseTake(p, tokenPrefix, late).jobs().stream().map(TakenJob::lease).toList();
+            if (!orphans.isEmpty()) {
+                Thread.ofVirtual().name("delayq-late-take").start(() -> requeueOrphans(p, orphans));
+            }
+        });
         days.removeAll(around);
         if (days.size() > 64) {
             days.clear(); // a bound: days emptied long ago are simply learnt again if still needed
         }
         olderDays.clear();
         olderDays.addAll(days);
+        return parseTake(p, tokenPrefix, r);
+    }
+
+    private static TakeResult parseTake(Partition p, String tokenPrefix, Response r) {
         long now = r.get(0).toLong();
         long next = r.get(1).toLong();
         int staleCount = r.get(2).toInteger();
@@ -346,6 +409,21 @@ public class JobStore {
                     rec.isEmpty() ? null : JobRecord.decode(rec)));
         }
         return new TakeResult(now, next, jobs, stale);
+    }
+
+    private void requeueOrphans(Partition p, List<Lease> orphans) {
+        List<String> args = new ArrayList<>(2 + orphans.size() * 2);
+        args.add(scriptChannel(p));
+        addLeases(args, orphans);
+        try {
+            int back = run("requeue", p, aroundNow(), args, 0,
+                    late -> LOG.infof("put back %s job(s) of a take on %s that answered after its timeout", late, p))
+                    .toInteger();
+            LOG.infof("put back %d job(s) of a take on %s that answered after its timeout", back, p);
+        } catch (RuntimeException e) {
+            LOG.warnf("a take on %s answered after its timeout; putting its %d job(s) back failed (%s): unless that"
+                    + " reply is late too, they run again when their lease expires", p, orphans.size(), e.toString());
+        }
     }
 
     /** Completes jobs; returns the ids whose lease was no longer ours (left untouched). */
@@ -372,7 +450,7 @@ public class JobStore {
         Set<Integer> days = new TreeSet<>();
         aroundDay(days, System.currentTimeMillis() + delayMs);
         Response r = run("fail", p, days, List.of(lease.id(), lease.token(), Long.toString(delayMs),
-                oneLine(error), Integer.toString(defaultMaxAttempts), keys.wakeChannel(p)));
+                oneLine(error), Integer.toString(defaultMaxAttempts), scriptChannel(p)));
         return switch (r.get(0).toString()) {
             case "retry" -> new FailOutcome(FailOutcome.Kind.RETRY, r.get(1).toLong(), r.get(2).toInteger());
             case "dead" -> new FailOutcome(FailOutcome.Kind.DEAD, r.get(1).toLong(), r.get(2).toInteger());
@@ -406,7 +484,7 @@ public class JobStore {
             days.add(Keys.dayOf(at));
         }
         Response r = run("reclaim", p, days, List.of(Integer.toString(limit),
-                Integer.toString(defaultMaxAttempts), keys.wakeChannel(p), Long.toString(initialMs),
+                Integer.toString(defaultMaxAttempts), scriptChannel(p), Long.toString(initialMs),
                 Double.toString(multiplier), Long.toString(maxMs), Double.toString(jitter),
                 Double.toString(java.util.concurrent.ThreadLocalRandom.current().nextDouble())));
         return new int[] { r.get(0).toInteger(), r.get(1).toInteger() };
@@ -415,7 +493,7 @@ public class JobStore {
     /** Drain: puts our unfinished jobs back, due now; returns how many were put back. */
     public int requeue(Partition p, List<Lease> leases) {
         List<String> args = new ArrayList<>(2 + leases.size() * 2);
-        args.add(keys.wakeChannel(p));
+        args.add(scriptChannel(p));
         addLeases(args, leases);
         return run("requeue", p, aroundNow(), args).toInteger();
     }
@@ -423,10 +501,32 @@ public class JobStore {
     // ---------------------------------------------------------------- plumbing
 
     /**
+     * Reads of keys in several partitions: one pipelined batch on a single Redis; on a cluster,
+     * where a batch must stay on one node, every read sent at once on its own.
+     */
+    private List<Response> readAll(List<Request> reads) {
+        return cluster ? redis.sendEach(reads) : redis.batch(reads);
+    }
+
+    /**
      * Runs a script on a partition with the shards of {@code days}; when the script names days
      * it needs and was not given (DQNEEDDAY), adds them and runs it again.
      */
     private Response run(String script, Partition p, Set<Integer> days, List<String> args) {
+        return run(script, p, days, args, 0, null);
+    }
+
+    private Response run(String script, Partition p, Set<Integer> days, List<String> args, int replicas) {
+        return run(script, p, days, args, replicas, null);
+    }
+
+    /**
+     * As above; with {@code replicas} &gt; 0 the reply waits until the writes reached that many
+     * replicas; {@code late} (if not null) gets a reply that arrives after the call timed out.
+     */
+    private Response run(String script, Partition p, Set<Integer> days, List<String> args, int replicas,
+            Consumer<Response> late) {
+        ensureLayout();
         Set<Integer> shardDays = days instanceof TreeSet<Integer> mutable ? mutable : new TreeSet<>(days);
         for (int attempt = 0;; attempt++) {
             List<String> k = new ArrayList<>(7 + shardDays.size());
@@ -445,7 +545,8 @@ public class JobStore {
             }
             a.addAll(args);
             try {
-                return scripts.run(script, k, a);
+                return replicas > 0 ? scripts.runReplicated(script, k, a, replicas, durableWaitMs)
+                        : scripts.run(script, k, a, late);
             } catch (RedisReplyException e) {
                 String m = e.getMessage();
                 int at = m == null ? -1 : m.indexOf("DQNEEDDAY ");

@@ -1,6 +1,9 @@
 package io.delayq.store;
 
+import java.nio.charset.StandardCharsets;
 import java.time.LocalDate;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
@@ -8,22 +11,98 @@ import io.delayq.core.DelayqConfig;
 
 /**
  * Every Redis key and channel name delayq uses, and nothing else builds them. All keys of a
- * partition carry the hash tag {@code {topic#p}} (the day stays outside the braces), so each
- * script touches one Redis Cluster slot.
+ * partition carry one hash tag (the day stays outside the braces), so each script touches one
+ * Redis Cluster slot.
+ *
+ * <p>The tag of partition p of P is {@code {topic#p}} when that falls in the p-th P-th of the
+ * 16,384 slots, else {@code {topic#p.s}} with the smallest salt s that does: the partitions of a
+ * topic then land on different masters of a cluster whose masters hold equal slot ranges (what
+ * {@code redis-cli --cluster create} makes), instead of wherever CRC16 throws them. With one
+ * partition the tag is always {@code {topic#0}}. Stores written before this rule (by a release
+ * that used {@code {topic#p}} for every p) keep their tags: {@link #partitionsValue()} records
+ * which rule a store uses, and {@link #useLayout} is told what the store said.
  */
 @ApplicationScoped
 public class Keys {
+    private static final int SLOTS = 16_384;
+    private static final String SPREAD = " spread";
     private final String prefix;
+    private final int count;
+    private final Map<Partition, String> tags = new ConcurrentHashMap<>();
+    private volatile boolean spread = true;
+    private volatile boolean layoutKnown;
 
     public Keys(DelayqConfig config) {
         this.prefix = config.prefix();
+        this.count = config.partitions();
     }
 
     private String base(Partition p) {
-        return prefix + ":{" + p.topic() + "#" + p.index() + "}:";
+        return prefix + ":{" + tags.computeIfAbsent(p, this::tag) + "}:";
     }
 
-    /** STRING: the number of partitions per topic the store was written with ({@code delayq.partitions}). */
+    private String tag(Partition p) {
+        String plain = p.topic() + "#" + p.index();
+        if (!spread || count == 1) {
+            return plain;
+        }
+        int from = p.index() * SLOTS / count, to = (p.index() + 1) * SLOTS / count;
+        String tag = plain;
+        for (int salt = 1; !inRange(slot(tag), from, to); salt++) {
+            tag = plain + "." + salt;
+        }
+        return tag;
+    }
+
+    private static boolean inRange(int slot, int from, int to) {
+        return slot >= from && slot < to;
+    }
+
+    /** The Redis Cluster slot of a hash tag: CRC16 (XMODEM) mod 16,384. */
+    static int slot(String tag) {
+        int crc = 0;
+        for (byte b : tag.getBytes(StandardCharsets.UTF_8)) {
+            crc ^= (b & 0xff) << 8;
+            for (int i = 0; i < 8; i++) {
+                crc = (crc & 0x8000) != 0 ? (crc << 1) ^ 0x1021 : crc << 1;
+            }
+        }
+        return (crc & 0xffff) % SLOTS;
+    }
+
+    /**
+     * What the store's {@link #partitions()} key says of it: the partition count, followed by
+     * " spread" when its tags follow the spread rule. A new store is written with
+     * {@link #partitionsValue()}.
+     */
+    void useLayout(String stored) {
+        boolean s = stored.endsWith(SPREAD) || countOf(stored) == 1;
+        if (s != spread) {
+            spread = s;
+            tags.clear();
+        }
+        layoutKnown = true;
+    }
+
+    /** Whether {@link #useLayout} was told the store's layout. */
+    boolean layoutKnown() {
+        return layoutKnown;
+    }
+
+    /** The value of {@link #partitions()} for a new store. */
+    String partitionsValue() {
+        return count + (count > 1 ? SPREAD : "");
+    }
+
+    /** The partition count a value of {@link #partitions()} records. */
+    static int countOf(String stored) {
+        return Integer.parseInt(stored.endsWith(SPREAD) ? stored.substring(0, stored.length() - SPREAD.length()) : stored);
+    }
+
+    /**
+     * STRING: the number of partitions per topic the store was written with ({@code delayq.partitions}),
+     * and with more than one, " spread" if the tags follow the spread rule.
+     */
     public String partitions() {
         return prefix + ":partitions";
     }

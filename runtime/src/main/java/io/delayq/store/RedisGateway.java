@@ -3,6 +3,7 @@ package io.delayq.store;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.concurrent.TimeoutException;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -30,6 +31,7 @@ public class RedisGateway {
             "CLUSTERDOWN", "TRYAGAIN", "NOREPLICAS", "OOM");
     private final Redis redis;
     private final long timeoutMs;
+    private final boolean cluster;
     private final Counter unavailable;
     private final Counter errorReplies;
     private volatile boolean answering = true;
@@ -37,10 +39,20 @@ public class RedisGateway {
     public RedisGateway(Redis redis, DelayqConfig config, MeterRegistry registry) {
         this.redis = redis;
         this.timeoutMs = config.redisTimeout().toMillis();
+        this.cluster = "cluster".equalsIgnoreCase(org.eclipse.microprofile.config.ConfigProvider.getConfig()
+                .getOptionalValue("quarkus.redis.client-type", String.class).orElse("standalone"));
         this.unavailable = Counter.builder("delayq.redis.errors").description("Redis calls that failed, by kind")
                 .tag("kind", "unavailable").register(registry);
         this.errorReplies = Counter.builder("delayq.redis.errors").description("Redis calls that failed, by kind")
                 .tag("kind", "reply").register(registry);
+    }
+
+    /**
+     * Whether Redis is a Redis Cluster ({@code quarkus.redis.client-type=cluster}): a command or
+     * batch must then keep to one node, and wake-ups use sharded pub/sub.
+     */
+    public boolean cluster() {
+        return cluster;
     }
 
     /** False from a call that found Redis unreachable (or not ready) until one succeeds again. */
@@ -49,20 +61,63 @@ public class RedisGateway {
     }
 
     public Response send(Request request) {
-        return await(redis.send(request));
+        return await(redis.send(request), timeoutMs);
+    }
+
+    /**
+     * As {@link #send(Request)}; when the reply comes only after this call gave up waiting,
+     * {@code late} gets it (on a Redis client thread: it must not block), so that what the
+     * command did is not left with nobody knowing.
+     */
+    public Response send(Request request, Consumer<Response> late) {
+        Future<Response> reply = redis.send(request);
+        try {
+            return await(reply, timeoutMs);
+        } catch (StoreUnavailableException e) {
+            reply.onSuccess(late::accept);
+            throw e;
+        }
     }
 
     /** Pipelined requests on one connection: one round trip. */
     public List<Response> batch(List<Request> requests) {
-        return await(redis.batch(requests));
+        return await(redis.batch(requests), timeoutMs);
+    }
+
+    /** A batch whose last request may block Redis for up to {@code blockMs} (WAIT): so much longer a timeout. */
+    List<Response> batch(List<Request> requests, long blockMs) {
+        return await(redis.batch(requests), timeoutMs + blockMs);
+    }
+
+    /**
+     * Sends requests that may live on different Redis Cluster nodes, all at once, and waits for
+     * every reply (in order): one round trip's latency, without the one-node rule of a batch.
+     */
+    public List<Response> sendEach(List<Request> requests) {
+        List<Future<Response>> sent = new java.util.ArrayList<>(requests.size());
+        for (Request r : requests) {
+            sent.add(redis.send(r));
+        }
+        await(Future.all(sent), timeoutMs);
+        List<Response> out = new java.util.ArrayList<>(sent.size());
+        for (Future<Response> f : sent) {
+            out.add(f.result());
+        }
+        return out;
+    }
+
+    /** Counts a failure found by a caller (a WAIT that fell short) as Redis being unavailable. */
+    StoreUnavailableException unavailable(StoreUnavailableException e) {
+        unavailable.increment();
+        return e;
     }
 
     /** A dedicated connection (pub/sub); the caller closes it. */
     public RedisConnection connect() {
-        return await(redis.connect());
+        return await(redis.connect(), timeoutMs);
     }
 
-    private <T> T await(Future<T> future) {
+    private <T> T await(Future<T> future, long timeoutMs) {
         try {
             T reply = future.toCompletionStage().toCompletableFuture().get(timeoutMs, TimeUnit.MILLISECONDS);
             answering = true;
@@ -98,6 +153,10 @@ public class RedisGateway {
     static RuntimeException translate(Throwable cause) {
         if (cause instanceof ErrorType error) {
             String message = String.valueOf(error.getMessage());
+            if (message.startsWith("ERR [")) {
+                // A failed batch: "ERR [<index>] <the reply>"; classify the reply.
+                message = message.substring(message.indexOf(']') + 1).trim();
+            }
             for (String kind : TRANSIENT) {
                 if (message.startsWith(kind)) {
                     return new StoreUnavailableException("Redis is not ready: " + message, error);

@@ -12,6 +12,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
@@ -52,24 +53,63 @@ public class Scripts {
 
     /** Runs a script by SHA with the given keys and arguments; EVAL once when Redis lacks it. */
     public Response run(String name, List<String> keys, List<String> args) {
+        return run(name, keys, args, null);
+    }
+
+    /** As above; {@code late} (if not null) gets a reply that arrives after the call timed out. */
+    public Response run(String name, List<String> keys, List<String> args, Consumer<Response> late) {
         long start = System.nanoTime();
         try {
-            return runOnce(name, keys, args);
+            return runOnce(name, keys, args, late);
         } finally {
             timers.get(name).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
         }
     }
 
-    private Response runOnce(String name, List<String> keys, List<String> args) {
+    /**
+     * Runs a script and then Redis {@code WAIT} on the same connection (one pipelined round trip):
+     * the reply comes once the script's writes reached {@code replicas} replicas, or fails as
+     * "Redis unavailable" when they did not within {@code waitMs}.
+     */
+    public Response runReplicated(String name, List<String> keys, List<String> args, int replicas, long waitMs) {
+        long start = System.nanoTime();
+        try {
+            String[] script = loaded.get(name);
+            Request wait = Request.cmd(Command.WAIT).arg(replicas).arg(waitMs);
+            List<Response> replies;
+            try {
+                replies = redis.batch(List.of(request(Command.EVALSHA, script[0], keys, args), wait), waitMs);
+            } catch (RedisReplyException e) {
+                if (e.getMessage() == null || !e.getMessage().contains("NOSCRIPT")) {
+                    throw e;
+                }
+                replies = redis.batch(List.of(request(Command.EVAL, script[1], keys, args), wait), waitMs);
+            }
+            int reached = replies.get(1).toInteger();
+            if (reached < replicas) {
+                throw redis.unavailable(new StoreUnavailableException("the write reached " + reached + " of the "
+                        + replicas + " Redis replicas of delayq.durability.replicas within " + waitMs + " ms", null));
+            }
+            return replies.get(0);
+        } finally {
+            timers.get(name).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private Response runOnce(String name, List<String> keys, List<String> args, Consumer<Response> late) {
         String[] script = loaded.get(name);
         try {
-            return redis.send(request(Command.EVALSHA, script[0], keys, args));
+            return send(request(Command.EVALSHA, script[0], keys, args), late);
         } catch (RedisReplyException e) {
             if (e.getMessage() == null || !e.getMessage().startsWith("NOSCRIPT")) {
                 throw e;
             }
-            return redis.send(request(Command.EVAL, script[1], keys, args));
+            return send(request(Command.EVAL, script[1], keys, args), late);
         }
+    }
+
+    private Response send(Request request, Consumer<Response> late) {
+        return late == null ? redis.send(request) : redis.send(request, late);
     }
 
     private static Request request(Command command, String script, List<String> keys, List<String> args) {

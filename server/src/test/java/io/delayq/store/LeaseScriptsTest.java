@@ -3,6 +3,7 @@ package io.delayq.store;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
@@ -15,6 +16,9 @@ import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.Test;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+
+import io.delayq.core.DelayqConfig;
 import io.delayq.core.JobRequest;
 import io.delayq.core.JobState;
 import io.delayq.core.Jobs;
@@ -32,6 +36,12 @@ class LeaseScriptsTest {
     Jobs jobs;
     @Inject
     JobStore store;
+    @Inject
+    DelayqConfig config;
+    @Inject
+    Keys keys;
+    @Inject
+    io.vertx.redis.client.Redis redisClient;
 
     @Test
     void takesOnlyJobsWhoseRunAtHasPassedOldestDayFirstAndDropsEmptiedShards() {
@@ -114,6 +124,30 @@ class LeaseScriptsTest {
         assertEquals(JobState.SCHEDULED, info.state());
         assertEquals(0, info.attempts());
         assertEquals(1, store.take(p, 1, 30_000, "S:", new HashSet<>(), List.of(), 0).jobs().size(), "due at once");
+    }
+
+    @Test
+    void jobsOfATakeWhoseReplyCameAfterTheTimeoutArePutBackAtOnce() {
+        String topic = Topics.fresh("late-reply");
+        Partition p = store.partitionsOf(topic).get(0);
+        jobs.schedule(JobRequest.topic(topic).id("late").delay(Duration.ZERO));
+        // A store whose Redis calls give up at once: Redis runs the take (no deadline), the reply
+        // comes after the caller stopped waiting, with the job leased to a token nobody holds.
+        DelayqConfig impatient = (DelayqConfig) java.lang.reflect.Proxy.newProxyInstance(DelayqConfig.class.getClassLoader(),
+                new Class<?>[] { DelayqConfig.class }, (proxy, method, args) -> method.getName().equals("redisTimeout")
+                        ? Duration.ZERO
+                        : method.invoke(config, args));
+        RedisGateway gateway = new RedisGateway(redisClient, impatient, new SimpleMeterRegistry());
+        JobStore hasty = new JobStore(gateway, new Scripts(gateway, new SimpleMeterRegistry()), keys, impatient);
+        store.requeue(p, List.of()); // Redis knows the requeue script: hasty gives up before a NOSCRIPT retry
+        assertThrows(StoreUnavailableException.class,
+                () -> hasty.take(p, 1, 600_000, "gone:", new HashSet<>(), List.of(), 0));
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
+                .until(() -> store.get(topic, "late").orElseThrow().state() == JobState.SCHEDULED);
+        var info = store.get(topic, "late").orElseThrow();
+        assertEquals(0, info.attempts(), "the orphaned attempt is not counted");
+        assertEquals(1, store.take(p, 1, 30_000, "next:", new HashSet<>(), List.of(), 0).jobs().size(),
+                "due at once, not after a 10-minute lease");
     }
 
     /** Waits, on Redis' clock, until the lease of a job has expired. */
