@@ -39,14 +39,16 @@ import io.delayq.support.Topics;
 /**
  * Two replicas of the packaged server on a local Redis Cluster (3 masters + 3 replicas,
  * {@code quarkus.redis.client-type=cluster}) with {@code delayq.partitions=3}: ingestion,
- * dispatch, the dead set, {@code GET /topics}, metrics, the safety net and drain, each on its own
- * topic. The cluster and the replicas are shared by the tests (a cluster and two JVMs take a few
- * seconds to start); the drain test stops one replica, so it runs last.
+ * dispatch, the dead set, {@code GET /topics}, metrics, the safety net, the idle cost and drain,
+ * each on its own topic. The cluster and the replicas are shared by the tests (a cluster and two
+ * JVMs take a few seconds to start): the idle-cost test needs the others' jobs done, and the
+ * drain test stops one replica, so the order is fixed.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Duration SAFETY_NET = Duration.ofSeconds(1);
+    private static final Duration IDLE_WINDOW = Duration.ofSeconds(6);
     private static final String INGEST = Topics.fresh("cl-ingest");
     private static final String DEAD = Topics.fresh("cl-dead");
     private static final String WAKE = Topics.fresh("cl-wake");
@@ -244,8 +246,44 @@ class ClusterIT {
         assertFalse(receiver.deliveries.keySet().stream().anyMatch(id -> id.startsWith("far")), "far jobs are not due");
     }
 
+    /**
+     * "Cheap when idle" on a cluster: each master gets about one command per second from an idle
+     * replica (its safety-net poll), however many topics and partitions the replica serves (here
+     * 4 topics of 3 partitions). Commands the test and the cluster itself send (INFO, REPLCONF,
+     * CLUSTER) are left out; everything else, scripts' inner commands included, counts.
+     */
     @Test
     @Order(5)
+    void idleReplicasCostEachMasterAboutOneCommandPerSecondEach() throws Exception {
+        List<Integer> masters = cluster.masters();
+        Map<Integer, Map<String, Long>> before = new HashMap<>();
+        for (int m : masters) {
+            before.put(m, cluster.commandCalls(m));
+        }
+        long t0 = System.nanoTime();
+        Thread.sleep(IDLE_WINDOW.toMillis()); // a measurement window, not a wait for a condition
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        Map<Integer, Map<String, Long>> used = new TreeMap<>();
+        for (int m : masters) {
+            Map<String, Long> delta = new TreeMap<>();
+            cluster.commandCalls(m).forEach((cmd, n) -> {
+                long d = n - before.get(m).getOrDefault(cmd, 0L);
+                if (d > 0 && !cmd.equals("info") && !cmd.equals("replconf") && !cmd.startsWith("cluster")) {
+                    delta.put(cmd, d);
+                }
+            });
+            used.put(m, delta);
+        }
+        System.out.printf("cluster idle: commands of 2 idle replicas in %.1f s, by master: %s%n", seconds, used);
+        for (Map.Entry<Integer, Map<String, Long>> e : used.entrySet()) {
+            double perReplicaPerSecond = e.getValue().values().stream().mapToLong(Long::longValue).sum() / 2.0 / seconds;
+            assertTrue(perReplicaPerSecond <= 1.5, String.format("master %d: %.1f commands/s per idle replica %s",
+                    e.getKey(), perReplicaPerSecond, e.getValue()));
+        }
+    }
+
+    @Test
+    @Order(6)
     void aSigtermedReplicaPutsItsRunningJobsBackAndTheOtherReplicaRunsThem() throws Exception {
         Receiver receiver = receivers.get(DRAIN);
         // r2's first deliveries hang (a slow target); everything else finishes at once.

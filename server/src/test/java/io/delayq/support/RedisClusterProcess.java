@@ -283,6 +283,14 @@ public final class RedisClusterProcess implements AutoCloseable {
         return Long.parseLong(info(port, "stats").get("total_commands_processed"));
     }
 
+    /** Calls per command name so far ({@code INFO commandstats}: {@code get}, {@code evalsha}, {@code cluster|slots}...). */
+    public Map<String, Long> commandCalls(int port) {
+        Map<String, Long> calls = new java.util.TreeMap<>();
+        info(port, "commandstats").forEach((k, v) -> calls.put(k.replace("cmdstat_", ""),
+                Long.parseLong(v.replaceAll("^calls=(\\d+).*", "$1"))));
+        return calls;
+    }
+
     /**
      * Kills every pub/sub connection on every running node ({@code CLIENT KILL TYPE pubsub}): the
      * wake-up messages sent until a subscriber reconnects are lost. Returns how many were killed.
