@@ -147,6 +147,74 @@ public final class RedisProcess implements AutoCloseable {
         }
     }
 
+    /**
+     * Sends one command to the server on a loopback port and returns its reply as text: a status,
+     * integer or bulk reply's value, or an array's elements one per line (nested arrays flattened).
+     * An error reply becomes an {@link IllegalStateException}. For tools (the benchmark, test
+     * clusters), not for delayq's own traffic.
+     */
+    public static String call(int port, String... args) {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress("127.0.0.1", port), 1000);
+            s.setSoTimeout(10_000);
+            StringBuilder req = new StringBuilder("*").append(args.length).append("\r\n");
+            for (String a : args) {
+                byte[] b = a.getBytes(StandardCharsets.UTF_8);
+                req.append('$').append(b.length).append("\r\n").append(a).append("\r\n");
+            }
+            s.getOutputStream().write(req.toString().getBytes(StandardCharsets.UTF_8));
+            s.getOutputStream().flush();
+            java.io.DataInputStream in = new java.io.DataInputStream(new java.io.BufferedInputStream(s.getInputStream()));
+            StringBuilder out = new StringBuilder();
+            readReply(in, out);
+            return out.toString();
+        } catch (IOException e) {
+            throw new IllegalStateException("redis on port " + port + ": " + e, e);
+        }
+    }
+
+    private static void readReply(java.io.DataInputStream in, StringBuilder out) throws IOException {
+        String line = readLine(in);
+        char type = line.charAt(0);
+        String rest = line.substring(1);
+        switch (type) {
+            case '+', ':' -> out.append(rest);
+            case '-' -> throw new IllegalStateException(rest);
+            case '$' -> {
+                int len = Integer.parseInt(rest);
+                if (len >= 0) {
+                    byte[] b = new byte[len];
+                    in.readFully(b);
+                    in.readFully(new byte[2]);
+                    out.append(new String(b, StandardCharsets.UTF_8));
+                }
+            }
+            case '*' -> {
+                int n = Integer.parseInt(rest);
+                for (int i = 0; i < n; i++) {
+                    if (i > 0) {
+                        out.append('\n');
+                    }
+                    readReply(in, out);
+                }
+            }
+            default -> throw new IllegalStateException("unexpected reply " + line);
+        }
+    }
+
+    private static String readLine(java.io.DataInputStream in) throws IOException {
+        StringBuilder b = new StringBuilder();
+        int c;
+        while ((c = in.read()) != '\r') {
+            if (c < 0) {
+                throw new IOException("connection closed");
+            }
+            b.append((char) c);
+        }
+        in.read(); // \n
+        return b.toString();
+    }
+
     /** redis-server from PATH, else the binary carried by embedded-redis, extracted once. */
     public static String executable() {
         String path = System.getenv("PATH");

@@ -26,8 +26,10 @@ class DrainIT extends OwnRedisTest {
         try (Receiver receiver = new Receiver()) {
             receiver.holdBy(d -> receiver.deliveries.get(d.id()).size() > 1 ? 0
                     : Integer.parseInt(d.id().substring(1)) % 2 == 0 ? 1000 : 120_000);
+            // The HTTP timeout is far above the test's length: a hanging call must still be running
+            // when the drain ends, however slowly the second replica starts on a busy machine.
             Map<String, String> settings = Map.of("delayq.topics." + topic + ".http.url", receiver.url(),
-                    "delayq.drain.timeout", "3s");
+                    "delayq.topics." + topic + ".http.timeout", "60s", "delayq.drain.timeout", "3s");
             AppProcess stopping = AppProcess.start("stopping", redis.port(), settings);
             StringBuilder batch = new StringBuilder("[");
             for (int i = 0; i < 20; i++) {
