@@ -30,16 +30,20 @@ import io.delayq.support.Topics;
  * A Redis Cluster master (of 3, each with 2 replicas) is SIGKILLed during a steady stream of
  * enqueues to two delayq replicas with {@code delayq.durability.replicas=1} (an enqueue answers
  * only once its write reached a Redis replica): every job that got a 2xx is delivered at least
- * once, and both enqueues and deliveries resume within the cluster's node timeout plus a few
- * seconds. Enqueues refused with a 5xx meanwhile are allowed (the client retries them; enqueue
+ * once, and both enqueues and deliveries resume within a few seconds of Redis completing the
+ * failover (itself the node timeout plus a second or two). Enqueues refused with a 5xx meanwhile are allowed (the client retries them; enqueue
  * is idempotent by id).
  */
 class ClusterFailoverIT {
     private static final int RATE = 50; // enqueues per second
     private static final Duration STREAM = Duration.ofSeconds(15);
     private static final Duration KILL_AFTER = Duration.ofSeconds(5);
-    /** Node timeout, the replica's election, delayq's reconnection: "a few seconds" on top of the timeout. */
-    private static final Duration RESUME_BOUND = RedisClusterProcess.NODE_TIMEOUT.plusSeconds(5);
+    /**
+     * How soon after Redis finished the failover (node timeout, failure report, a replica's
+     * election: 3–5 s here, varying with the election's random delay) delayq must be back:
+     * following the new slot map and subscribing again.
+     */
+    private static final Duration RESUME_AFTER_FAILOVER = Duration.ofSeconds(3);
 
     /** What the producer saw of one enqueue. */
     private record Accepted(String id, long runAtMs) {
@@ -153,11 +157,12 @@ class ClusterFailoverIT {
                             + "max %d ms%n", after.length, after[after.length / 2], after[(int) (after.length * 0.99)],
                             after[after.length - 1]);
                 }
+                long bound = failoverMs + RESUME_AFTER_FAILOVER.toMillis();
                 long lastRefusal = refusals.stream().mapToLong(Refused::atMs).max().orElse(killedAt) - killedAt;
-                assertTrue(lastRefusal <= RESUME_BOUND.toMillis(), "enqueues were refused until " + lastRefusal
-                        + " ms after the kill (Redis failover: " + failoverMs + " ms), more than " + RESUME_BOUND);
-                assertTrue(worst.get() <= RESUME_BOUND.toMillis(), "a job waited " + worst.get()
-                        + " ms after the kill (Redis failover: " + failoverMs + " ms), more than " + RESUME_BOUND);
+                assertTrue(lastRefusal <= bound, "enqueues were refused until " + lastRefusal + " ms after the kill, "
+                        + "more than the Redis failover (" + failoverMs + " ms) + " + RESUME_AFTER_FAILOVER);
+                assertTrue(worst.get() <= bound, "a job waited " + worst.get() + " ms after the kill, more than the "
+                        + "Redis failover (" + failoverMs + " ms) + " + RESUME_AFTER_FAILOVER);
             } finally {
                 producer.shutdownNow();
             }
