@@ -22,11 +22,10 @@ import org.eclipse.microprofile.config.ConfigProvider;
 import io.delayq.core.Jobs;
 import io.delayq.core.NewJob;
 import io.delayq.ops.DelayqMetrics;
-import io.delayq.store.RedisGateway;
+import io.delayq.dev.Resp;
+import io.delayq.store.JobStore;
 import io.micrometer.core.instrument.distribution.ValueAtPercentile;
 import io.quarkus.runtime.QuarkusApplication;
-import io.vertx.redis.client.Command;
-import io.vertx.redis.client.Request;
 
 /**
  * The scenarios. Schedules follow the peers harness (../shared/bench/peers): job i of N is due at
@@ -42,7 +41,7 @@ public class BenchApp implements QuarkusApplication {
     @Inject
     Jobs jobs;
     @Inject
-    RedisGateway redis;
+    JobStore store;
     @Inject
     Recorder recorder;
     @Inject
@@ -125,18 +124,28 @@ public class BenchApp implements QuarkusApplication {
         }
         jobs.scheduleAll(warm);
         postBatch(List.of(new NewJob("bench", "w-rest", false, now, 0, PAYLOAD)), "bench");
-        while (Long.parseLong(redis.send(Request.cmd(Command.HLEN).arg("dq:{bench#0}:jobs")).toString()) > 0) {
+        while (jobsInRedis("bench") > 0) {
             Thread.sleep(50);
         }
     }
 
     /** Empties Redis; ASYNC because the backlog run leaves millions of jobs, then waits until freed. */
     private void flush() throws InterruptedException {
-        redis.send(Request.cmd(Command.FLUSHALL).arg("ASYNC"));
-        while (!redis.send(Request.cmd(Command.INFO).arg("memory")).toString().contains("lazyfree_pending_objects:0")) {
-            Thread.sleep(100);
+        for (int port : RedisInfo.ports()) {
+            try (Resp r = new Resp(port)) {
+                r.call("FLUSHALL", "ASYNC");
+                while (!r.str("INFO", "memory").contains("lazyfree_pending_objects:0")) {
+                    Thread.sleep(100);
+                }
+            }
         }
         Thread.sleep(300);
+    }
+
+    /** Jobs of a topic in Redis (scheduled, in flight or dead), over all its partitions. */
+    private long jobsInRedis(String topic) {
+        return store.topics().stream().filter(t -> t.topic().equals(topic))
+                .mapToLong(t -> t.scheduled() + t.inflight() + t.dead()).sum();
     }
 
     private long due(int i, int n, long t0, long windowMs, boolean burst) {
@@ -153,7 +162,7 @@ public class BenchApp implements QuarkusApplication {
     /** {@link #schedule} on Redis as it is (the backlog scenario fills it first). */
     void measure(String name, String topic, int n, long windowMs, long startMs, boolean burst, boolean viaRest, int extra)
             throws Exception {
-        long backlogJobs = Long.parseLong(redis.send(Request.cmd(Command.HLEN).arg("dq:{" + topic + "#0}:jobs")).toString());
+        long backlogJobs = jobsInRedis(topic);
         List<Replica> replicas = new ArrayList<>();
         for (int r = 0; r < extra; r++) {
             replicas.add(Replica.start(r));
@@ -161,21 +170,21 @@ public class BenchApp implements QuarkusApplication {
         recorder.reset(n);
         double selfCpu0 = Stats.selfCpuSeconds();
         double replicaCpu0 = replicas.stream().mapToDouble(Replica::cpu).sum();
-        RedisInfo before = RedisInfo.read(redis);
+        RedisInfo before = RedisInfo.read();
         long enqueueStart = System.currentTimeMillis();
         long t0 = enqueueStart + startMs;
         enqueue(topic, n, i -> due(i, n, t0, windowMs, burst), viaRest);
         long enqueueEnd = System.currentTimeMillis();
-        RedisInfo enqueued = RedisInfo.read(redis);
+        RedisInfo enqueued = RedisInfo.read();
         double selfCpuAtT0 = 0;
         while (System.currentTimeMillis() < t0) {
             Thread.sleep(Math.max(1, Math.min(50, t0 - System.currentTimeMillis())));
         }
         selfCpuAtT0 = Stats.selfCpuSeconds();
         String stop = awaitDone(n, due(n - 1, n, t0, windowMs, burst), replicas);
-        RedisInfo after = RedisInfo.read(redis);
+        RedisInfo after = RedisInfo.read();
         double selfCpu = Stats.selfCpuSeconds();
-        long leftInRedis = Long.parseLong(redis.send(Request.cmd(Command.HLEN).arg("dq:{" + topic + "#0}:jobs")).toString());
+        long leftInRedis = jobsInRedis(topic);
         double replicaCpu = replicas.stream().mapToDouble(Replica::cpu).sum() - replicaCpu0;
         replicas.forEach(Replica::stop);
 
@@ -216,6 +225,18 @@ public class BenchApp implements QuarkusApplication {
         r.put("redis_usec_per_script", round((after.evalUsec() - before.evalUsec())
                 / (double) Math.max(1, after.evalCalls() - before.evalCalls()), 1));
         r.put("redis_cpu_ms_per_1k", round((after.cpuSeconds() - before.cpuSeconds()) * 1e6 / n, 1));
+        if (after.nodes() > 1) {
+            double[] cpu = after.cpuByNodeSince(before);
+            List<Double> perMaster = new ArrayList<>();
+            double max = 0, min = Double.MAX_VALUE;
+            for (double c : cpu) {
+                perMaster.add(round(c * 1e6 / n, 1));
+                max = Math.max(max, c);
+                min = Math.min(min, c);
+            }
+            r.put("redis_cpu_ms_per_1k_by_master", perMaster);
+            r.put("redis_cpu_balance_max_min", round(max / Math.max(1e-9, min), 2));
+        }
         r.put("redis_mem_b_per_job", round((enqueued.usedMemory() - before.usedMemory()) / (double) n, 1));
         r.put("delayq_cpu_ms_per_1k", round((selfCpu - selfCpu0 + replicaCpu) * 1e6 / n, 1));
         r.put("delayq_dispatch_cpu_ms_per_1k", round((selfCpu - selfCpuAtT0 + replicaCpu) * 1e6 / n, 1));
@@ -302,10 +323,10 @@ public class BenchApp implements QuarkusApplication {
                 enqueue("bench", future, i -> at + i, false);
             }
             Thread.sleep(o.smoke() ? 1000 : 2000); // settle
-            RedisInfo before = RedisInfo.read(redis);
+            RedisInfo before = RedisInfo.read();
             double cpu0 = Stats.selfCpuSeconds();
             Thread.sleep(o.idleS() * 1000L);
-            RedisInfo after = RedisInfo.read(redis);
+            RedisInfo after = RedisInfo.read();
             double seconds = (after.atMs() - before.atMs()) / 1000.0;
             Map<String, Object> r = new LinkedHashMap<>();
             r.put("schema", "delayq-bench/v1");

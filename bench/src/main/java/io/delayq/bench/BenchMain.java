@@ -3,6 +3,7 @@ package io.delayq.bench;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.delayq.dev.RedisCluster;
 import io.delayq.dev.RedisProcess;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.annotations.QuarkusMain;
@@ -11,7 +12,10 @@ import io.quarkus.runtime.annotations.QuarkusMain;
  * Entry point of the benchmark build ({@code bench/run.sh}). The main process starts its own
  * redis-server on a free port, then runs delayq in-process (the real application: REST API,
  * takers, workers) with no-op observers, and drives the scenarios from {@link BenchApp}. With
- * {@code --replica <redis-uri> <records-file>} it is an extra replica process instead.
+ * {@code --replica <redis-uri> <records-file>} it is an extra replica process instead. With
+ * {@code --cluster M} Redis is a local Redis Cluster of M masters (no replicas: the figures are
+ * the masters' own work), delayq uses it with {@code delayq.partitions} = M unless
+ * {@code --partitions P} says otherwise, and the scenarios report each master's CPU.
  */
 @QuarkusMain
 public class BenchMain {
@@ -27,13 +31,37 @@ public class BenchMain {
             Quarkus.run(ReplicaApp.class, args);
             return;
         }
-        RedisProcess redis = RedisProcess.startEphemeral();
-        Runtime.getRuntime().addShutdownHook(new Thread(redis::stop));
-        System.setProperty("quarkus.redis.hosts", redis.uri());
-        System.setProperty("bench.redis.pid", Long.toString(redis.pid()));
+        int cluster = intOption(rest, "--cluster", 0);
+        if (cluster > 0) {
+            RedisCluster redis = RedisCluster.start(cluster, 0);
+            Runtime.getRuntime().addShutdownHook(new Thread(redis::close));
+            System.setProperty("quarkus.redis.client-type", "cluster");
+            System.setProperty("quarkus.redis.hosts", redis.hostsUri());
+            System.setProperty("delayq.partitions", Integer.toString(intOption(rest, "--partitions", cluster)));
+            System.setProperty("bench.redis.nodes", String.join(",", redis.masters().stream().map(String::valueOf).toList()));
+            System.setProperty("bench.redis.pid", "cluster of " + cluster + " masters " + redis.masters());
+        } else {
+            RedisProcess redis = RedisProcess.startEphemeral();
+            Runtime.getRuntime().addShutdownHook(new Thread(redis::stop));
+            System.setProperty("quarkus.redis.hosts", redis.uri());
+            System.setProperty("bench.redis.nodes", Integer.toString(redis.port()));
+            System.setProperty("bench.redis.pid", Long.toString(redis.pid()));
+        }
         HttpSink sink = new HttpSink();
         System.setProperty("delayq.topics.bench-http.http.url", sink.url());
         BenchApp.sink = sink;
-        Quarkus.run(BenchApp.class, args);
+        Quarkus.run(BenchApp.class, rest.toArray(String[]::new));
+    }
+
+    /** Removes {@code name value} from the arguments and returns the value (or the default). */
+    private static int intOption(List<String> args, String name, int dflt) {
+        int at = args.indexOf(name);
+        if (at < 0 || at + 1 >= args.size()) {
+            return dflt;
+        }
+        int v = Integer.parseInt(args.get(at + 1));
+        args.remove(at + 1);
+        args.remove(at);
+        return v;
     }
 }

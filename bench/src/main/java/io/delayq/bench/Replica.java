@@ -26,7 +26,10 @@ final class Replica {
         Path records = Files.createTempFile("delayq-bench-replica-" + index + "-", ".txt");
         String javaCmd = ProcessHandle.current().info().command().orElse("java");
         String jar = Path.of(System.getProperty("java.class.path").split(java.io.File.pathSeparator)[0]).toAbsolutePath().toString();
-        List<String> cmd = new ArrayList<>(List.of(javaCmd, "-jar", jar, "--replica",
+        var config = ConfigProvider.getConfig();
+        List<String> cmd = new ArrayList<>(List.of(javaCmd,
+                "-Dquarkus.redis.client-type=" + config.getOptionalValue("quarkus.redis.client-type", String.class).orElse("standalone"),
+                "-Ddelayq.partitions=" + config.getValue("delayq.partitions", String.class), "-jar", jar, "--replica",
                 ConfigProvider.getConfig().getValue("quarkus.redis.hosts", String.class), records.toString()));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream()));

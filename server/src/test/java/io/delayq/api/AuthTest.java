@@ -10,7 +10,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 import io.delayq.support.RedisTestResource;
-import io.delayq.support.Resp;
+import io.delayq.dev.Resp;
 import io.delayq.support.Topics;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -40,7 +40,7 @@ class AuthTest {
                 .then().statusCode(401);
         given().contentType(ContentType.JSON).body("[" + body + "]").post("/jobs/batch").then().statusCode(401);
         given().delete("/jobs/" + topic + "/a").then().statusCode(401);
-        try (Resp redis = Resp.open()) {
+        try (Resp redis = RedisTestResource.resp()) {
             assertEquals(0L, redis.countKeys("dq:{" + topic + "*"));
         }
         given().contentType(ContentType.JSON).header("Authorization", "Bearer s3cret").body(body).post("/jobs")

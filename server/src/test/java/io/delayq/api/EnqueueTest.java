@@ -26,7 +26,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import io.delayq.support.RedisTestResource;
-import io.delayq.support.Resp;
+import io.delayq.dev.Resp;
 import io.delayq.support.Topics;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -40,7 +40,7 @@ class EnqueueTest {
 
     @BeforeAll
     static void connect() {
-        redis = Resp.open();
+        redis = RedisTestResource.resp();
     }
 
     @AfterAll

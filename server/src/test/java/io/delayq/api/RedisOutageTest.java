@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 
 import io.delayq.dev.RedisProcess;
 import io.delayq.support.RedisTestResource;
-import io.delayq.support.Resp;
+import io.delayq.dev.Resp;
 import io.delayq.support.Topics;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -41,7 +41,7 @@ class RedisOutageTest {
         // The same service, not restarted: the client reconnects and scripts are loaded again.
         Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).until(() -> given()
                 .contentType(ContentType.JSON).body(body).post("/jobs").statusCode() == 201);
-        try (Resp r = Resp.open()) {
+        try (Resp r = RedisTestResource.resp()) {
             assertEquals(1L, r.num("HLEN", Topics.keys(topic) + "jobs"));
         }
     }

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 
 import io.delayq.support.AppProcess;
 import io.delayq.support.Receiver;
-import io.delayq.support.RedisClusterProcess;
+import io.delayq.dev.RedisCluster;
 import io.delayq.support.Topics;
 
 /**
@@ -58,7 +58,7 @@ class ClusterFailoverIT {
         String topic = Topics.fresh("failover");
         // Two replicas per master: after the failover the new master still has one, so that
         // enqueues (which WAIT for one replica) can be accepted again.
-        try (RedisClusterProcess cluster = RedisClusterProcess.start(3, 2); Receiver receiver = new Receiver();
+        try (RedisCluster cluster = RedisCluster.start(3, 2); Receiver receiver = new Receiver();
                 AppProcess r1 = AppProcess.start("failover-r1", cluster, settings(topic, receiver.url("r1")));
                 AppProcess r2 = AppProcess.start("failover-r2", cluster, settings(topic, receiver.url("r2")))) {
             Map<String, Accepted> accepted = new ConcurrentHashMap<>();
@@ -175,7 +175,7 @@ class ClusterFailoverIT {
     }
 
     /** The master holding the most keys of the topic (its jobs come and go at 50/s: it is busy). */
-    private static int busiestMaster(RedisClusterProcess cluster, String topic) {
+    private static int busiestMaster(RedisCluster cluster, String topic) {
         Map<Integer, List<String>> keys = cluster.keysByMaster("*" + topic + "*");
         System.out.println("cluster failover: keys of " + topic + " by master before the kill: " + keys);
         return keys.entrySet().stream().max(java.util.Comparator.comparingInt(e -> e.getValue().size()))

@@ -32,8 +32,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.delayq.support.AppProcess;
 import io.delayq.support.Receiver;
-import io.delayq.support.RedisClusterProcess;
-import io.delayq.support.Resp;
+import io.delayq.dev.RedisCluster;
+import io.delayq.dev.Resp;
 import io.delayq.support.Topics;
 
 /**
@@ -54,14 +54,14 @@ class ClusterIT {
     private static final String WAKE = Topics.fresh("cl-wake");
     private static final String DRAIN = Topics.fresh("cl-drain");
 
-    private static RedisClusterProcess cluster;
+    private static RedisCluster cluster;
     private static final Map<String, Receiver> receivers = new HashMap<>();
     private static AppProcess r1;
     private static AppProcess r2;
 
     @BeforeAll
     static void startClusterAndTwoReplicas() {
-        cluster = RedisClusterProcess.start();
+        cluster = RedisCluster.start();
         for (String topic : List.of(INGEST, DEAD, WAKE, DRAIN)) {
             receivers.put(topic, new Receiver());
         }

@@ -23,7 +23,7 @@ import io.delayq.core.Jobs;
 import io.delayq.dispatch.TestObservers.Delivery;
 import io.delayq.store.JobStore;
 import io.delayq.support.RedisTestResource;
-import io.delayq.support.Resp;
+import io.delayq.dev.Resp;
 import io.delayq.support.Topics;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -135,7 +135,7 @@ class DispatchTest {
         Awaitility.await().during(Duration.ofMillis(2500)).atMost(Duration.ofSeconds(4))
                 .until(() -> store.get(topic, "u1").map(j -> j.state() == JobState.SCHEDULED && j.attempts() == 0)
                         .orElse(false));
-        try (Resp redis = Resp.open()) {
+        try (Resp redis = RedisTestResource.resp()) {
             assertEquals(0L, redis.num("ZCARD", Topics.keys(topic) + "inflight"));
         }
         given().get("/topics").then().statusCode(200)

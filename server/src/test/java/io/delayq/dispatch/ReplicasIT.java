@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 import io.delayq.support.AppProcess;
 import io.delayq.support.OwnRedisTest;
 import io.delayq.support.Receiver;
-import io.delayq.support.Resp;
+import io.delayq.dev.Resp;
 import io.delayq.support.Topics;
 
 /** Replicas as real processes of the packaged application, against one real Redis. */

@@ -20,7 +20,7 @@ import io.delayq.core.JobRequest;
 import io.delayq.core.JobTopic;
 import io.delayq.core.Jobs;
 import io.delayq.support.RedisTestResource;
-import io.delayq.support.Resp;
+import io.delayq.dev.Resp;
 import io.delayq.support.Topics;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;

@@ -12,7 +12,8 @@ import jakarta.enterprise.event.ObservesAsync;
 
 import io.delayq.core.Job;
 import io.delayq.core.JobTopic;
-import io.delayq.support.Resp;
+import io.delayq.dev.Resp;
+import io.delayq.support.RedisTestResource;
 
 /** Observers of the dispatch tests; each records what it saw, with the Redis time it saw it. */
 @ApplicationScoped
@@ -29,7 +30,7 @@ public class TestObservers {
 
     static synchronized long redisTime() {
         if (redis == null) {
-            redis = Resp.open();
+            redis = RedisTestResource.resp();
         }
         List<Object> t = redis.list("TIME");
         return Long.parseLong(t.get(0).toString()) * 1000 + Long.parseLong(t.get(1).toString()) / 1000;

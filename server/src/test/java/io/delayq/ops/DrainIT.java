@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 import io.delayq.support.AppProcess;
 import io.delayq.support.OwnRedisTest;
 import io.delayq.support.Receiver;
-import io.delayq.support.Resp;
+import io.delayq.dev.Resp;
 import io.delayq.support.Topics;
 
 /** Graceful drain of a real replica process on SIGTERM. */

@@ -242,7 +242,7 @@ class TracingTest {
     void aTracedJobsRecordStaysReadableByThePreviousRelease() {
         String id = Topics.fresh("format");
         enqueueInSpan(JobRequest.topic(TOPIC).id(id).delay(Duration.ofHours(1)));
-        try (io.delayq.support.Resp redis = new io.delayq.support.Resp(RedisTestResource.redis().port())) {
+        try (io.delayq.dev.Resp redis = RedisTestResource.resp()) {
             String record = redis.str("HGET", io.delayq.support.Topics.keys(TOPIC) + "jobs", id);
             // runAt alone in the first field, the context inside the lastError field: a release
             // without tracing parses it (it shows as error text), it never fails to.

@@ -23,7 +23,7 @@ import io.delayq.core.JobRequest;
 import io.delayq.core.JobState;
 import io.delayq.core.Jobs;
 import io.delayq.support.RedisTestResource;
-import io.delayq.support.Resp;
+import io.delayq.dev.Resp;
 import io.delayq.support.Topics;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -56,7 +56,7 @@ class LeaseScriptsTest {
         assertEquals(List.of("old", "now"), r.jobs().stream().map(j -> j.lease().id()).toList());
         assertTrue(older.contains(Keys.dayOf(fiveDaysAgo.toEpochMilli())), "learnt the old day: " + older);
         assertTrue(r.nextDue() > r.now(), "next due is the job in an hour");
-        try (Resp redis = Resp.open()) {
+        try (Resp redis = RedisTestResource.resp()) {
             String k = Topics.keys(topic);
             assertNull(redis.str("ZSCORE", k + "days", Keys.dayOf(fiveDaysAgo.toEpochMilli())), "emptied shard left the index");
             assertEquals(0L, redis.num("EXISTS", k + "due:" + Keys.dayOf(fiveDaysAgo.toEpochMilli())));
@@ -83,7 +83,7 @@ class LeaseScriptsTest {
                 "a late ack carried by a take is stale too");
         assertEquals(FailOutcome.Kind.STALE, store.fail(p, first, 10, "late", 10).kind());
         assertEquals(List.of("j"), store.extend(p, 30_000, List.of(first)));
-        try (Resp redis = Resp.open()) {
+        try (Resp redis = RedisTestResource.resp()) {
             String k = Topics.keys(topic);
             assertEquals("B:1", redis.str("HGET", k + "leases", "j"));
             assertNotNull(redis.str("ZSCORE", k + "inflight", "j"));
@@ -101,7 +101,7 @@ class LeaseScriptsTest {
         Set<Integer> older = new HashSet<>();
         store.take(p, 1, 1, "A:", older, List.of(), 0); // a 1 ms lease: its replica "died"
         awaitLeaseExpired(topic, "crash");
-        try (Resp redis = Resp.open()) {
+        try (Resp redis = RedisTestResource.resp()) {
             long before = Long.parseLong(redis.list("TIME").get(0).toString()) * 1000;
             assertEquals(1, store.reclaim(p, 100, 10, 60_000, 2.0, 600_000, 0)[0]);
             var info = store.get(topic, "crash").orElseThrow();
@@ -152,7 +152,7 @@ class LeaseScriptsTest {
 
     /** Waits, on Redis' clock, until the lease of a job has expired. */
     private static void awaitLeaseExpired(String topic, String id) {
-        try (Resp redis = Resp.open()) {
+        try (Resp redis = RedisTestResource.resp()) {
             long deadline = (long) Double.parseDouble(redis.str("ZSCORE", Topics.keys(topic) + "inflight", id));
             org.awaitility.Awaitility.await().until(() -> Long.parseLong(redis.list("TIME").get(0).toString()) * 1000
                     + Long.parseLong(redis.list("TIME").get(1).toString()) / 1000 > deadline);

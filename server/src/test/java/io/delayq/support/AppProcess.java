@@ -1,5 +1,6 @@
 package io.delayq.support;
 
+import io.delayq.dev.RedisCluster;
 import java.io.File;
 import java.io.IOException;
 import java.net.URI;
@@ -43,7 +44,7 @@ public final class AppProcess implements AutoCloseable {
      * Starts a replica against a Redis Cluster ({@code quarkus.redis.client-type=cluster}, every
      * node as a seed) with extra {@code -D} settings; waits until it is ready.
      */
-    public static AppProcess start(String name, RedisClusterProcess cluster, Map<String, String> settings) {
+    public static AppProcess start(String name, RedisCluster cluster, Map<String, String> settings) {
         return start(name, Map.of("quarkus.redis.hosts", cluster.hostsUri(), "quarkus.redis.client-type", "cluster"),
                 settings);
     }

@@ -3,6 +3,7 @@ package io.delayq.support;
 import java.util.Map;
 
 import io.delayq.dev.RedisProcess;
+import io.delayq.dev.Resp;
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 
 /**
@@ -11,6 +12,11 @@ import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
  */
 public class RedisTestResource implements QuarkusTestResourceLifecycleManager {
     private static RedisProcess redis;
+
+    /** A connection to the tests' Redis, for assertions on its keys; the caller closes it. */
+    public static Resp resp() {
+        return new Resp(redis().port());
+    }
 
     public static synchronized RedisProcess redis() {
         if (redis == null) {

@@ -1,4 +1,4 @@
-package io.delayq.support;
+package io.delayq.dev;
 
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
@@ -12,8 +12,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A minimal blocking RESP2 client for assertions on the real Redis (tests must look at the
- * keys themselves, not through the code under test).
+ * A minimal blocking RESP2 client for tools around a real Redis: the tests' assertions (which
+ * must look at the keys themselves, not through the code under test), the test clusters, the
+ * benchmark's INFO readings. Not for delayq's own traffic.
  */
 public final class Resp implements AutoCloseable {
     private final Socket socket;
@@ -29,10 +30,6 @@ public final class Resp implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-    }
-
-    public static Resp open() {
-        return new Resp(RedisTestResource.redis().port());
     }
 
     /** Sends one command; returns String, Long, List&lt;Object&gt; or null. Error replies throw. */

@@ -1,5 +1,7 @@
 package io.delayq.support;
 
+import io.delayq.dev.RedisCluster;
+import io.delayq.dev.Resp;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -16,11 +18,11 @@ import org.junit.jupiter.api.Test;
 import io.delayq.dev.RedisProcess;
 
 /** The test cluster itself: what the cluster tests rely on it for. */
-class RedisClusterProcessTest {
+class RedisClusterTest {
     @Test
     void startsThreeMastersWithAReplicaEachAndFindsWhereAKeyLivesThenLeavesNoServerBehind() {
         List<Integer> ports;
-        try (RedisClusterProcess cluster = RedisClusterProcess.start()) {
+        try (RedisCluster cluster = RedisCluster.start()) {
             ports = new ArrayList<>(cluster.ports());
             assertEquals(6, ports.size());
             assertEquals(3, cluster.masters().size(), "masters " + cluster.masters());

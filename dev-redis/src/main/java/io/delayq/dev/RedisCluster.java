@@ -1,4 +1,4 @@
-package io.delayq.support;
+package io.delayq.dev;
 
 import java.io.File;
 import java.io.IOException;
@@ -15,10 +15,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 
-import io.delayq.dev.RedisProcess;
 
 /**
- * A local Redis Cluster for the tests: 3 masters and 3 replicas (by default), each a
+ * A local Redis Cluster for the tests and the benchmark: 3 masters and 3 replicas (by default), each a
  * {@code redis-server} child process in its own temp directory, joined by
  * {@code redis-cli --cluster create}. {@link #start()} returns once every node says
  * {@code cluster_state:ok} and every replica's link to its master is up (a replica that never
@@ -27,7 +26,7 @@ import io.delayq.dev.RedisProcess;
  * to take over. Needs Debian's {@code redis-server} and {@code redis-cli} (packages
  * redis-server, redis-tools; {@code .ci/run} installs them).
  */
-public final class RedisClusterProcess implements AutoCloseable {
+public final class RedisCluster implements AutoCloseable {
     /** {@code cluster-node-timeout}: a master silent this long is failed over. */
     public static final Duration NODE_TIMEOUT = Duration.ofMillis(2000);
     private static final int SLOTS = 16384;
@@ -39,17 +38,17 @@ public final class RedisClusterProcess implements AutoCloseable {
     private final Map<Integer, List<Integer>> replicasOf = new LinkedHashMap<>();
     private final Thread cleanup = new Thread(this::close, "redis-cluster-stop");
 
-    private RedisClusterProcess() {
+    private RedisCluster() {
     }
 
     /** Starts 3 masters with one replica each and waits until the cluster is ready. */
-    public static RedisClusterProcess start() {
+    public static RedisCluster start() {
         return start(3, 1);
     }
 
     /** Starts {@code masters} masters with {@code replicasPerMaster} replicas each; waits until ready. */
-    public static RedisClusterProcess start(int masters, int replicasPerMaster) {
-        RedisClusterProcess c = new RedisClusterProcess();
+    public static RedisCluster start(int masters, int replicasPerMaster) {
+        RedisCluster c = new RedisCluster();
         Runtime.getRuntime().addShutdownHook(c.cleanup);
         try {
             long t0 = System.nanoTime();
