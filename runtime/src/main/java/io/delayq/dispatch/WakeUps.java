@@ -32,6 +32,8 @@ final class WakeUps {
     private volatile Thread thread;
     private volatile RedisConnection connection;
     private volatile boolean subscribed;
+    /** Counted down when the current subscription's connection must be given up. */
+    private volatile CountDownLatch closed;
 
     WakeUps(RedisGateway redis, Map<String, DueTaker> byChannel) {
         this.redis = redis;
@@ -67,6 +69,7 @@ final class WakeUps {
         boolean first = true;
         while (running) {
             CountDownLatch closed = new CountDownLatch(1);
+            this.closed = closed;
             try {
                 RedisConnection c = redis.connect();
                 connection = c;
@@ -126,6 +129,16 @@ final class WakeUps {
             return;
         }
         String kind = r.get(0).toString();
+        if ("sunsubscribe".equals(kind)) {
+            // A sharded channel's slot moved to another node (resharding, failover): Redis dropped
+            // the subscription. Subscribe everything again where the slots are now.
+            CountDownLatch c = closed;
+            if (running && c != null) {
+                LOG.infof("wake-up channel %s moved to another Redis node; subscribing again", r.get(1));
+                c.countDown(); // the loop closes the connection and subscribes again
+            }
+            return;
+        }
         if (!"message".equals(kind) && !"smessage".equals(kind)) {
             return;
         }

@@ -36,6 +36,10 @@ public class Scripts {
     private final RedisGateway redis;
     private final Map<String, String[]> loaded = new HashMap<>(); // name -> {sha, source}
     private final Map<String, Timer> timers = new HashMap<>();
+    /** Enqueues in WAIT at once: a quarter of the Redis pool, so that takes and acks always find connections. */
+    private final java.util.concurrent.Semaphore waiters = new java.util.concurrent.Semaphore(Math.max(1,
+            org.eclipse.microprofile.config.ConfigProvider.getConfig()
+                    .getOptionalValue("quarkus.redis.max-pool-size", Integer.class).orElse(16) / 4));
 
     public Scripts(RedisGateway redis, MeterRegistry registry) {
         this.redis = redis;
@@ -73,6 +77,18 @@ public class Scripts {
      */
     public Response runReplicated(String name, List<String> keys, List<String> args, int replicas, long waitMs) {
         long start = System.nanoTime();
+        // WAIT holds its pooled connection until the replicas answer (up to waitMs when one is
+        // down): without a bound, a stream of enqueues would hold every connection and starve
+        // the takes and acks of the jobs already accepted.
+        try {
+            if (!waiters.tryAcquire(waitMs, TimeUnit.MILLISECONDS)) {
+                throw redis.unavailable(new StoreUnavailableException("too many enqueues waiting for Redis replicas"
+                        + " (delayq.durability.replicas): are the replicas up?", null));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StoreUnavailableException("interrupted while waiting for Redis replicas", e);
+        }
         try {
             String[] script = loaded.get(name);
             Request wait = Request.cmd(Command.WAIT).arg(replicas).arg(waitMs);
@@ -92,6 +108,7 @@ public class Scripts {
             }
             return replies.get(0);
         } finally {
+            waiters.release();
             timers.get(name).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
         }
     }

@@ -247,14 +247,17 @@ class ClusterIT {
     }
 
     /**
-     * "Cheap when idle" on a cluster: each master gets about one command per second from an idle
-     * replica (its safety-net poll), however many topics and partitions the replica serves (here
-     * 4 topics of 3 partitions). Commands the test and the cluster itself send (INFO, REPLCONF,
-     * CLUSTER) are left out; everything else, scripts' inner commands included, counts.
+     * "Cheap when idle" on a cluster: an idle replica costs each master one command per second
+     * for each served partition that master holds (its safety-net poll: one MGET of a partition's
+     * two head keys; no command may read two slots, so a cluster cannot have the single Redis'
+     * one MGET for everything). Here 4 topics of 3 partitions spread over 3 masters: 4 partitions,
+     * so about 4 commands/s, per master and idle replica. Commands the test and the cluster itself
+     * send (INFO, REPLCONF, CLUSTER) are left out; everything else, scripts' inner commands
+     * included, counts.
      */
     @Test
     @Order(5)
-    void idleReplicasCostEachMasterAboutOneCommandPerSecondEach() throws Exception {
+    void idleReplicasCostEachMasterOneCommandPerSecondPerPartitionItHolds() throws Exception {
         List<Integer> masters = cluster.masters();
         Map<Integer, Map<String, Long>> before = new HashMap<>();
         for (int m : masters) {
@@ -277,8 +280,11 @@ class ClusterIT {
         System.out.printf("cluster idle: commands of 2 idle replicas in %.1f s, by master: %s%n", seconds, used);
         for (Map.Entry<Integer, Map<String, Long>> e : used.entrySet()) {
             double perReplicaPerSecond = e.getValue().values().stream().mapToLong(Long::longValue).sum() / 2.0 / seconds;
-            assertTrue(perReplicaPerSecond <= 1.5, String.format("master %d: %.1f commands/s per idle replica %s",
-                    e.getKey(), perReplicaPerSecond, e.getValue()));
+            double partitionsHere = 4 * 3 / (double) masters.size();
+            // the poll's interval is the safety net plus 0-50 % jitter: at most one MGET a second each
+            assertTrue(perReplicaPerSecond <= 1.1 * partitionsHere, String.format(
+                    "master %d: %.1f commands/s per idle replica for %.0f partitions %s", e.getKey(),
+                    perReplicaPerSecond, partitionsHere, e.getValue()));
         }
     }
 
