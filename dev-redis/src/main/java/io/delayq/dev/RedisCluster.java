@@ -217,6 +217,49 @@ public final class RedisCluster implements AutoCloseable {
         return out;
     }
 
+    /**
+     * Moves one slot, with its keys, to another master, the way {@code redis-cli --cluster reshard}
+     * does: IMPORTING/MIGRATING, MIGRATE of every key, then SETSLOT NODE on every master; returns
+     * once every running node agrees.
+     */
+    public void moveSlot(int slot, int toMaster) {
+        int from = masterOfSlot(slot);
+        if (from == toMaster) {
+            throw new IllegalArgumentException("slot " + slot + " is already on " + toMaster);
+        }
+        try (Resp src = new Resp(from); Resp dst = new Resp(toMaster)) {
+            String srcId = src.str("CLUSTER", "MYID");
+            String dstId = dst.str("CLUSTER", "MYID");
+            dst.call("CLUSTER", "SETSLOT", slot, "IMPORTING", srcId);
+            src.call("CLUSTER", "SETSLOT", slot, "MIGRATING", dstId);
+            List<Object> keys;
+            while (!(keys = src.list("CLUSTER", "GETKEYSINSLOT", slot, 100)).isEmpty()) {
+                List<Object> migrate = new ArrayList<>(List.of("MIGRATE", "127.0.0.1", toMaster, "", 0, 5000, "KEYS"));
+                migrate.addAll(keys);
+                src.call(migrate.toArray());
+            }
+            dst.call("CLUSTER", "SETSLOT", slot, "NODE", dstId);
+            src.call("CLUSTER", "SETSLOT", slot, "NODE", dstId);
+            for (int m : masters()) {
+                if (m != from && m != toMaster) {
+                    try (Resp other = new Resp(m)) {
+                        other.call("CLUSTER", "SETSLOT", slot, "NODE", dstId);
+                    }
+                }
+            }
+        }
+        await(Duration.ofSeconds(10), "every node to see slot " + slot + " on " + toMaster, () -> {
+            for (int port : ports()) {
+                for (Map.Entry<int[], Integer> e : slotRanges(port).entrySet()) {
+                    if (slot >= e.getKey()[0] && slot <= e.getKey()[1] && e.getValue() != toMaster) {
+                        return false;
+                    }
+                }
+            }
+            return true;
+        });
+    }
+
     /** A connection to one node; the caller closes it. */
     public Resp node(int port) {
         return new Resp(port);

@@ -53,6 +53,7 @@ class ClusterIT {
     private static final String DEAD = Topics.fresh("cl-dead");
     private static final String WAKE = Topics.fresh("cl-wake");
     private static final String DRAIN = Topics.fresh("cl-drain");
+    private static final String MOVED = Topics.fresh("cl-moved");
 
     private static RedisCluster cluster;
     private static final Map<String, Receiver> receivers = new HashMap<>();
@@ -62,7 +63,7 @@ class ClusterIT {
     @BeforeAll
     static void startClusterAndTwoReplicas() {
         cluster = RedisCluster.start();
-        for (String topic : List.of(INGEST, DEAD, WAKE, DRAIN)) {
+        for (String topic : List.of(INGEST, DEAD, WAKE, DRAIN, MOVED)) {
             receivers.put(topic, new Receiver());
         }
         receivers.get(DEAD).failBy(d -> true);
@@ -288,8 +289,58 @@ class ClusterIT {
         }
     }
 
+    /**
+     * Resharding moves a partition's slot to another master; Redis then drops the subscriptions
+     * of its sharded wake-up channel (SUNSUBSCRIBE). The replicas must subscribe again on the new
+     * master: jobs of that partition due 150 ms after their enqueue keep firing on time, not at the
+     * next safety-net poll (up to 1.5 s later).
+     */
     @Test
     @Order(6)
+    void aPartitionWhoseSlotMovesToAnotherMasterIsStillWokenOnTime() throws Exception {
+        Receiver receiver = receivers.get(MOVED);
+        long far = System.currentTimeMillis() + 3_600_000;
+        assertEquals(200, r1.post("/jobs/batch", ReplicasIT.jobsJson(MOVED, "far", 0, 30, far, 0)).statusCode());
+        String key = cluster.keysByMaster("*" + MOVED + "#0*:jobs").values().stream().flatMap(List::stream)
+                .findFirst().orElseThrow();
+        int slot = cluster.keySlot(key);
+        int from = cluster.masterOfSlot(slot);
+        int to = cluster.masters().stream().filter(m -> m != from).findFirst().orElseThrow();
+        cluster.moveSlot(slot, to);
+        assertEquals(to, cluster.masterOfKey(key), key + " moved");
+        String channel = key.replace(":jobs", ":wake");
+        try (Resp target = cluster.node(to)) {
+            assertEquals(1L, target.num("EXISTS", key), "its keys moved with it");
+            // Both replicas subscribe to the channel again, now on the new master.
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(
+                    () -> "2".equals(String.valueOf(target.list("PUBSUB", "SHARDNUMSUB", channel).get(1))));
+        }
+
+        List<Long> lateness = new ArrayList<>();
+        for (int round = 0; round < 4; round++) {
+            String id = idInPartition0("m" + round + "-");
+            HttpResponse<String> r = (round % 2 == 0 ? r1 : r2).post("/jobs", "{\"topic\":\"" + MOVED + "\",\"id\":\""
+                    + id + "\",\"delayMs\":150}");
+            assertEquals(201, r.statusCode(), r.body());
+            long runAt = Instant.parse(JSON.readTree(r.body()).get("runAt").asText()).toEpochMilli();
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> receiver.deliveries.containsKey(id));
+            lateness.add(receiver.deliveries.get(id).get(0).receivedMs() - runAt);
+        }
+        System.out.println("cluster slot move: lateness of partition 0's jobs after its slot moved " + lateness + " ms");
+        assertTrue(lateness.stream().allMatch(l -> l >= 0 && l < 600), "woken on time after the move: " + lateness);
+    }
+
+    /** An id that {@code delayq.partitions=3} puts in partition 0 (the partition is the id's hashCode mod 3). */
+    private static String idInPartition0(String prefix) {
+        for (int i = 0;; i++) {
+            if (Math.floorMod((prefix + i).hashCode(), 3) == 0) {
+                return prefix + i;
+            }
+        }
+    }
+
+    @Test
+    @Order(7)
     void aSigtermedReplicaPutsItsRunningJobsBackAndTheOtherReplicaRunsThem() throws Exception {
         Receiver receiver = receivers.get(DRAIN);
         // r2's first deliveries hang (a slow target); everything else finishes at once.
