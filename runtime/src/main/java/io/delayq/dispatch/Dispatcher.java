@@ -56,6 +56,9 @@ public class Dispatcher {
     private SafetyNetPoll safetyNet;
     private volatile boolean started;
     private volatile boolean draining;
+    /** Test seam: runs just before the drain reads which jobs still run (DrainOrderTest). */
+    private volatile Runnable beforeRequeueSnapshot = () -> {
+    };
 
     public Dispatcher(DelayqConfig config, TopicRegistry topics, JobStore store, RedisGateway redis,
             RedisClock clock, JobRunner runner, Acker acker, RetryPolicy retry, DelayqMetrics metrics,
@@ -177,6 +180,7 @@ public class Dispatcher {
             // and cost it an attempt). One that completes during the requeue is put back and
             // runs again elsewhere; its ack then meets another lease and is ignored.
             if (!idle) {
+                beforeRequeueSnapshot.run();
                 requeueRunning();
             }
             acker.stop(Math.max(deadline, System.nanoTime() + TimeUnit.SECONDS.toNanos(2)));
@@ -189,6 +193,11 @@ public class Dispatcher {
                 workers.shutdownNow();
             }
         }
+    }
+
+    /** Test seam: {@code hook} runs in the drain just before it reads which jobs still run. */
+    void beforeRequeueSnapshot(Runnable hook) {
+        this.beforeRequeueSnapshot = hook;
     }
 
     private void requeueRunning() {
