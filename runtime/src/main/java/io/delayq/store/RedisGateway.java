@@ -26,9 +26,14 @@ import io.vertx.redis.client.impl.types.ErrorType;
  */
 @ApplicationScoped
 public class RedisGateway {
-    // Replies that mean "not now" rather than "wrong request".
+    // Replies that mean "not now" rather than "wrong request" (CONNECTION_CLOSED: the client's own,
+    // for a request whose connection closed before its reply).
     private static final List<String> TRANSIENT = List.of("LOADING", "BUSY", "MASTERDOWN", "READONLY",
-            "CLUSTERDOWN", "TRYAGAIN", "NOREPLICAS", "OOM");
+            "CLUSTERDOWN", "TRYAGAIN", "NOREPLICAS", "OOM", "CONNECTION_CLOSED");
+    // A batch whose connection died fails with the text of the exception (a Java class name), one
+    // line per request.
+    private static final java.util.regex.Pattern EXCEPTION_TEXT = java.util.regex.Pattern
+            .compile("[a-z][a-z0-9_]*(\\.[A-Za-z0-9_$]+)+(: .*)?");
     private final Redis redis;
     private final long timeoutMs;
     private final boolean cluster;
@@ -161,6 +166,11 @@ public class RedisGateway {
                 if (message.startsWith(kind)) {
                     return new StoreUnavailableException("Redis is not ready: " + message, error);
                 }
+            }
+            // The connection was lost under the request (Redis killed, failed over, restarted):
+            // the client fails it with CONNECTION_CLOSED, or in a batch with the exception's text.
+            if (EXCEPTION_TEXT.matcher(message.split("\\R", 2)[0]).matches()) {
+                return new StoreUnavailableException("Redis is unreachable: " + message, error);
             }
             return new RedisReplyException(message, error);
         }

@@ -1,0 +1,43 @@
+package io.delayq.store;
+
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+import org.junit.jupiter.api.Test;
+
+import io.vertx.redis.client.impl.types.ErrorType;
+
+/**
+ * How failures of the Redis client are classified: a request whose connection died under it
+ * (Redis killed, restarted, failed over) means "Redis unavailable" (503, retried), not an error
+ * reply (500). Seen as 500s on POST /jobs in AofRestartIT and SentinelFailoverIT.
+ */
+class RedisGatewayTest {
+
+    @Test
+    void aRequestWhoseConnectionClosedMeansRedisIsUnavailable() {
+        assertInstanceOf(StoreUnavailableException.class, RedisGateway.translate(ErrorType.create("CONNECTION_CLOSED")));
+    }
+
+    @Test
+    void aBatchWhoseConnectionFailedMeansRedisIsUnavailable() {
+        assertInstanceOf(StoreUnavailableException.class,
+                RedisGateway.translate(ErrorType.create("ERR [0] java.net.SocketException: Connection reset")));
+        assertInstanceOf(StoreUnavailableException.class,
+                RedisGateway.translate(ErrorType.create("ERR [1] io.netty.channel.StacklessClosedChannelException")));
+        assertInstanceOf(StoreUnavailableException.class, RedisGateway.translate(ErrorType.create("ERR [1] CONNECTION_CLOSED")));
+        // Every request of the batch failed: one line each.
+        assertInstanceOf(StoreUnavailableException.class, RedisGateway.translate(ErrorType.create(
+                "ERR [0] io.netty.channel.StacklessClosedChannelException" + System.lineSeparator()
+                        + "ERR [1] io.netty.channel.StacklessClosedChannelException")));
+    }
+
+    @Test
+    void errorRepliesOfRedisStayErrors() {
+        assertInstanceOf(RedisReplyException.class, RedisGateway.translate(
+                ErrorType.create("WRONGTYPE Operation against a key holding the wrong kind of value")));
+        assertInstanceOf(RedisReplyException.class, RedisGateway.translate(
+                ErrorType.create("ERR user_script:12: Script attempted to access nonexistent global variable 'x'")));
+        assertInstanceOf(StoreUnavailableException.class,
+                RedisGateway.translate(ErrorType.create("LOADING Redis is loading the dataset in memory")));
+    }
+}
