@@ -2,6 +2,7 @@ package io.delayq.support;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -95,6 +96,28 @@ public final class Receiver implements AutoCloseable {
 
     public int distinct() {
         return deliveries.size();
+    }
+
+    /**
+     * The longest time between two consecutive deliveries (of any job) in {@code [fromMs, toMs]}:
+     * how long deliveries stopped during an outage, while a steady stream kept jobs falling due.
+     * Deliveries after {@code toMs} (retries and reclaimed jobs after the stream ended) are left out.
+     */
+    public long longestGap(long fromMs, long toMs) {
+        List<Long> times = new ArrayList<>();
+        deliveries.values().forEach(ds -> ds.forEach(d -> {
+            if (d.receivedMs() <= toMs) {
+                times.add(d.receivedMs());
+            }
+        }));
+        times.sort(null);
+        long gap = 0;
+        for (int i = 1; i < times.size(); i++) {
+            if (times.get(i) >= fromMs) {
+                gap = Math.max(gap, times.get(i) - times.get(i - 1));
+            }
+        }
+        return gap;
     }
 
     @Override
