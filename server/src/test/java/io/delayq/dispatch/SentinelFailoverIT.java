@@ -60,6 +60,7 @@ class SentinelFailoverIT {
                         .until(() -> stream.accepted().stream().filter(s -> s.sentMs() > promotedAt)
                                 .filter(s -> receiver.deliveries.containsKey(s.id())).count() >= 2 * PER_SECOND);
                 stream.stop();
+                long stoppedAt = System.currentTimeMillis();
 
                 List<EnqueueStream.Sent> accepted = stream.accepted();
                 // A job whose take reply died with the master returns when its lease expires.
@@ -67,7 +68,7 @@ class SentinelFailoverIT {
                         accepted.stream().map(EnqueueStream.Sent::id).filter(id -> !receiver.deliveries.containsKey(id))
                                 .toList(), "accepted jobs not delivered"));
 
-                long gap = receiver.longestGapSince(killedAt - 1000);
+                long gap = receiver.longestGap(killedAt - 1000, stoppedAt);
                 long firstAfter = accepted.stream().filter(s -> s.sentMs() > killedAt)
                         .mapToLong(s -> receiver.deliveries.get(s.id()).get(0).receivedMs() - killedAt).min().orElse(-1);
                 long refused = stream.replies().size() - accepted.size();
