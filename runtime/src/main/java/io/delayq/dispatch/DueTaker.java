@@ -1,5 +1,6 @@
 package io.delayq.dispatch;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -14,6 +15,7 @@ import io.delayq.store.JobStore;
 import io.delayq.store.Lease;
 import io.delayq.store.Partition;
 import io.delayq.store.RedisReplyException;
+import io.delayq.store.StoreUnavailableException;
 import io.delayq.store.TakeResult;
 
 /**
@@ -41,6 +43,8 @@ final class DueTaker {
     private final long takeDeadlineMs;
     private final AtomicLong calls = new AtomicLong();
     private final Set<Integer> olderDays = new TreeSet<>();
+    /** Token prefixes of takes whose outcome is unknown (failed without a reply); taker thread only. */
+    private final List<String> uncertain = new ArrayList<>();
 
     private volatile boolean running;
     private volatile Thread thread;
@@ -99,6 +103,19 @@ final class DueTaker {
         }
     }
 
+    /** Puts back the jobs of takes whose reply was lost; kept for the next take if Redis fails again. */
+    private void releaseUncertain() {
+        try {
+            int back = store.releaseTakes(partition, uncertain);
+            if (back > 0) {
+                LOG.infof("put back %d job(s) of %d take(s) on %s whose reply was lost", back, uncertain.size(), partition);
+            }
+            uncertain.clear();
+        } catch (RuntimeException e) {
+            LOG.debugf("could not yet put back the jobs of takes on %s whose reply was lost: %s", partition, e.toString());
+        }
+    }
+
     /** Nanos since the loop last made progress (for the liveness check). */
     long stalledNanos() {
         return running ? System.nanoTime() - lastProgressNanos : 0;
@@ -122,15 +139,25 @@ final class DueTaker {
                 long t0 = clock.monotonicNanos();
                 List<Lease> acks = acker.drain(partition, 1000);
                 TakeResult r;
+                String tokenPrefix = replicaId + ":" + calls.incrementAndGet() + ":";
                 try {
                     // A take that Redis runs after this deadline (its reply would find nobody
                     // waiting for it) leases nothing: half the Redis timeout, in Redis time.
-                    r = store.take(partition, want, leaseMs, replicaId + ":" + calls.incrementAndGet() + ":",
-                            olderDays, acks, clock.redisNow() + takeDeadlineMs);
+                    r = store.take(partition, want, leaseMs, tokenPrefix, olderDays, acks,
+                            clock.redisNow() + takeDeadlineMs);
                 } catch (RuntimeException e) {
                     acker.restore(partition, acks);
                     pool.release(want);
+                    if (e instanceof StoreUnavailableException) {
+                        // Redis may have run it and the reply was lost (connection closed, Redis
+                        // killed after the write): its jobs would be leased to nobody until the
+                        // lease expires, an attempt lost. Put them back once Redis answers.
+                        uncertain.add(tokenPrefix);
+                    }
                     throw e;
+                }
+                if (!uncertain.isEmpty()) {
+                    releaseUncertain();
                 }
                 pool.release(want - r.jobs().size());
                 long t1 = clock.monotonicNanos();

@@ -426,6 +426,38 @@ public class JobStore {
         }
     }
 
+    /**
+     * Puts back, due now and with the attempt not counted, the jobs still leased under any of the
+     * given take token prefixes: takes whose outcome the caller does not know (the reply was lost).
+     * One read of the partition's leases, then the token-checked requeue: a lease since acked,
+     * failed or retaken is left alone. Returns how many were put back.
+     */
+    public int releaseTakes(Partition p, List<String> tokenPrefixes) {
+        ensureLayout();
+        List<Lease> orphans = new ArrayList<>();
+        Response all = redis.send(Request.cmd(Command.HGETALL).arg(keys.leases(p)));
+        // RESP3: a map; RESP2: [id, token, id, token...]
+        if (all.isMap()) {
+            for (String id : all.getKeys()) {
+                addIfOrphan(orphans, id, all.get(id).toString(), tokenPrefixes);
+            }
+        } else {
+            for (int i = 0; i + 1 < all.size(); i += 2) {
+                addIfOrphan(orphans, all.get(i).toString(), all.get(i + 1).toString(), tokenPrefixes);
+            }
+        }
+        return orphans.isEmpty() ? 0 : requeue(p, orphans);
+    }
+
+    private static void addIfOrphan(List<Lease> orphans, String id, String token, List<String> prefixes) {
+        for (String prefix : prefixes) {
+            if (token.startsWith(prefix)) {
+                orphans.add(new Lease(id, token));
+                return;
+            }
+        }
+    }
+
     /** Completes jobs; returns the ids whose lease was no longer ours (left untouched). */
     public List<String> ack(Partition p, List<Lease> leases) {
         List<String> args = new ArrayList<>(1 + leases.size() * 2);

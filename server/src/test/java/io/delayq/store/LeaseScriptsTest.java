@@ -150,6 +150,23 @@ class LeaseScriptsTest {
                 "due at once, not after a 10-minute lease");
     }
 
+    @Test
+    void jobsOfATakeWhoseReplyWasLostArePutBackByItsTokenPrefix() {
+        String topic = Topics.fresh("lost-reply");
+        Partition p = store.partitionsOf(topic).get(0);
+        jobs.schedule(JobRequest.topic(topic).id("lost").delay(Duration.ZERO));
+        jobs.schedule(JobRequest.topic(topic).id("kept").delay(Duration.ZERO));
+        // Two takes applied by Redis; the first one's reply never reached its caller.
+        assertEquals(1, store.take(p, 1, 600_000, "r:1:", new HashSet<>(), List.of(), 0).jobs().size());
+        TakenJob kept = store.take(p, 1, 600_000, "r:11:", new HashSet<>(), List.of(), 0).jobs().get(0);
+        assertEquals(1, store.releaseTakes(p, List.of("r:1:")), "only the lost take's job, not r:11:'s");
+        var info = store.get(topic, "lost").orElseThrow();
+        assertEquals(JobState.SCHEDULED, info.state());
+        assertEquals(0, info.attempts(), "the lost attempt is not counted");
+        assertEquals(JobState.INFLIGHT, store.get(topic, kept.lease().id()).orElseThrow().state());
+        assertEquals(0, store.releaseTakes(p, List.of("r:1:")), "a second release finds nothing");
+    }
+
     /** Waits, on Redis' clock, until the lease of a job has expired. */
     private static void awaitLeaseExpired(String topic, String id) {
         try (Resp redis = RedisTestResource.resp()) {
