@@ -44,8 +44,9 @@ public class ProblemMappers {
         LOG.debugf("503: %s", e.getMessage());
         // One script per topic partition is atomic: no job is ever half-written. A batch spanning
         // several partitions may have written the earlier ones; resending is safe for jobs with ids.
-        return Problem.response(503, "Redis is unavailable; retry later (enqueue is idempotent by job id)", null, path(uri))
-                .header("Retry-After", "1").build();
+        String detail = e instanceof io.delayq.store.NotReplicatedException ? e.getMessage()
+                : "Redis is unavailable; retry later (enqueue is idempotent by job id)";
+        return Problem.response(503, detail, null, path(uri)).header("Retry-After", "1").build();
     }
 
     /**

@@ -77,6 +77,9 @@ public class Dispatcher {
 
     void onStart(@Observes StartupEvent event) {
         checkLeaseAndHeartbeat(config.dispatch().lease(), config.dispatch().heartbeat());
+        if (config.partitions() < 1 || config.partitions() > 1024) {
+            throw new IllegalStateException("delayq.partitions must be between 1 and 1024, not " + config.partitions());
+        }
         try {
             store.checkPartitions(config.partitions());
         } catch (StoreUnavailableException e) {

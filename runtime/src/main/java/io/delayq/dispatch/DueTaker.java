@@ -45,6 +45,7 @@ final class DueTaker {
     private final Set<Integer> olderDays = new TreeSet<>();
     /** Token prefixes of takes whose outcome is unknown (failed without a reply); taker thread only. */
     private final List<String> uncertain = new ArrayList<>();
+    private static final int MAX_UNCERTAIN = 1000;
 
     private volatile boolean running;
     private volatile Thread thread;
@@ -78,13 +79,19 @@ final class DueTaker {
         thread = Thread.ofPlatform().name("delayq-taker-" + partition).daemon().start(this::loop);
     }
 
-    /** Stops taking; a take in progress finishes (its jobs are started) before the thread ends. */
+    /**
+     * Stops taking; a take in progress finishes (its jobs are started) before the thread ends.
+     * Jobs of takes whose reply was lost are put back now if Redis answers.
+     */
     void stop() throws InterruptedException {
         running = false;
         Thread t = thread;
         if (t != null) {
             LockSupport.unpark(t);
             t.join(10_000);
+            if (!t.isAlive() && !uncertain.isEmpty()) {
+                releaseUncertain();
+            }
         }
     }
 
@@ -148,16 +155,14 @@ final class DueTaker {
                 } catch (RuntimeException e) {
                     acker.restore(partition, acks);
                     pool.release(want);
-                    if (e instanceof StoreUnavailableException) {
+                    if (e instanceof StoreUnavailableException && uncertain.size() < MAX_UNCERTAIN) {
                         // Redis may have run it and the reply was lost (connection closed, Redis
                         // killed after the write): its jobs would be leased to nobody until the
-                        // lease expires, an attempt lost. Put them back once Redis answers.
+                        // lease expires, an attempt lost. Put them back once Redis answers. (Past
+                        // the bound, a long outage's takes are left to the lease expiry.)
                         uncertain.add(tokenPrefix);
                     }
                     throw e;
-                }
-                if (!uncertain.isEmpty()) {
-                    releaseUncertain();
                 }
                 pool.release(want - r.jobs().size());
                 long t1 = clock.monotonicNanos();
@@ -167,6 +172,9 @@ final class DueTaker {
                 failures = 0;
                 if (!r.jobs().isEmpty()) {
                     pool.start(r.jobs());
+                }
+                if (!uncertain.isEmpty()) {
+                    releaseUncertain();
                 }
                 if (r.jobs().size() == want) {
                     continue; // there may be more due right now

@@ -14,6 +14,7 @@ import io.vertx.redis.client.Command;
 import io.vertx.redis.client.RedisConnection;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
+import io.vertx.redis.client.ResponseType;
 
 /**
  * Listens on the wake-up channels of the served partitions: when a job becomes the earliest of a
@@ -124,6 +125,16 @@ final class WakeUps {
     }
 
     private void onMessage(Response r) {
+        if (r != null && r.type() == ResponseType.ERROR) {
+            // A subscription refused (on a cluster: MOVED, the slot map was stale): give up this
+            // connection and subscribe everything again, against a fresher slot map.
+            CountDownLatch c = closed;
+            if (running && c != null) {
+                LOG.debugf("wake-up subscription refused: %s; subscribing again", r);
+                c.countDown();
+            }
+            return;
+        }
         // RESP2 and RESP3 both deliver ["message", channel, payload] ("smessage" when sharded).
         if (r == null || r.size() < 3) {
             return;

@@ -35,6 +35,7 @@ public class JobStore {
     private final Keys keys;
     private final int partitions;
     private final boolean cluster;
+    private final java.util.concurrent.locks.ReentrantLock layoutCheck = new java.util.concurrent.locks.ReentrantLock();
     private final int durableReplicas;
     private final long durableWaitMs;
     private final Set<String> knownTopics = ConcurrentHashMap.newKeySet();
@@ -63,16 +64,11 @@ public class JobStore {
     }
 
     /**
-     * The wake-up channel of a partition. (Asked at start-up: if Redis was away then, a store of
-     * the older tag rule with several partitions has its wake-ups missed until a restart; the
-     * safety-net poll still finds its jobs.)
+     * The wake-up channel of a partition, by the layout known now. (Asked at start-up, after the
+     * layout check: if Redis was away then, a store of the older tag rule with several partitions
+     * has its wake-ups missed until a restart; the safety-net poll still finds its jobs.)
      */
     public String wakeChannel(Partition p) {
-        try {
-            ensureLayout();
-        } catch (StoreUnavailableException e) {
-            // the rule of a new store; see above
-        }
         return keys.wakeChannel(p);
     }
 
@@ -108,7 +104,15 @@ public class JobStore {
             args.add(Integer.toString(job.maxAttempts()));
             args.add(job.payloadJson() == null ? "" : job.payloadJson());
         }
-        Response reply = run("enqueue", p, days, args, durableReplicas);
+        Response reply;
+        try {
+            reply = run("enqueue", p, days, args, durableReplicas);
+        } catch (NotReplicatedException e) {
+            List<String> ids = jobs.stream().map(NewJob::id).toList();
+            throw new NotReplicatedException("Redis has the job(s) but " + e.getMessage() + ": they may exist; retry"
+                    + " with the same id(s): " + (ids.size() > 20 ? ids.subList(0, 20) + " and " + (ids.size() - 20)
+                            + " more" : ids));
+        }
         List<JobInfo> out = new ArrayList<>(jobs.size());
         for (int i = 0; i < jobs.size(); i++) {
             int base = 1 + i * 4;
@@ -135,22 +139,38 @@ public class JobStore {
      * partition count then fails every call, loudly, rather than write to keys nobody reads.
      */
     private void ensureLayout() {
-        if (!keys.layoutKnown()) {
-            synchronized (this) {
-                if (!keys.layoutKnown()) {
-                    try {
-                        checkPartitions(partitions);
-                    } catch (IllegalStateException e) {
-                        LOG.error(e.getMessage());
-                        throw e;
-                    }
-                }
+        if (keys.layoutKnown()) {
+            return;
+        }
+        // One caller checks; the others fail fast (as if Redis were away) rather than queue
+        // behind a check that waits for a Redis that does not answer.
+        if (!layoutCheck.tryLock()) {
+            throw new StoreUnavailableException("checking the store's layout (" + keys.partitions() + ")", null);
+        }
+        try {
+            if (!keys.layoutKnown()) {
+                checkPartitions(partitions);
             }
+        } catch (IllegalStateException e) {
+            LOG.error(e.getMessage());
+            throw e;
+        } finally {
+            layoutCheck.unlock();
         }
     }
 
     private int readLayout(int partitions) {
-        redis.send(Request.cmd(Command.SET).arg(keys.partitions()).arg(keys.partitionsValue()).arg("NX"));
+        if (cluster) {
+            requireRedis7();
+        }
+        // A store without the marker but with topics was written by a release from before it
+        // (plain tags, whatever the count): mark it so, or its jobs would be looked for elsewhere.
+        String fresh = keys.partitionsValue();
+        if (redis.send(Request.cmd(Command.EXISTS).arg(keys.partitions())).toInteger() == 0
+                && redis.send(Request.cmd(Command.EXISTS).arg(keys.topics())).toInteger() == 1) {
+            fresh = Integer.toString(partitions);
+        }
+        redis.send(Request.cmd(Command.SET).arg(keys.partitions()).arg(fresh).arg("NX"));
         String value = redis.send(Request.cmd(Command.GET).arg(keys.partitions())).toString();
         int stored = Keys.countOf(value);
         if (stored != partitions) {
@@ -161,6 +181,20 @@ public class JobStore {
         }
         keys.useLayout(value);
         return stored;
+    }
+
+    /** Sharded pub/sub (the wake-ups on a cluster) needs Redis 7: refuse to start on an older cluster. */
+    private void requireRedis7() {
+        String info = redis.send(Request.cmd(Command.INFO).arg("server")).toString();
+        for (String line : info.split("\r?\n")) {
+            if (line.startsWith("redis_version:")) {
+                String version = line.substring("redis_version:".length()).trim();
+                if (Integer.parseInt(version.substring(0, version.indexOf('.'))) < 7) {
+                    throw new IllegalStateException("delayq on a Redis Cluster needs Redis 7 or later (sharded pub/sub);"
+                            + " this cluster runs " + version);
+                }
+            }
+        }
     }
 
     private void registerTopic(String topic) {

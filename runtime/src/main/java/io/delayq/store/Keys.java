@@ -38,7 +38,8 @@ public class Keys {
     }
 
     private String base(Partition p) {
-        return prefix + ":{" + tags.computeIfAbsent(p, this::tag) + "}:";
+        // Cached only once the store's rule is known: a tag computed before could be of the wrong rule.
+        return prefix + ":{" + (layoutKnown ? tags.computeIfAbsent(p, this::tag) : tag(p)) + "}:";
     }
 
     private String tag(Partition p) {
@@ -76,11 +77,8 @@ public class Keys {
      * {@link #partitionsValue()}.
      */
     void useLayout(String stored) {
-        boolean s = stored.endsWith(SPREAD) || countOf(stored) == 1;
-        if (s != spread) {
-            spread = s;
-            tags.clear();
-        }
+        spread = stored.endsWith(SPREAD) || countOf(stored) == 1;
+        tags.clear();
         layoutKnown = true;
     }
 

@@ -29,7 +29,10 @@ public class RedisGateway {
     // Replies that mean "not now" rather than "wrong request" (CONNECTION_CLOSED: the client's own,
     // for a request whose connection closed before its reply).
     private static final List<String> TRANSIENT = List.of("LOADING", "BUSY", "MASTERDOWN", "READONLY",
-            "CLUSTERDOWN", "TRYAGAIN", "NOREPLICAS", "OOM", "CONNECTION_CLOSED");
+            "CLUSTERDOWN", "TRYAGAIN", "NOREPLICAS", "OOM", "CONNECTION_CLOSED",
+            // A redirect the cluster client did not follow (inside a batch): its slot map is
+            // stale and refreshes within a second.
+            "MOVED", "ASK");
     // A batch whose connection died fails with the text of the exception (a Java class name), one
     // line per request.
     private static final java.util.regex.Pattern EXCEPTION_TEXT = java.util.regex.Pattern

@@ -103,8 +103,8 @@ public class Scripts {
             }
             int reached = replies.get(1).toInteger();
             if (reached < replicas) {
-                throw redis.unavailable(new StoreUnavailableException("the write reached " + reached + " of the "
-                        + replicas + " Redis replicas of delayq.durability.replicas within " + waitMs + " ms", null));
+                throw redis.unavailable(new NotReplicatedException("the write reached " + reached + " of the "
+                        + replicas + " Redis replicas of delayq.durability.replicas within " + waitMs + " ms"));
             }
             return replies.get(0);
         } finally {

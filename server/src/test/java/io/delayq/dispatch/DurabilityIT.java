@@ -52,6 +52,10 @@ class DurabilityIT {
             ProcessHandle gone = ProcessHandle.of(replica.pid()).orElseThrow();
             gone.destroyForcibly();
             gone.onExit().get();
+            // A job without an id: the 503 names the id it was given, so that a retry reuses it.
+            var unconfirmed = app.post("/jobs", "{\"topic\":\"" + topic + "\"}");
+            assertEquals(503, unconfirmed.statusCode(), unconfirmed.body());
+            assertTrue(unconfirmed.body().matches("(?s).*retry with the same id\\(s\\): \\[[^\\]]+\\].*"), unconfirmed.body());
             stream.start(50);
             Awaitility.await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertEquals(100L, receiver.deliveries
                     .keySet().stream().filter(id -> id.startsWith("due")).count(), "accepted jobs delivered, enqueues "

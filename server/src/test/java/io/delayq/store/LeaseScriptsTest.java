@@ -167,6 +167,31 @@ class LeaseScriptsTest {
         assertEquals(0, store.releaseTakes(p, List.of("r:1:")), "a second release finds nothing");
     }
 
+    @Test
+    void aStoreWithTopicsButNoPartitionsMarkerKeepsThePlainTags() {
+        // Written by a release from before the marker: partitions 2, plain tags {t#0}, {t#1}.
+        String prefix = Topics.fresh("legacy");
+        try (Resp redis = RedisTestResource.resp()) {
+            redis.call("SADD", prefix + ":topics", "orders");
+            redis.call("ZADD", prefix + ":{orders#1}:due:20261130", "1", "old-job");
+        }
+        DelayqConfig twoPartitions = (DelayqConfig) java.lang.reflect.Proxy.newProxyInstance(
+                DelayqConfig.class.getClassLoader(), new Class<?>[] { DelayqConfig.class },
+                (proxy, method, args) -> switch (method.getName()) {
+                    case "prefix" -> prefix;
+                    case "partitions" -> 2;
+                    default -> method.invoke(config, args);
+                });
+        RedisGateway gateway = new RedisGateway(redisClient, twoPartitions, new SimpleMeterRegistry());
+        Keys legacyKeys = new Keys(twoPartitions);
+        JobStore legacy = new JobStore(gateway, new Scripts(gateway, new SimpleMeterRegistry()), legacyKeys, twoPartitions);
+        assertEquals(2, legacy.checkPartitions(2));
+        try (Resp redis = RedisTestResource.resp()) {
+            assertEquals("2", redis.str("GET", prefix + ":partitions"), "marked as the plain rule");
+        }
+        assertEquals(prefix + ":{orders#1}:jobs", legacyKeys.jobs(new Partition("orders", 1)), "the old jobs' keys");
+    }
+
     /** Waits, on Redis' clock, until the lease of a job has expired. */
     private static void awaitLeaseExpired(String topic, String id) {
         try (Resp redis = RedisTestResource.resp()) {

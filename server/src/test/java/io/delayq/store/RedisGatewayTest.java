@@ -40,4 +40,14 @@ class RedisGatewayTest {
         assertInstanceOf(StoreUnavailableException.class,
                 RedisGateway.translate(ErrorType.create("LOADING Redis is loading the dataset in memory")));
     }
+
+    @Test
+    void aRedirectInsideABatchMeansTryAgainNotAnError() {
+        // The cluster client follows MOVED/ASK for single commands, not inside a batch (the
+        // durable enqueue: script + WAIT); its slot map refreshes within a second.
+        assertInstanceOf(StoreUnavailableException.class,
+                RedisGateway.translate(ErrorType.create("ERR [0] MOVED 3999 127.0.0.1:7002")));
+        assertInstanceOf(StoreUnavailableException.class,
+                RedisGateway.translate(ErrorType.create("ERR [0] ASK 3999 127.0.0.1:7002")));
+    }
 }
