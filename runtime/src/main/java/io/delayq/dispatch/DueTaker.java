@@ -32,7 +32,13 @@ final class DueTaker {
     private final Partition partition;
     private final WorkerPool pool;
     private final JobStore store;
+    /** The replica's Redis clock (lateness, the safety net), fed by every taker. */
     private final RedisClock clock;
+    /**
+     * This partition's own: on a Redis Cluster each master has its own TIME, and the take's
+     * deadline and the sleep until the next due job must be in the time of the master that runs them.
+     */
+    private final RedisClock partitionClock;
     private final Acker acker;
     private final DelayqMetrics metrics;
     private final String replicaId;
@@ -64,6 +70,7 @@ final class DueTaker {
         this.pool = pool;
         this.store = store;
         this.clock = clock;
+        this.partitionClock = new RedisClock(clock::monotonicNanos);
         this.replicaId = replicaId;
         this.maxBatch = maxBatch;
         this.leaseMs = leaseMs;
@@ -151,7 +158,7 @@ final class DueTaker {
                     // A take that Redis runs after this deadline (its reply would find nobody
                     // waiting for it) leases nothing: half the Redis timeout, in Redis time.
                     r = store.take(partition, want, leaseMs, tokenPrefix, olderDays, acks,
-                            clock.redisNow() + takeDeadlineMs);
+                            partitionClock.redisNow() + takeDeadlineMs);
                 } catch (RuntimeException e) {
                     acker.restore(partition, acks);
                     pool.release(want);
@@ -169,6 +176,7 @@ final class DueTaker {
                 metrics.took(partition.topic(), t1 - t0);
                 Acker.reportStale(partition, r.staleAcks());
                 clock.observe(r.now(), t0, t1);
+                partitionClock.observe(r.now(), t0, t1);
                 failures = 0;
                 if (!r.jobs().isEmpty()) {
                     pool.start(r.jobs());
@@ -208,14 +216,14 @@ final class DueTaker {
     private void sleepUntil(long nextDue) {
         while (running) {
             long target = Math.min(nextDue, wakeFor.get());
-            long now = clock.redisNow();
+            long now = partitionClock.redisNow();
             if (target <= now) {
                 return;
             }
             long sleepMs = Math.min(target - now, safetyNetMs);
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(sleepMs) - 100_000);
             lastProgressNanos = System.nanoTime();
-            if (running && wakeFor.get() >= target && clock.redisNow() + 1 >= target) {
+            if (running && wakeFor.get() >= target && partitionClock.redisNow() + 1 >= target) {
                 spinUntil(target);
                 return;
             }
@@ -224,7 +232,7 @@ final class DueTaker {
 
     /** The last sub-millisecond: parkNanos overshoots by ~50-100 µs, so park short and check. */
     private void spinUntil(long targetRedisMs) {
-        while (running && clock.redisNow() < targetRedisMs) {
+        while (running && partitionClock.redisNow() < targetRedisMs) {
             LockSupport.parkNanos(50_000);
         }
     }
