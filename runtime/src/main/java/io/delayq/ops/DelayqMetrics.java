@@ -71,6 +71,13 @@ public class DelayqMetrics {
         (dead ? m.dead : m.retried).increment();
     }
 
+    /** An attempt its observer snoozed: neither a success nor a failure; the job is due again later. */
+    public void snoozed(String topic, long durationNanos) {
+        TopicMeters m = of(topic);
+        m.snoozed.increment();
+        m.duration.record(Duration.ofNanos(durationNanos));
+    }
+
     /**
      * Attempts lost with their replica (lease expired, found by the reclaimer): failures like any
      * other, {@code retried} of them rescheduled and {@code dead} of them at their last attempt.
@@ -83,7 +90,7 @@ public class DelayqMetrics {
     }
 
     private final class TopicMeters {
-        final Counter enqueued, dispatched, succeeded, failed, retried, dead;
+        final Counter enqueued, dispatched, succeeded, failed, retried, dead, snoozed;
         final Timer lateness, duration, take;
 
         TopicMeters(String topic) {
@@ -93,6 +100,7 @@ public class DelayqMetrics {
             failed = counter("delayq.jobs.failed", topic, "Attempts whose observer threw or timed out");
             retried = counter("delayq.jobs.retried", topic, "Failed attempts rescheduled with backoff");
             dead = counter("delayq.jobs.dead", topic, "Jobs moved to the dead set after their last attempt");
+            snoozed = counter("delayq.jobs.snoozed", topic, "Attempts whose observer snoozed the job (not counted as failed)");
             lateness = Timer.builder("delayq.job.lateness").description("Dispatch time minus runAt (Redis clock)")
                     .tag("topic", topic).publishPercentileHistogram()
                     .minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofMinutes(10))

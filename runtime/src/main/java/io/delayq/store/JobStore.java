@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
@@ -488,6 +489,20 @@ public class JobStore {
             case "dead" -> new FailOutcome(FailOutcome.Kind.DEAD, r.get(1).toLong(), r.get(2).toInteger());
             default -> new FailOutcome(FailOutcome.Kind.STALE, 0, 0);
         };
+    }
+
+    /**
+     * Ends a snoozed attempt: the job is due again {@code ms} after Redis now ({@code absolute}
+     * false) or at epoch ms {@code ms} (true), its attempt not counted. Returns the new runAt, or
+     * empty when the lease was no longer ours (nothing changed).
+     */
+    public OptionalLong snooze(Partition p, Lease lease, boolean absolute, long ms) {
+        Set<Integer> days = new TreeSet<>();
+        aroundDay(days, absolute ? Math.max(ms, System.currentTimeMillis()) : System.currentTimeMillis() + ms);
+        Response r = run("snooze", p, days, List.of(lease.id(), lease.token(), absolute ? "a" : "d",
+                Long.toString(ms), scriptChannel(p)));
+        return "snoozed".equals(r.get(0).toString()) ? OptionalLong.of(r.get(1).toLong())
+                : OptionalLong.empty();
     }
 
     /** Heartbeat; returns the ids whose lease is no longer ours. */
