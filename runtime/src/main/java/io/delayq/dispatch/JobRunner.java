@@ -21,6 +21,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.delayq.core.DelayqConfig;
 import io.delayq.core.Job;
 import io.delayq.core.JobSnoozedException;
+import io.delayq.core.PermanentJobFailureException;
 import io.delayq.ops.DelayqMetrics;
 import io.delayq.ops.tracing.JobTracing;
 import io.delayq.store.FailOutcome;
@@ -31,7 +32,8 @@ import io.delayq.store.TakenJob;
 /**
  * Runs one attempt on a worker thread and settles it: normal completion → ack (batched by the
  * {@link Acker}); {@link JobSnoozedException} → the snooze script (due again later, the attempt
- * not counted); any other exception → the fail script, which retries with backoff or buries the job.
+ * not counted); any other exception → the fail script, which retries with backoff or buries the job
+ * ({@link PermanentJobFailureException}: at once).
  */
 @ApplicationScoped
 public class JobRunner {
@@ -178,9 +180,11 @@ public class JobRunner {
             snooze(taken, job, took, snooze);
             return;
         }
-        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        PermanentJobFailureException permanent = find(error, PermanentJobFailureException.class);
+        Throwable cause = permanent != null ? permanent
+                : error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
         fail(taken, job, took, cause.getClass().getName() + (cause.getMessage() == null ? "" : ": " + cause.getMessage()),
-                cause);
+                cause, permanent != null);
     }
 
     /** The first throwable of {@code type} along the causes (CDI and CompletionStages wrap them). */
@@ -203,7 +207,7 @@ public class JobRunner {
         boolean absolute = s.until() != null;
         if (absolute ? s.until().isAfter(redisNow.plus(config.horizon())) : s.delay().compareTo(config.horizon()) > 0) {
             fail(taken, job, took, "snooze " + (absolute ? "until " + s.until() : "for " + s.delay())
-                    + " is beyond delayq.horizon (" + config.horizon() + ")", s);
+                    + " is beyond delayq.horizon (" + config.horizon() + ")", s, false);
             return;
         }
         long ms = absolute ? (s.until().isBefore(Instant.EPOCH) ? 0 : s.until().toEpochMilli()) : s.delay().toMillis();
@@ -219,11 +223,12 @@ public class JobRunner {
         }
     }
 
-    private void fail(TakenJob taken, Job job, long took, String text, Throwable cause) {
+    private void fail(TakenJob taken, Job job, long took, String text, Throwable cause, boolean permanent) {
         try {
             long delay = Math.max(retry.delayMs(job.topic(), job.attempt()),
                     topics.handlers().get(job.topic()).minRetryDelayMs(cause));
-            FailOutcome outcome = store.fail(taken.partition(), taken.lease(), delay, text, retry.maxAttempts(job.topic()));
+            FailOutcome outcome = store.fail(taken.partition(), taken.lease(), delay, text, retry.maxAttempts(job.topic()),
+                    permanent);
             if (outcome.kind() != FailOutcome.Kind.STALE) {
                 metrics.failed(job.topic(), took, outcome.kind() == FailOutcome.Kind.DEAD);
             }

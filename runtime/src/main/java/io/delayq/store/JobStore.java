@@ -480,10 +480,16 @@ public class JobStore {
 
     /** Records a failed attempt: retry after {@code delayMs}, or dead after the last attempt. */
     public FailOutcome fail(Partition p, Lease lease, long delayMs, String error, int defaultMaxAttempts) {
+        return fail(p, lease, delayMs, error, defaultMaxAttempts, false);
+    }
+
+    /** As above; a {@code permanent} failure is dead at once, whatever attempts remain. */
+    public FailOutcome fail(Partition p, Lease lease, long delayMs, String error, int defaultMaxAttempts,
+            boolean permanent) {
         Set<Integer> days = new TreeSet<>();
         aroundDay(days, System.currentTimeMillis() + delayMs);
         Response r = run("fail", p, days, List.of(lease.id(), lease.token(), Long.toString(delayMs),
-                oneLine(error), Integer.toString(defaultMaxAttempts), scriptChannel(p)));
+                oneLine(error), Integer.toString(defaultMaxAttempts), scriptChannel(p), permanent ? "1" : "0"));
         return switch (r.get(0).toString()) {
             case "retry" -> new FailOutcome(FailOutcome.Kind.RETRY, r.get(1).toLong(), r.get(2).toInteger());
             case "dead" -> new FailOutcome(FailOutcome.Kind.DEAD, r.get(1).toLong(), r.get(2).toInteger());

@@ -90,6 +90,22 @@ class LifecycleTest {
     }
 
     @Test
+    void aPermanentFailureIsDeadAfterOneAttemptWithItsErrorWhateverAttemptsRemain() {
+        String thrown = DispatchTest.uid("permanent");
+        String wrapped = DispatchTest.uid("permanent");
+        jobs.schedule(JobRequest.topic(TOPIC).id(thrown).payload(List.of("permanent")).maxAttempts(5));
+        jobs.schedule(JobRequest.topic(TOPIC).id(wrapped).payload(List.of("wrapped")).maxAttempts(5));
+        for (String id : List.of(thrown, wrapped)) {
+            JobInfo dead = stateOnceItIs(id, JobState.DEAD);
+            assertEquals(1, dead.attempts());
+            assertEquals("io.delayq.core.PermanentJobFailureException: order is gone", dead.lastError());
+            assertEquals(1, TestObservers.LIFECYCLE.get(id).size(), "run once");
+            given().get("/topics/" + TOPIC + "/dead?limit=1000").then().statusCode(200)
+                    .body("find { it.id == '" + id + "' }.lastError", containsString("PermanentJobFailureException: order is gone"));
+        }
+    }
+
+    @Test
     void aSnoozeBeyondTheHorizonFailsTheAttemptWithTheReason() {
         String id = DispatchTest.uid("snooze-far");
         jobs.schedule(JobRequest.topic(TOPIC).id(id).payload(List.of("after:" + Duration.ofDays(400).toMillis()))

@@ -14,6 +14,7 @@ import jakarta.enterprise.event.ObservesAsync;
 
 import io.delayq.core.Job;
 import io.delayq.core.JobTopic;
+import io.delayq.core.PermanentJobFailureException;
 import io.delayq.dev.Resp;
 import io.delayq.support.RedisTestResource;
 
@@ -72,7 +73,8 @@ public class TestObservers {
 
     /**
      * Plays the payload, a list of steps, one per delivery: "fail" throws, "after:N" snoozes N ms,
-     * "until:N" snoozes until Redis now + N ms, "ok" (or no step left) returns.
+     * "until:N" snoozes until Redis now + N ms, "permanent" throws a permanent failure, "wrapped"
+     * one as the cause of another exception, "ok" (or no step left) returns.
      */
     void lifecycle(@Observes @JobTopic("lifecycle") Job job) {
         record(LIFECYCLE, job);
@@ -81,6 +83,10 @@ public class TestObservers {
         String step = n <= steps.size() ? steps.get(n - 1).toString() : "ok";
         if (step.equals("fail")) {
             throw new IllegalStateException("planned failure of delivery " + n);
+        } else if (step.equals("permanent")) {
+            throw new PermanentJobFailureException("order is gone");
+        } else if (step.equals("wrapped")) {
+            throw new IllegalStateException("a library wrapped it", new PermanentJobFailureException("order is gone"));
         } else if (step.startsWith("after:")) {
             job.snooze(Duration.ofMillis(Long.parseLong(step.substring(6))));
         } else if (step.startsWith("until:")) {
