@@ -15,6 +15,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 
 import io.delayq.core.Job;
+import io.delayq.core.PermanentJobFailureException;
 import io.delayq.dispatch.AttemptContext;
 import io.delayq.dispatch.JobHandler;
 import io.delayq.dispatch.JobRunner;
@@ -25,8 +26,9 @@ import io.delayq.dispatch.JobRunner;
  * (and {@code traceparent} when the service traces).
  * A 2xx reply completes the job, except a 202 with {@code Retry-After} (seconds or an HTTP date),
  * which snoozes it until then (the attempt not counted); any other status, a connection error or
- * the timeout fails the attempt (and the retry policy applies). Lets services in any language
- * use delayq.
+ * the timeout fails the attempt (and the retry policy applies), and a non-2xx answer with
+ * {@code X-Delayq-Permanent: true} sends the job to the dead set at once. Lets services in any
+ * language use delayq.
  */
 public final class HttpTargetHandler implements JobHandler {
     // One client for all targets: the JDK client pools connections per host and is native-safe.
@@ -72,6 +74,14 @@ public final class HttpTargetHandler implements JobHandler {
             Optional<String> retryAfter = response.headers().firstValue("Retry-After");
             if (response.statusCode() == 202 && retryAfter.isPresent()) {
                 snooze(job, retryAfter.get().trim());
+            }
+            if (response.statusCode() / 100 != 2
+                    && response.headers().firstValue("X-Delayq-Permanent").filter("true"::equalsIgnoreCase).isPresent()) {
+                // Only the target's own code sends this header. A status alone (400, 404, 422) is also
+                // what a proxy, an ingress or a framework answers for a wrong path or a mid-rollout
+                // config: permanent by status would bury every job until that is fixed.
+                throw new PermanentJobFailureException("HTTP target " + url + " answered " + response.statusCode()
+                        + " with X-Delayq-Permanent: true");
             }
             if (response.statusCode() / 100 != 2) {
                 throw new HttpTargetException("HTTP target " + url + " answered " + response.statusCode());

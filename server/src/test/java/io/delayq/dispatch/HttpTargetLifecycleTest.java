@@ -1,6 +1,8 @@
 package io.delayq.dispatch;
 
+import static io.restassured.RestAssured.given;
 import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.containsString;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -34,7 +36,10 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 
-/** An HTTP target snoozes a job with 202 + Retry-After. */
+/**
+ * An HTTP target snoozes a job with 202 + Retry-After, and fails it for good with a non-2xx
+ * answer carrying X-Delayq-Permanent: true (the status alone does not).
+ */
 @QuarkusTest
 @QuarkusTestResource(RedisTestResource.class)
 @TestProfile(HttpTargetLifecycleTest.LifecycleTarget.class)
@@ -54,8 +59,8 @@ class HttpTargetLifecycleTest {
 
     /**
      * Answers by job id prefix, on the first call: "secs" 202 + Retry-After: 2; "date" 202 +
-     * Retry-After: an HTTP date about 2 s ahead (Redis time, recorded in {@link #DATED}). Other
-     * calls get 204.
+     * Retry-After: an HTTP date about 2 s ahead (Redis time, recorded in {@link #DATED}). Every
+     * call: "perm" 422 + X-Delayq-Permanent: true, "plain" 422. Other calls get 204.
      */
     @Path("/lifecycle-target")
     public static class Target {
@@ -68,6 +73,12 @@ class HttpTargetLifecycleTest {
             List<Delivery> calls = CALLS.computeIfAbsent(id, k -> new CopyOnWriteArrayList<>());
             long now = TestObservers.redisTime();
             calls.add(new Delivery(id, attempt, now, body));
+            if (id.startsWith("perm")) {
+                return Response.status(422).header("X-Delayq-Permanent", "true").build();
+            }
+            if (id.startsWith("plain")) {
+                return Response.status(422).build();
+            }
             if (calls.size() > 1) {
                 return Response.noContent().build();
             }
@@ -109,6 +120,25 @@ class HttpTargetLifecycleTest {
         assertEquals(List.of(1, 1), calls.stream().map(Delivery::attempt).toList(), "X-Delayq-Attempt of each call");
         long gap = calls.get(1).redisMs() - calls.get(0).redisMs();
         assertTrue(gap >= 2000 && gap < 3000, "called again " + gap + " ms after the 202; Retry-After: 2");
+    }
+
+    @Test
+    void aNon2xxWithXDelayqPermanentIsDeadAfterOneCallAndA422AloneIsRetried() {
+        String perm = DispatchTest.uid("perm");
+        String plain = DispatchTest.uid("plain");
+        jobs.schedule(JobRequest.topic(TOPIC).id(perm).maxAttempts(5));
+        jobs.schedule(JobRequest.topic(TOPIC).id(plain).maxAttempts(2));
+        for (String id : List.of(perm, plain)) {
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> store.get(TOPIC, id).map(j -> j.state() == JobState.DEAD).orElse(false));
+        }
+        JobInfo dead = store.get(TOPIC, perm).orElseThrow();
+        assertEquals(1, Target.CALLS.get(perm).size(), "called once");
+        assertEquals(1, dead.attempts());
+        assertTrue(dead.lastError().contains("answered 422 with X-Delayq-Permanent: true"), dead.lastError());
+        given().get("/topics/" + TOPIC + "/dead?limit=1000").then().statusCode(200)
+                .body("find { it.id == '" + perm + "' }.lastError", containsString("X-Delayq-Permanent"));
+        assertEquals(2, Target.CALLS.get(plain).size(), "a 422 without the header is an ordinary failure");
     }
 
     @Test
