@@ -1,5 +1,5 @@
 -- fail.lua: records a failed attempt: reschedules the job after a backoff, or moves it to dead
--- after its last attempt.
+-- after its last attempt or when the failure is permanent.
 -- KEYS: see lib.lua; the day shard of Redis now + delay
 -- ARGV[A]   = id
 -- ARGV[A+1] = lease token of the failing attempt
@@ -7,6 +7,7 @@
 -- ARGV[A+3] = error text (one line)
 -- ARGV[A+4] = max attempts when the job has none of its own
 -- ARGV[A+5] = wake channel
+-- ARGV[A+6] = '1' when the failure is permanent (dead whatever attempts remain), else '0'
 -- Returns {'retry', runAt, attempts} | {'dead', died at, attempts} | {'stale'} when the lease is
 -- held by another attempt (nothing changed).
 local id, token = ARGV[A], ARGV[A + 1]
@@ -16,7 +17,7 @@ local r = decode(rcall('HGET', K_JOBS, id))
 r.attempts = r.attempts + 1
 r.err = ARGV[A + 3]
 local max = r.max > 0 and r.max or tonumber(ARGV[A + 4])
-if r.attempts >= max then
+if r.attempts >= max or ARGV[A + 6] == '1' then
   rcall('ZREM', K_INFLIGHT, id)
   rcall('HDEL', K_LEASES, id)
   rcall('HSET', K_JOBS, id, encode(r))

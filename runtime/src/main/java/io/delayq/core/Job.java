@@ -2,14 +2,18 @@ package io.delayq.core;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.time.Instant;
+import java.util.Objects;
 import java.util.Optional;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 /**
  * A due job handed to an observer: {@code void close(@Observes @JobTopic("order-close") Job job)}.
- * Returning normally acknowledges it; throwing fails this attempt (retry with backoff, then dead).
+ * Returning normally acknowledges it; throwing fails this attempt (retry with backoff, then dead);
+ * {@link #snooze(Duration)} runs it again later without counting the attempt;
+ * {@link PermanentJobFailureException} sends it to the dead set at once.
  */
 public final class Job {
     private final String id;
@@ -44,7 +48,10 @@ public final class Job {
         return topic;
     }
 
-    /** 1 for the first attempt, 2 for the first retry, and so on. */
+    /**
+     * 1 for the first attempt, 2 for the first retry, and so on; a snoozed attempt does not
+     * count (the run after a snooze has the same number).
+     */
     public int attempt() {
         return attempt;
     }
@@ -74,6 +81,30 @@ public final class Job {
         } catch (IOException e) {
             throw new UncheckedIOException("payload of job " + topic + "/" + id + " is not a " + type.getName(), e);
         }
+    }
+
+    /**
+     * Ends this attempt without counting it and makes the job due again {@code delay} from now
+     * (Redis time): {@link #attempt()} and the last error stay as they were. Always throws
+     * {@link JobSnoozedException}, which the observer must let propagate. A delay beyond
+     * {@code delayq.horizon} fails the attempt instead.
+     *
+     * @throws IllegalArgumentException when the delay is negative
+     */
+    public void snooze(Duration delay) {
+        Objects.requireNonNull(delay, "delay");
+        if (delay.isNegative()) {
+            throw new IllegalArgumentException("snooze delay must be >= 0: " + delay);
+        }
+        throw new JobSnoozedException(this, delay, null);
+    }
+
+    /**
+     * As {@link #snooze(Duration)}, due again at {@code time} (a time already passed = due now).
+     */
+    public void snoozeUntil(Instant time) {
+        Objects.requireNonNull(time, "time");
+        throw new JobSnoozedException(this, null, time);
     }
 
     @Override

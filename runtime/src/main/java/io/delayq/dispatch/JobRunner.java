@@ -1,6 +1,7 @@
 package io.delayq.dispatch;
 
 import java.time.Instant;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledFuture;
@@ -17,7 +18,10 @@ import org.jboss.logging.Logger;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import io.delayq.core.DelayqConfig;
 import io.delayq.core.Job;
+import io.delayq.core.JobSnoozedException;
+import io.delayq.core.PermanentJobFailureException;
 import io.delayq.ops.DelayqMetrics;
 import io.delayq.ops.tracing.JobTracing;
 import io.delayq.store.FailOutcome;
@@ -27,7 +31,9 @@ import io.delayq.store.TakenJob;
 
 /**
  * Runs one attempt on a worker thread and settles it: normal completion → ack (batched by the
- * {@link Acker}); an exception → the fail script, which retries with backoff or buries the job.
+ * {@link Acker}); {@link JobSnoozedException} → the snooze script (due again later, the attempt
+ * not counted); any other exception → the fail script, which retries with backoff or buries the job
+ * ({@link PermanentJobFailureException}: at once).
  */
 @ApplicationScoped
 public class JobRunner {
@@ -40,6 +46,7 @@ public class JobRunner {
     private final RedisClock clock;
     private final ObjectMapper mapper;
     private final JobTracing tracing;
+    private final DelayqConfig config;
     // Ends attempts that run past their timeout: one daemon thread that hands each timed-out
     // attempt to a virtual thread. Cancelled timers leave the queue at once (else every finished
     // job would stay queued for the whole timeout).
@@ -61,7 +68,7 @@ public class JobRunner {
     }
 
     public JobRunner(TopicRegistry topics, Acker acker, JobStore store, RetryPolicy retry, DelayqMetrics metrics,
-            RedisClock clock, ObjectMapper mapper, JobTracing tracing) {
+            RedisClock clock, ObjectMapper mapper, JobTracing tracing, DelayqConfig config) {
         this.topics = topics;
         this.acker = acker;
         this.store = store;
@@ -70,6 +77,7 @@ public class JobRunner {
         this.clock = clock;
         this.mapper = mapper;
         this.tracing = tracing;
+        this.config = config;
     }
 
     /** Runs the job; {@code done} is called once the observer finished (before the ack is flushed). */
@@ -154,7 +162,7 @@ public class JobRunner {
     private void settle(TakenJob taken, Job job, JobTracing.AttemptSpan span, long start, Throwable error,
             Consumer<TakenJob> done) {
         try (JobLogContext log = JobLogContext.of(job)) {
-            span.end(error);
+            span.end(find(error, JobSnoozedException.class) != null ? null : error); // a snooze is no error
             record(taken, job, System.nanoTime() - start, error);
         } finally {
             done.accept(taken);
@@ -167,12 +175,60 @@ public class JobRunner {
             acker.ack(taken.partition(), taken.lease());
             return;
         }
-        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-        String text = cause.getClass().getName() + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
+        JobSnoozedException snooze = find(error, JobSnoozedException.class);
+        if (snooze != null) {
+            snooze(taken, job, took, snooze);
+            return;
+        }
+        PermanentJobFailureException permanent = find(error, PermanentJobFailureException.class);
+        Throwable cause = permanent != null ? permanent
+                : error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        fail(taken, job, took, cause.getClass().getName() + (cause.getMessage() == null ? "" : ": " + cause.getMessage()),
+                cause, permanent != null);
+    }
+
+    /** The first throwable of {@code type} along the causes (CDI and CompletionStages wrap them). */
+    private static <T extends Throwable> T find(Throwable error, Class<T> type) {
+        for (int depth = 0; error != null && depth < 16; error = error.getCause(), depth++) {
+            if (type.isInstance(error)) {
+                return type.cast(error);
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Puts a snoozed job back at the time its observer asked. A time beyond the horizon would
+     * be refused at enqueue; here it fails the attempt (with the reason as its error) rather
+     * than keep a job that long.
+     */
+    private void snooze(TakenJob taken, Job job, long took, JobSnoozedException s) {
+        Instant redisNow = Instant.ofEpochMilli(clock.redisNow());
+        boolean absolute = s.until() != null;
+        if (absolute ? s.until().isAfter(redisNow.plus(config.horizon())) : s.delay().compareTo(config.horizon()) > 0) {
+            fail(taken, job, took, "snooze " + (absolute ? "until " + s.until() : "for " + s.delay())
+                    + " is beyond delayq.horizon (" + config.horizon() + ")", s, false);
+            return;
+        }
+        long ms = absolute ? (s.until().isBefore(Instant.EPOCH) ? 0 : s.until().toEpochMilli()) : s.delay().toMillis();
+        try {
+            OptionalLong runAt = store.snooze(taken.partition(), taken.lease(), absolute, ms);
+            if (runAt.isPresent()) {
+                metrics.snoozed(job.topic(), took);
+            }
+            LOG.debugf("%s snoozed until %s", job, runAt.isPresent() ? Instant.ofEpochMilli(runAt.getAsLong()) : "(stale lease)");
+        } catch (RuntimeException e) {
+            // As for a failure: the lease stays, and when it expires the reclaimer retries the job.
+            LOG.warnf("could not record the snooze of %s (%s); it will be retried after its lease expires", job, e.toString());
+        }
+    }
+
+    private void fail(TakenJob taken, Job job, long took, String text, Throwable cause, boolean permanent) {
         try {
             long delay = Math.max(retry.delayMs(job.topic(), job.attempt()),
                     topics.handlers().get(job.topic()).minRetryDelayMs(cause));
-            FailOutcome outcome = store.fail(taken.partition(), taken.lease(), delay, text, retry.maxAttempts(job.topic()));
+            FailOutcome outcome = store.fail(taken.partition(), taken.lease(), delay, text, retry.maxAttempts(job.topic()),
+                    permanent);
             if (outcome.kind() != FailOutcome.Kind.STALE) {
                 metrics.failed(job.topic(), took, outcome.kind() == FailOutcome.Kind.DEAD);
             }

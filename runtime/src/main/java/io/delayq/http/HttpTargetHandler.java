@@ -7,10 +7,15 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 
-
 import io.delayq.core.Job;
+import io.delayq.core.PermanentJobFailureException;
 import io.delayq.dispatch.AttemptContext;
 import io.delayq.dispatch.JobHandler;
 import io.delayq.dispatch.JobRunner;
@@ -19,8 +24,11 @@ import io.delayq.dispatch.JobRunner;
  * The built-in observer of a topic with {@code delayq.topics.<topic>.http.url}: POSTs the job's
  * payload there with {@code X-Delayq-Job-Id}, {@code X-Delayq-Topic} and {@code X-Delayq-Attempt}
  * (and {@code traceparent} when the service traces).
- * A 2xx reply completes the job; any other status, a connection error or the timeout fails the
- * attempt (and the retry policy applies). Lets services in any language use delayq.
+ * A 2xx reply completes the job, except a 202 with {@code Retry-After} (seconds or an HTTP date),
+ * which snoozes it until then (the attempt not counted); any other status, a connection error or
+ * the timeout fails the attempt (and the retry policy applies), and a non-2xx answer with
+ * {@code X-Delayq-Permanent: true} sends the job to the dead set at once. Lets services in any
+ * language use delayq.
  */
 public final class HttpTargetHandler implements JobHandler {
     // One client for all targets: the JDK client pools connections per host and is native-safe.
@@ -63,11 +71,37 @@ public final class HttpTargetHandler implements JobHandler {
         job.traceparent().ifPresent(t -> request.header("traceparent", t));
         return client().sendAsync(request.POST(HttpRequest.BodyPublishers.ofString(body)).build(),
                 HttpResponse.BodyHandlers.discarding()).thenApply(response -> {
+            Optional<String> retryAfter = response.headers().firstValue("Retry-After");
+            if (response.statusCode() == 202 && retryAfter.isPresent()) {
+                snooze(job, retryAfter.get().trim());
+            }
+            if (response.statusCode() / 100 != 2
+                    && response.headers().firstValue("X-Delayq-Permanent").filter("true"::equalsIgnoreCase).isPresent()) {
+                // Only the target's own code sends this header. A status alone (400, 404, 422) is also
+                // what a proxy, an ingress or a framework answers for a wrong path or a mid-rollout
+                // config: permanent by status would bury every job until that is fixed.
+                throw new PermanentJobFailureException("HTTP target " + url + " answered " + response.statusCode()
+                        + " with X-Delayq-Permanent: true");
+            }
             if (response.statusCode() / 100 != 2) {
                 throw new HttpTargetException("HTTP target " + url + " answered " + response.statusCode());
             }
             return null;
         });
+    }
+
+    /** "Not done yet, call again then": {@code Retry-After} is delay-seconds or an HTTP date (RFC 9110). */
+    private void snooze(Job job, String retryAfter) {
+        if (!retryAfter.isEmpty() && retryAfter.chars().allMatch(Character::isDigit)) {
+            job.snooze(Duration.ofSeconds(retryAfter.length() > 12 ? Long.MAX_VALUE / 1000 : Long.parseLong(retryAfter)));
+        }
+        try {
+            job.snoozeUntil(Instant.from(ZonedDateTime.parse(retryAfter, DateTimeFormatter.RFC_1123_DATE_TIME)));
+        } catch (DateTimeParseException e) {
+            // The target meant to be called again, but not when: a failed attempt shows why.
+            throw new HttpTargetException("HTTP target " + url + " answered 202 with an unreadable Retry-After: "
+                    + retryAfter);
+        }
     }
 
     /**

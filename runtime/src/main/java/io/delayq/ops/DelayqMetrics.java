@@ -63,12 +63,19 @@ public class DelayqMetrics {
         m.duration.record(Duration.ofNanos(durationNanos));
     }
 
-    /** A failed attempt; {@code dead} when it was the last one, else it will be retried. */
+    /** A failed attempt; {@code dead} when it was the last one (or a permanent failure), else it will be retried. */
     public void failed(String topic, long durationNanos, boolean dead) {
         TopicMeters m = of(topic);
         m.failed.increment();
         m.duration.record(Duration.ofNanos(durationNanos));
         (dead ? m.dead : m.retried).increment();
+    }
+
+    /** An attempt its observer snoozed: neither a success nor a failure; the job is due again later. */
+    public void snoozed(String topic, long durationNanos) {
+        TopicMeters m = of(topic);
+        m.snoozed.increment();
+        m.duration.record(Duration.ofNanos(durationNanos));
     }
 
     /**
@@ -83,7 +90,7 @@ public class DelayqMetrics {
     }
 
     private final class TopicMeters {
-        final Counter enqueued, dispatched, succeeded, failed, retried, dead;
+        final Counter enqueued, dispatched, succeeded, failed, retried, dead, snoozed;
         final Timer lateness, duration, take;
 
         TopicMeters(String topic) {
@@ -92,7 +99,9 @@ public class DelayqMetrics {
             succeeded = counter("delayq.jobs.succeeded", topic, "Attempts whose observer returned normally");
             failed = counter("delayq.jobs.failed", topic, "Attempts whose observer threw or timed out");
             retried = counter("delayq.jobs.retried", topic, "Failed attempts rescheduled with backoff");
-            dead = counter("delayq.jobs.dead", topic, "Jobs moved to the dead set after their last attempt");
+            dead = counter("delayq.jobs.dead", topic,
+                    "Jobs moved to the dead set after their last attempt or a permanent failure");
+            snoozed = counter("delayq.jobs.snoozed", topic, "Attempts whose observer snoozed the job (not counted as failed)");
             lateness = Timer.builder("delayq.job.lateness").description("Dispatch time minus runAt (Redis clock)")
                     .tag("topic", topic).publishPercentileHistogram()
                     .minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofMinutes(10))

@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
@@ -513,15 +514,35 @@ public class JobStore {
 
     /** Records a failed attempt: retry after {@code delayMs}, or dead after the last attempt. */
     public FailOutcome fail(Partition p, Lease lease, long delayMs, String error, int defaultMaxAttempts) {
+        return fail(p, lease, delayMs, error, defaultMaxAttempts, false);
+    }
+
+    /** As above; a {@code permanent} failure is dead at once, whatever attempts remain. */
+    public FailOutcome fail(Partition p, Lease lease, long delayMs, String error, int defaultMaxAttempts,
+            boolean permanent) {
         Set<Integer> days = new TreeSet<>();
         aroundDay(days, System.currentTimeMillis() + delayMs);
         Response r = run("fail", p, days, List.of(lease.id(), lease.token(), Long.toString(delayMs),
-                oneLine(error), Integer.toString(defaultMaxAttempts), scriptChannel(p)));
+                oneLine(error), Integer.toString(defaultMaxAttempts), scriptChannel(p), permanent ? "1" : "0"));
         return switch (r.get(0).toString()) {
             case "retry" -> new FailOutcome(FailOutcome.Kind.RETRY, r.get(1).toLong(), r.get(2).toInteger());
             case "dead" -> new FailOutcome(FailOutcome.Kind.DEAD, r.get(1).toLong(), r.get(2).toInteger());
             default -> new FailOutcome(FailOutcome.Kind.STALE, 0, 0);
         };
+    }
+
+    /**
+     * Ends a snoozed attempt: the job is due again {@code ms} after Redis now ({@code absolute}
+     * false) or at epoch ms {@code ms} (true), its attempt not counted. Returns the new runAt, or
+     * empty when the lease was no longer ours (nothing changed).
+     */
+    public OptionalLong snooze(Partition p, Lease lease, boolean absolute, long ms) {
+        Set<Integer> days = new TreeSet<>();
+        aroundDay(days, absolute ? Math.max(ms, System.currentTimeMillis()) : System.currentTimeMillis() + ms);
+        Response r = run("snooze", p, days, List.of(lease.id(), lease.token(), absolute ? "a" : "d",
+                Long.toString(ms), scriptChannel(p)));
+        return "snoozed".equals(r.get(0).toString()) ? OptionalLong.of(r.get(1).toLong())
+                : OptionalLong.empty();
     }
 
     /** Heartbeat; returns the ids whose lease is no longer ours. */

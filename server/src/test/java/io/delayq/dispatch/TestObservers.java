@@ -1,5 +1,7 @@
 package io.delayq.dispatch;
 
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -12,6 +14,7 @@ import jakarta.enterprise.event.ObservesAsync;
 
 import io.delayq.core.Job;
 import io.delayq.core.JobTopic;
+import io.delayq.core.PermanentJobFailureException;
 import io.delayq.dev.Resp;
 import io.delayq.support.RedisTestResource;
 
@@ -25,6 +28,9 @@ public class TestObservers {
     public static final Map<String, List<Delivery>> RECORDED = new ConcurrentHashMap<>();
     public static final Map<String, List<Delivery>> FLAKY = new ConcurrentHashMap<>();
     public static final Map<String, List<Delivery>> ASYNC = new ConcurrentHashMap<>();
+    public static final Map<String, List<Delivery>> LIFECYCLE = new ConcurrentHashMap<>();
+    /** Job id -> the Redis time (ms) its "until:" step snoozed it to. */
+    public static final Map<String, Long> SNOOZED_UNTIL = new ConcurrentHashMap<>();
     public static final AtomicBoolean FLAKY_SUCCEEDS = new AtomicBoolean();
     private static Resp redis;
 
@@ -62,6 +68,31 @@ public class TestObservers {
         record(ASYNC, job);
         if (job.payload(Map.class).containsKey("fail")) {
             throw new IllegalArgumentException("async failure");
+        }
+    }
+
+    /**
+     * Plays the payload, a list of steps, one per delivery: "fail" throws, "after:N" snoozes N ms,
+     * "until:N" snoozes until Redis now + N ms, "permanent" throws a permanent failure, "wrapped"
+     * one as the cause of another exception, "ok" (or no step left) returns.
+     */
+    void lifecycle(@Observes @JobTopic("lifecycle") Job job) {
+        record(LIFECYCLE, job);
+        List<?> steps = job.payload(List.class);
+        int n = LIFECYCLE.get(job.id()).size();
+        String step = n <= steps.size() ? steps.get(n - 1).toString() : "ok";
+        if (step.equals("fail")) {
+            throw new IllegalStateException("planned failure of delivery " + n);
+        } else if (step.equals("permanent")) {
+            throw new PermanentJobFailureException("order is gone");
+        } else if (step.equals("wrapped")) {
+            throw new IllegalStateException("a library wrapped it", new PermanentJobFailureException("order is gone"));
+        } else if (step.startsWith("after:")) {
+            job.snooze(Duration.ofMillis(Long.parseLong(step.substring(6))));
+        } else if (step.startsWith("until:")) {
+            long until = redisTime() + Long.parseLong(step.substring(6));
+            SNOOZED_UNTIL.put(job.id(), until);
+            job.snoozeUntil(Instant.ofEpochMilli(until));
         }
     }
 }

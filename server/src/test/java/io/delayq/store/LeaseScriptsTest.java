@@ -94,6 +94,36 @@ class LeaseScriptsTest {
     }
 
     @Test
+    void aStaleHoldersSnoozeDoesNotTouchTheNewAttemptAndTheHoldersSnoozeKeepsAttemptsAndError() throws Exception {
+        String topic = Topics.fresh("stale-snooze");
+        Partition p = store.partitionsOf(topic).get(0);
+        jobs.schedule(JobRequest.topic(topic).id("j").delay(Duration.ZERO));
+        Set<Integer> older = new HashSet<>();
+        Lease first = store.take(p, 1, 1, "A:", older, List.of(), 0).jobs().get(0).lease(); // a 1 ms lease
+        awaitLeaseExpired(topic, "j");
+        assertEquals(1, store.reclaim(p, 100, 10, 0, 1.0, 0, 0)[0]);
+        TakenJob second = store.take(p, 1, 30_000, "B:", older, List.of(), 0).jobs().get(0);
+
+        assertTrue(store.snooze(p, first, false, 60_000).isEmpty(), "the stale holder's snooze is refused");
+        try (Resp redis = RedisTestResource.resp()) {
+            String k = Topics.keys(topic);
+            assertEquals("B:1", redis.str("HGET", k + "leases", "j"));
+            assertNotNull(redis.str("ZSCORE", k + "inflight", "j"));
+        }
+        var running = store.get(topic, "j").orElseThrow();
+        assertEquals(JobState.INFLIGHT, running.state());
+
+        long at = store.snooze(p, second.lease(), true, running.runAt().toEpochMilli() + 3_600_000).orElseThrow();
+        var snoozed = store.get(topic, "j").orElseThrow();
+        assertEquals(JobState.SCHEDULED, snoozed.state());
+        assertEquals(at, snoozed.runAt().toEpochMilli());
+        assertEquals(1, snoozed.attempts(), "the lost attempt counts, the snoozed one does not");
+        assertEquals(running.lastError(), snoozed.lastError());
+        assertEquals(0, store.take(p, 1, 30_000, "C:", older, List.of(), 0).jobs().size(), "not due for an hour");
+        assertTrue(store.snooze(p, second.lease(), false, 0).isEmpty(), "a second snooze of the same lease is stale");
+    }
+
+    @Test
     void aReclaimedJobWaitsForTheRetryBackoffOfItsLostAttempt() throws Exception {
         String topic = Topics.fresh("reclaim-backoff");
         Partition p = store.partitionsOf(topic).get(0);

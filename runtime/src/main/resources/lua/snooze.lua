@@ -1,0 +1,25 @@
+-- snooze.lua: ends an attempt its observer snoozed: the job goes back to the shard of the time
+-- asked, its attempts and lastError as they were before the attempt (the attempt is not counted).
+-- KEYS: see lib.lua; the day shard of the new runAt
+-- ARGV[A]   = id
+-- ARGV[A+1] = lease token of the snoozing attempt
+-- ARGV[A+2] = 'd': ARGV[A+3] is a delay ms from Redis now; 'a': ARGV[A+3] is epoch ms (a time
+--             already passed means now)
+-- ARGV[A+3] = ms
+-- ARGV[A+4] = wake channel
+-- Returns {'snoozed', runAt} | {'stale'} when the lease is held by another attempt (nothing
+-- changed).
+local id, token = ARGV[A], ARGV[A + 1]
+if rcall('HGET', K_LEASES, id) ~= token then return { 'stale' } end
+local now = now_ms()
+local r = decode(rcall('HGET', K_JOBS, id))
+local ms = tonumber(ARGV[A + 3])
+local run_at = ARGV[A + 2] == 'd' and now + ms or math.max(now, ms)
+local err = require_days({ day_of(run_at) })
+if err then return err end
+r.run_at = run_at
+rcall('ZREM', K_INFLIGHT, id)
+rcall('HDEL', K_LEASES, id)
+rcall('HSET', K_JOBS, id, encode(r))
+schedule(id, run_at, ARGV[A + 4])
+return { 'snoozed', run_at }

@@ -1,0 +1,153 @@
+package io.delayq.dispatch;
+
+import static io.restassured.RestAssured.given;
+import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.containsString;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import jakarta.inject.Inject;
+import jakarta.ws.rs.HeaderParam;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.core.Response;
+
+import org.junit.jupiter.api.Test;
+
+import io.delayq.core.JobInfo;
+import io.delayq.core.JobRequest;
+import io.delayq.core.JobState;
+import io.delayq.core.Jobs;
+import io.delayq.dispatch.TestObservers.Delivery;
+import io.delayq.store.JobStore;
+import io.delayq.support.FixedPort;
+import io.delayq.support.RedisTestResource;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+
+/**
+ * An HTTP target snoozes a job with 202 + Retry-After, and fails it for good with a non-2xx
+ * answer carrying X-Delayq-Permanent: true (the status alone does not).
+ */
+@QuarkusTest
+@QuarkusTestResource(RedisTestResource.class)
+@TestProfile(HttpTargetLifecycleTest.LifecycleTarget.class)
+class HttpTargetLifecycleTest {
+    static final String TOPIC = "http-lifecycle";
+
+    /** The target is this application itself (a resource below), on a port fixed for the run. */
+    public static class LifecycleTarget implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            int port = FixedPort.forRun("lifecycle-target");
+            return Map.of("quarkus.http.test-port", Integer.toString(port),
+                    "delayq.topics." + TOPIC + ".http.url", "http://127.0.0.1:" + port + "/lifecycle-target",
+                    "delayq.topics." + TOPIC + ".retry.initial", "100ms");
+        }
+    }
+
+    /**
+     * Answers by job id prefix, on the first call: "secs" 202 + Retry-After: 2; "date" 202 +
+     * Retry-After: an HTTP date about 2 s ahead (Redis time, recorded in {@link #DATED}). Every
+     * call: "perm" 422 + X-Delayq-Permanent: true, "plain" 422. Other calls get 204.
+     */
+    @Path("/lifecycle-target")
+    public static class Target {
+        static final Map<String, List<Delivery>> CALLS = new ConcurrentHashMap<>();
+        static final Map<String, Long> DATED = new ConcurrentHashMap<>();
+
+        @POST
+        public Response deliver(@HeaderParam("X-Delayq-Job-Id") String id, @HeaderParam("X-Delayq-Attempt") int attempt,
+                String body) {
+            List<Delivery> calls = CALLS.computeIfAbsent(id, k -> new CopyOnWriteArrayList<>());
+            long now = TestObservers.redisTime();
+            calls.add(new Delivery(id, attempt, now, body));
+            if (id.startsWith("perm")) {
+                return Response.status(422).header("X-Delayq-Permanent", "true").build();
+            }
+            if (id.startsWith("plain")) {
+                return Response.status(422).build();
+            }
+            if (calls.size() > 1) {
+                return Response.noContent().build();
+            }
+            if (id.startsWith("secs")) {
+                return Response.accepted().header("Retry-After", "2").build();
+            }
+            if (id.startsWith("date")) {
+                long until = (now + 2500) / 1000 * 1000; // an HTTP date has whole seconds
+                DATED.put(id, until);
+                return Response.accepted().header("Retry-After",
+                        DateTimeFormatter.RFC_1123_DATE_TIME.format(Instant.ofEpochMilli(until).atOffset(ZoneOffset.UTC)))
+                        .build();
+            }
+            return Response.noContent().build();
+        }
+    }
+
+    @Inject
+    Jobs jobs;
+    @Inject
+    JobStore store;
+
+    private List<Delivery> callsOnceThereAre(String id, int n) {
+        await().atMost(Duration.ofSeconds(10)).until(() -> Target.CALLS.getOrDefault(id, List.of()).size() >= n);
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.get(TOPIC, id).isEmpty());
+        return Target.CALLS.get(id);
+    }
+
+    @Test
+    void a202WithRetryAfterSecondsSnoozesTheJobWithoutCountingTheAttempt() {
+        String id = DispatchTest.uid("secs");
+        jobs.schedule(JobRequest.topic(TOPIC).id(id).maxAttempts(1));
+        await().atMost(Duration.ofSeconds(10)).until(() -> Target.CALLS.containsKey(id)
+                && store.get(TOPIC, id).map(j -> j.state() == JobState.SCHEDULED).orElse(false));
+        JobInfo snoozed = store.get(TOPIC, id).orElseThrow();
+        assertEquals(0, snoozed.attempts());
+        assertEquals(null, snoozed.lastError());
+        List<Delivery> calls = callsOnceThereAre(id, 2);
+        assertEquals(List.of(1, 1), calls.stream().map(Delivery::attempt).toList(), "X-Delayq-Attempt of each call");
+        long gap = calls.get(1).redisMs() - calls.get(0).redisMs();
+        assertTrue(gap >= 2000 && gap < 3000, "called again " + gap + " ms after the 202; Retry-After: 2");
+    }
+
+    @Test
+    void aNon2xxWithXDelayqPermanentIsDeadAfterOneCallAndA422AloneIsRetried() {
+        String perm = DispatchTest.uid("perm");
+        String plain = DispatchTest.uid("plain");
+        jobs.schedule(JobRequest.topic(TOPIC).id(perm).maxAttempts(5));
+        jobs.schedule(JobRequest.topic(TOPIC).id(plain).maxAttempts(2));
+        for (String id : List.of(perm, plain)) {
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> store.get(TOPIC, id).map(j -> j.state() == JobState.DEAD).orElse(false));
+        }
+        JobInfo dead = store.get(TOPIC, perm).orElseThrow();
+        assertEquals(1, Target.CALLS.get(perm).size(), "called once");
+        assertEquals(1, dead.attempts());
+        assertTrue(dead.lastError().contains("answered 422 with X-Delayq-Permanent: true"), dead.lastError());
+        given().get("/topics/" + TOPIC + "/dead?limit=1000").then().statusCode(200)
+                .body("find { it.id == '" + perm + "' }.lastError", containsString("X-Delayq-Permanent"));
+        assertEquals(2, Target.CALLS.get(plain).size(), "a 422 without the header is an ordinary failure");
+    }
+
+    @Test
+    void a202WithRetryAfterAnHttpDateSnoozesTheJobUntilThen() {
+        String id = DispatchTest.uid("date");
+        jobs.schedule(JobRequest.topic(TOPIC).id(id).maxAttempts(1));
+        List<Delivery> calls = callsOnceThereAre(id, 2);
+        long late = calls.get(1).redisMs() - Target.DATED.get(id);
+        assertTrue(late >= 0 && late < 1000, "called again " + late + " ms after the Retry-After date");
+        assertEquals(1, calls.get(1).attempt());
+    }
+}
