@@ -220,8 +220,7 @@ class ClusterIT {
     @Order(4)
     void aJobWhoseWakeUpIsLostFiresWithinTheSafetyNetInterval() throws Exception {
         Receiver receiver = receivers.get(WAKE);
-        long far = System.currentTimeMillis() + 3_600_000;
-        assertEquals(200, r1.post("/jobs/batch", ReplicasIT.jobsJson(WAKE, "far", 0, 30, far, 0)).statusCode());
+        scheduleFarJobsInEveryPartition(WAKE);
         Map<Integer, List<String>> nextKeys = new HashMap<>();
         cluster.keysByMaster("*" + WAKE + "*").forEach((master, keys) -> nextKeys.put(master,
                 keys.stream().filter(k -> k.endsWith(":next")).toList()));
@@ -299,8 +298,7 @@ class ClusterIT {
     @Order(6)
     void aPartitionWhoseSlotMovesToAnotherMasterIsStillWokenOnTime() throws Exception {
         Receiver receiver = receivers.get(MOVED);
-        long far = System.currentTimeMillis() + 3_600_000;
-        assertEquals(200, r1.post("/jobs/batch", ReplicasIT.jobsJson(MOVED, "far", 0, 30, far, 0)).statusCode());
+        scheduleFarJobsInEveryPartition(MOVED);
         String key = cluster.keysByMaster("*" + MOVED + "#0*:jobs").values().stream().flatMap(List::stream)
                 .findFirst().orElseThrow();
         int slot = cluster.keySlot(key);
@@ -328,6 +326,12 @@ class ClusterIT {
         }
         System.out.println("cluster slot move: lateness of partition 0's jobs after its slot moved " + lateness + " ms");
         assertTrue(lateness.stream().allMatch(l -> l >= 0 && l < 600), "woken on time after the move: " + lateness);
+    }
+
+    /** 30 jobs due in an hour: every partition of the topic has keys (found on the masters by name). */
+    private static void scheduleFarJobsInEveryPartition(String topic) throws Exception {
+        long far = System.currentTimeMillis() + 3_600_000;
+        assertEquals(200, r1.post("/jobs/batch", ReplicasIT.jobsJson(topic, "far", 0, 30, far, 0)).statusCode());
     }
 
     /** An id that {@code delayq.partitions=3} puts in partition 0 (the partition is the id's hashCode mod 3). */

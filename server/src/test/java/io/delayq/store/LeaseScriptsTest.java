@@ -70,11 +70,8 @@ class LeaseScriptsTest {
     void aStaleHoldersLateAckOrFailDoesNotTouchTheNewAttempt() throws Exception {
         String topic = Topics.fresh("stale");
         Partition p = store.partitionsOf(topic).get(0);
-        jobs.schedule(JobRequest.topic(topic).id("j").delay(Duration.ZERO));
         Set<Integer> older = new HashSet<>();
-        Lease first = store.take(p, 1, 1, "A:", older, List.of(), 0).jobs().get(0).lease(); // a 1 ms lease
-        awaitLeaseExpired(topic, "j");
-        assertEquals(1, store.reclaim(p, 100, 10, 0, 1.0, 0, 0)[0]);
+        Lease first = staleLeaseOfJ(topic, p, older);
         TakenJob second = store.take(p, 1, 30_000, "B:", older, List.of(), 0).jobs().get(0);
         assertEquals(1, second.record().attempts(), "the lost attempt counted");
 
@@ -97,11 +94,8 @@ class LeaseScriptsTest {
     void aStaleHoldersSnoozeDoesNotTouchTheNewAttemptAndTheHoldersSnoozeKeepsAttemptsAndError() throws Exception {
         String topic = Topics.fresh("stale-snooze");
         Partition p = store.partitionsOf(topic).get(0);
-        jobs.schedule(JobRequest.topic(topic).id("j").delay(Duration.ZERO));
         Set<Integer> older = new HashSet<>();
-        Lease first = store.take(p, 1, 1, "A:", older, List.of(), 0).jobs().get(0).lease(); // a 1 ms lease
-        awaitLeaseExpired(topic, "j");
-        assertEquals(1, store.reclaim(p, 100, 10, 0, 1.0, 0, 0)[0]);
+        Lease first = staleLeaseOfJ(topic, p, older);
         TakenJob second = store.take(p, 1, 30_000, "B:", older, List.of(), 0).jobs().get(0);
 
         assertTrue(store.snooze(p, first, false, 60_000).isEmpty(), "the stale holder's snooze is refused");
@@ -220,6 +214,15 @@ class LeaseScriptsTest {
             assertEquals("2", redis.str("GET", prefix + ":partitions"), "marked as the plain rule");
         }
         assertEquals(prefix + ":{orders#1}:jobs", legacyKeys.jobs(new Partition("orders", 1)), "the old jobs' keys");
+    }
+
+    /** Job "j" of the topic, taken under a 1 ms lease by "A:1" that expired and was reclaimed: that stale lease. */
+    private Lease staleLeaseOfJ(String topic, Partition p, Set<Integer> older) {
+        jobs.schedule(JobRequest.topic(topic).id("j").delay(Duration.ZERO));
+        Lease first = store.take(p, 1, 1, "A:", older, List.of(), 0).jobs().get(0).lease();
+        awaitLeaseExpired(topic, "j");
+        assertEquals(1, store.reclaim(p, 100, 10, 0, 1.0, 0, 0)[0]);
+        return first;
     }
 
     /** Waits, on Redis' clock, until the lease of a job has expired. */
