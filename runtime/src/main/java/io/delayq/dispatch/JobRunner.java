@@ -187,11 +187,19 @@ public class JobRunner {
                 cause, permanent != null);
     }
 
-    /** The first throwable of {@code type} along the causes (CDI and CompletionStages wrap them). */
+    /**
+     * The first throwable of {@code type} along the causes (CDI and CompletionStages wrap them),
+     * and their suppressed ones (ArC reports several failed async observers that way).
+     */
     private static <T extends Throwable> T find(Throwable error, Class<T> type) {
         for (int depth = 0; error != null && depth < 16; error = error.getCause(), depth++) {
             if (type.isInstance(error)) {
                 return type.cast(error);
+            }
+            for (Throwable suppressed : error.getSuppressed()) {
+                if (type.isInstance(suppressed)) {
+                    return type.cast(suppressed);
+                }
             }
         }
         return null;
@@ -202,15 +210,27 @@ public class JobRunner {
      * be refused at enqueue; here it fails the attempt (with the reason as its error) rather
      * than keep a job that long.
      */
+    /** The shortest snooze: one asking for less (or for a time already passed) waits this long. */
+    static final long MIN_SNOOZE_MS = 100;
+
     private void snooze(TakenJob taken, Job job, long took, JobSnoozedException s) {
         Instant redisNow = Instant.ofEpochMilli(clock.redisNow());
         boolean absolute = s.until() != null;
         if (absolute ? s.until().isAfter(redisNow.plus(config.horizon())) : s.delay().compareTo(config.horizon()) > 0) {
+            // Permanent: the observer would ask the same again at every retry.
             fail(taken, job, took, "snooze " + (absolute ? "until " + s.until() : "for " + s.delay())
-                    + " is beyond delayq.horizon (" + config.horizon() + ")", s, false);
+                    + " is beyond delayq.horizon (" + config.horizon() + ")", s, true);
             return;
         }
-        long ms = absolute ? (s.until().isBefore(Instant.EPOCH) ? 0 : s.until().toEpochMilli()) : s.delay().toMillis();
+        // At least MIN_SNOOZE_MS after now: a snooze of 0 (or of a time passed) would run the job
+        // again at once, over and over, with no attempt counted.
+        long ms;
+        if (absolute && s.until().isBefore(redisNow.plusMillis(MIN_SNOOZE_MS))) {
+            absolute = false;
+            ms = MIN_SNOOZE_MS;
+        } else {
+            ms = absolute ? s.until().toEpochMilli() : Math.max(MIN_SNOOZE_MS, s.delay().toMillis());
+        }
         try {
             OptionalLong runAt = store.snooze(taken.partition(), taken.lease(), absolute, ms);
             if (runAt.isPresent()) {

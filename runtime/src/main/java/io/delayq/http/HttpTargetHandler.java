@@ -24,8 +24,8 @@ import io.delayq.dispatch.JobRunner;
  * The built-in observer of a topic with {@code delayq.topics.<topic>.http.url}: POSTs the job's
  * payload there with {@code X-Delayq-Job-Id}, {@code X-Delayq-Topic} and {@code X-Delayq-Attempt}
  * (and {@code traceparent} when the service traces).
- * A 2xx reply completes the job, except a 202 with {@code Retry-After} (seconds or an HTTP date),
- * which snoozes it until then (the attempt not counted); any other status, a connection error or
+ * A 2xx reply completes the job; an answer with {@code X-Delayq-Snooze} (seconds or an HTTP date)
+ * snoozes it until then (the attempt not counted); any other status, a connection error or
  * the timeout fails the attempt (and the retry policy applies), and a non-2xx answer with
  * {@code X-Delayq-Permanent: true} sends the job to the dead set at once. Lets services in any
  * language use delayq.
@@ -71,9 +71,11 @@ public final class HttpTargetHandler implements JobHandler {
         job.traceparent().ifPresent(t -> request.header("traceparent", t));
         return client().sendAsync(request.POST(HttpRequest.BodyPublishers.ofString(body)).build(),
                 HttpResponse.BodyHandlers.discarding()).thenApply(response -> {
-            Optional<String> retryAfter = response.headers().firstValue("Retry-After");
-            if (response.statusCode() == 202 && retryAfter.isPresent()) {
-                snooze(job, retryAfter.get().trim());
+            // Only a header of delayq's own snoozes: 202 + Retry-After is also what an API answers
+            // for "accepted, poll later", which must stay a completed job (2xx = done).
+            Optional<String> snoozeFor = response.headers().firstValue("X-Delayq-Snooze");
+            if (snoozeFor.isPresent()) {
+                snooze(job, snoozeFor.get().trim());
             }
             if (response.statusCode() / 100 != 2
                     && response.headers().firstValue("X-Delayq-Permanent").filter("true"::equalsIgnoreCase).isPresent()) {
@@ -90,17 +92,19 @@ public final class HttpTargetHandler implements JobHandler {
         });
     }
 
-    /** "Not done yet, call again then": {@code Retry-After} is delay-seconds or an HTTP date (RFC 9110). */
-    private void snooze(Job job, String retryAfter) {
-        if (!retryAfter.isEmpty() && retryAfter.chars().allMatch(Character::isDigit)) {
-            job.snooze(Duration.ofSeconds(retryAfter.length() > 12 ? Long.MAX_VALUE / 1000 : Long.parseLong(retryAfter)));
+    /**
+     * "Not done yet, call again then": {@code X-Delayq-Snooze} is delay-seconds or an HTTP date,
+     * as {@code Retry-After} (RFC 9110).
+     */
+    private void snooze(Job job, String when) {
+        if (!when.isEmpty() && when.chars().allMatch(Character::isDigit)) {
+            job.snooze(Duration.ofSeconds(when.length() > 12 ? Long.MAX_VALUE / 1000 : Long.parseLong(when)));
         }
         try {
-            job.snoozeUntil(Instant.from(ZonedDateTime.parse(retryAfter, DateTimeFormatter.RFC_1123_DATE_TIME)));
+            job.snoozeUntil(Instant.from(ZonedDateTime.parse(when, DateTimeFormatter.RFC_1123_DATE_TIME)));
         } catch (DateTimeParseException e) {
             // The target meant to be called again, but not when: a failed attempt shows why.
-            throw new HttpTargetException("HTTP target " + url + " answered 202 with an unreadable Retry-After: "
-                    + retryAfter);
+            throw new HttpTargetException("HTTP target " + url + " answered with an unreadable X-Delayq-Snooze: " + when);
         }
     }
 

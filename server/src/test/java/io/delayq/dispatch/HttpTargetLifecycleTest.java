@@ -37,7 +37,8 @@ import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 
 /**
- * An HTTP target snoozes a job with 202 + Retry-After, and fails it for good with a non-2xx
+ * An HTTP target snoozes a job with X-Delayq-Snooze (a 202 + Retry-After alone completes it, as
+ * any 2xx), and fails it for good with a non-2xx
  * answer carrying X-Delayq-Permanent: true (the status alone does not).
  */
 @QuarkusTest
@@ -58,9 +59,10 @@ class HttpTargetLifecycleTest {
     }
 
     /**
-     * Answers by job id prefix, on the first call: "secs" 202 + Retry-After: 2; "date" 202 +
-     * Retry-After: an HTTP date about 2 s ahead (Redis time, recorded in {@link #DATED}). Every
-     * call: "perm" 422 + X-Delayq-Permanent: true, "plain" 422. Other calls get 204.
+     * Answers by job id prefix, on the first call: "secs" 202 + X-Delayq-Snooze: 2; "date" 202 +
+     * X-Delayq-Snooze: an HTTP date about 2 s ahead (Redis time, recorded in {@link #DATED});
+     * "poll" 202 + Retry-After: 2 (an API's "accepted, poll later"). Every call: "perm" 422 +
+     * X-Delayq-Permanent: true, "plain" 422. Other calls get 204.
      */
     @Path("/lifecycle-target")
     public static class Target {
@@ -83,12 +85,15 @@ class HttpTargetLifecycleTest {
                 return Response.noContent().build();
             }
             if (id.startsWith("secs")) {
+                return Response.accepted().header("X-Delayq-Snooze", "2").build();
+            }
+            if (id.startsWith("poll")) {
                 return Response.accepted().header("Retry-After", "2").build();
             }
             if (id.startsWith("date")) {
                 long until = (now + 2500) / 1000 * 1000; // an HTTP date has whole seconds
                 DATED.put(id, until);
-                return Response.accepted().header("Retry-After",
+                return Response.accepted().header("X-Delayq-Snooze",
                         DateTimeFormatter.RFC_1123_DATE_TIME.format(Instant.ofEpochMilli(until).atOffset(ZoneOffset.UTC)))
                         .build();
             }
@@ -108,7 +113,7 @@ class HttpTargetLifecycleTest {
     }
 
     @Test
-    void a202WithRetryAfterSecondsSnoozesTheJobWithoutCountingTheAttempt() {
+    void xDelayqSnoozeInSecondsSnoozesTheJobWithoutCountingTheAttempt() {
         String id = DispatchTest.uid("secs");
         jobs.schedule(JobRequest.topic(TOPIC).id(id).maxAttempts(1));
         await().atMost(Duration.ofSeconds(10)).until(() -> Target.CALLS.containsKey(id)
@@ -119,7 +124,7 @@ class HttpTargetLifecycleTest {
         List<Delivery> calls = callsOnceThereAre(id, 2);
         assertEquals(List.of(1, 1), calls.stream().map(Delivery::attempt).toList(), "X-Delayq-Attempt of each call");
         long gap = calls.get(1).redisMs() - calls.get(0).redisMs();
-        assertTrue(gap >= 2000 && gap < 3000, "called again " + gap + " ms after the 202; Retry-After: 2");
+        assertTrue(gap >= 2000 && gap < 3000, "called again " + gap + " ms after the 202; X-Delayq-Snooze: 2");
     }
 
     @Test
@@ -142,12 +147,20 @@ class HttpTargetLifecycleTest {
     }
 
     @Test
-    void a202WithRetryAfterAnHttpDateSnoozesTheJobUntilThen() {
+    void xDelayqSnoozeWithAnHttpDateSnoozesTheJobUntilThen() {
         String id = DispatchTest.uid("date");
         jobs.schedule(JobRequest.topic(TOPIC).id(id).maxAttempts(1));
         List<Delivery> calls = callsOnceThereAre(id, 2);
         long late = calls.get(1).redisMs() - Target.DATED.get(id);
-        assertTrue(late >= 0 && late < 1000, "called again " + late + " ms after the Retry-After date");
+        assertTrue(late >= 0 && late < 1000, "called again " + late + " ms after the X-Delayq-Snooze date");
         assertEquals(1, calls.get(1).attempt());
+    }
+
+    @Test
+    void a202WithRetryAfterAloneCompletesTheJob() {
+        String id = DispatchTest.uid("poll");
+        jobs.schedule(JobRequest.topic(TOPIC).id(id));
+        List<Delivery> calls = callsOnceThereAre(id, 1);
+        assertEquals(1, calls.size(), "an API's \"accepted, poll later\" is done for delayq: not called again");
     }
 }

@@ -106,12 +106,23 @@ class LifecycleTest {
     }
 
     @Test
-    void aSnoozeBeyondTheHorizonFailsTheAttemptWithTheReason() {
+    void aSnoozeBeyondTheHorizonFailsTheJobForGoodWithTheReason() {
         String id = DispatchTest.uid("snooze-far");
+        // the observer would ask the same at every retry: dead at once, attempts left or not
         jobs.schedule(JobRequest.topic(TOPIC).id(id).payload(List.of("after:" + Duration.ofDays(400).toMillis()))
-                .maxAttempts(1));
+                .maxAttempts(5));
         JobInfo dead = stateOnceItIs(id, JobState.DEAD);
         assertEquals(1, dead.attempts());
         assertTrue(dead.lastError().contains("beyond delayq.horizon"), dead.lastError());
+    }
+
+    @Test
+    void aSnoozeOfZeroWaitsTheShortestSnoozeInsteadOfSpinning() {
+        String id = DispatchTest.uid("snooze-zero");
+        jobs.schedule(JobRequest.topic(TOPIC).id(id).payload(List.of("after:0")));
+        List<Delivery> seen = deliveriesOnceThereAre(id, 2);
+        long gap = seen.get(1).redisMs() - seen.get(0).redisMs();
+        assertTrue(gap >= 100, "ran again " + gap + " ms after a snooze of 0: at least 100 ms");
+        assertEquals(List.of(1, 1), seen.stream().map(Delivery::attempt).toList());
     }
 }
