@@ -2,31 +2,50 @@
 -- KEYS: see lib.lua (jobs, days, next, inflight, leases, dead, day shards of the jobs' runAt days)
 -- ARGV[A]   = wake channel (published to when a job becomes the earliest of the partition)
 -- ARGV[A+1] = trace: W3C context of the enqueue (see lib.lua), '' when it ran in no trace
--- ARGV[A+2] = n, the number of jobs; then 5 values per job:
+-- ARGV[A+2] = dedup window ms of the topic, 0 = none: an id that succeeded within it is not
+--             scheduled again (reply: state c, the time it succeeded in place of runAt)
+-- ARGV[A+3] = n, the number of jobs; then 5 values per job:
 --             id, mode ('d' = runAt is Redis now + value, 'a' = runAt is value), value ms,
 --             maxAttempts (0 = topic default), payload json
--- Returns {now, then 4 values per job: created (1) or already there (0), runAt ms, attempts,
---          state letter (s, i, d)}.
+-- Returns {now, then 4 values per job: created (1) or already there (0), runAt ms (for state c:
+--          when it succeeded), attempts, state letter (s, i, d, or c = succeeded)}.
 -- Errors: DQNEEDDAY (see lib.lua) when a runAt falls on a day whose shard was not passed.
 local channel = ARGV[A]
 local trace = ARGV[A + 1]
-local n = tonumber(ARGV[A + 2])
+local window = tonumber(ARGV[A + 2])
+local n = tonumber(ARGV[A + 3])
 local now = now_ms()
+local J = A + 4 -- first job's values
 
 local ids = {}
-for i = 1, n do ids[i] = ARGV[A + 3 + (i - 1) * 5] end
+for i = 1, n do ids[i] = ARGV[J + (i - 1) * 5] end
 -- One HMGET answers "does it exist" for the whole batch (idempotency by topic + id).
 local existing = {}
 for i = 1, n, CHUNK do
   local part = rcall('HMGET', K_JOBS, unpack(ids, i, math.min(i + CHUNK - 1, n)))
   for j = 1, #part do existing[i + j - 1] = part[j] end
 end
+-- With a dedup window, one ZMSCORE per chunk finds the ids that succeeded lately: within the
+-- window they count as existing (succeeded); past it they are free, and their entry goes now
+-- rather than wait for an ack's trim (a scheduled id is never in done).
+local succeeded, forget = {}, {}
+if window > 0 then
+  for i = 1, n, CHUNK do
+    local part = rcall('ZMSCORE', K_DONE, unpack(ids, i, math.min(i + CHUNK - 1, n)))
+    for j = 1, #part do
+      local k = i + j - 1
+      if not existing[k] and part[j] then
+        if remembered(part[j], window, now) then succeeded[k] = tonumber(part[j]) else forget[#forget + 1] = ids[k] end
+      end
+    end
+  end
+end
 
 -- First pass decides every runAt and checks the shards: nothing is written before it passes.
 local run_at, day, days, seen = {}, {}, {}, {}
 for i = 1, n do
-  local base = A + 3 + (i - 1) * 5
-  if not existing[i] and not seen[ids[i]] then
+  local base = J + (i - 1) * 5
+  if not existing[i] and not succeeded[i] and not seen[ids[i]] then
     seen[ids[i]] = i
     local v = tonumber(ARGV[base + 2])
     run_at[i] = ARGV[base + 1] == 'd' and now + v or v
@@ -40,7 +59,7 @@ if err then return err end
 local out = { now }
 local fields, by_shard, earliest = {}, {}, nil
 for i = 1, n do
-  local base = A + 3 + (i - 1) * 5
+  local base = J + (i - 1) * 5
   local id = ids[i]
   if run_at[i] then
     local r = { run_at = run_at[i], trace = trace, attempts = 0, max = tonumber(ARGV[base + 3]), err = '', payload = ARGV[base + 4] }
@@ -60,6 +79,11 @@ for i = 1, n do
     out[#out + 1] = r.run_at
     out[#out + 1] = 0
     out[#out + 1] = 's'
+  elseif succeeded[i] then
+    out[#out + 1] = 0
+    out[#out + 1] = succeeded[i]
+    out[#out + 1] = 0
+    out[#out + 1] = 'c'
   else
     -- Already there: from Redis before this call, or earlier in this same batch.
     local r, state
@@ -75,6 +99,7 @@ for i = 1, n do
   end
 end
 
+if #forget > 0 then variadic('ZREM', K_DONE, forget) end
 if #fields > 0 then
   variadic('HSET', K_JOBS, fields)
   for shard, list in pairs(by_shard) do variadic('ZADD', shard, list) end

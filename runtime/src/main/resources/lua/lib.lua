@@ -9,20 +9,22 @@
 --   KEYS[6] -> dead      ZSET   job id -> time of death ms
 --   KEYS[7] -> leasenext STRING a lower bound of every lease deadline in inflight (absent = none
 --                               known); take lowers it, reclaim sets it exactly
---   KEYS[8..7+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
+--   KEYS[8] -> done      ZSET   job id -> time it succeeded ms, for topics with a dedup window
+--                               (absent otherwise); the key expires a window after its last write
+--   KEYS[9..8+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
 -- ARGV[1] = k, the number of day shards passed; ARGV[2..1+k] = their days (yyyymmdd).
 -- A script that needs a shard it was not given fails with "DQNEEDDAY d1 d2 ..." before any write;
 -- Java then adds those keys and calls again. Scripts never build key names themselves.
 local rcall = redis.call
 local K_JOBS, K_DAYS, K_NEXT, K_INFLIGHT, K_LEASES, K_DEAD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local K_LEASE_NEXT = KEYS[7]
+local K_LEASE_NEXT, K_DONE = KEYS[7], KEYS[8]
 local DAY_MS = 86400000
 -- Lua's unpack() is bounded by the C stack (LUAI_MAXCSTACK 8000): variadic calls go in chunks.
 local CHUNK = 1000
 
 local shard_count = tonumber(ARGV[1])
 local shard_of_day = {}
-for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[7 + i] end
+for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[8 + i] end
 local A = 2 + shard_count -- first script-specific ARGV
 
 local function now_ms()
@@ -179,15 +181,43 @@ local function by_lease(at, n)
   return ours, others
 end
 
+-- Most expired dedup entries one script removes: a few more than any call adds (an ack batch is
+-- bounded by the worker slots), so a busy topic's done set shrinks to its window, while no call
+-- pays for a backlog at once. An idle topic's set goes as a whole when the key expires.
+local DONE_TRIM = 1000
+
+-- Whether a done entry's time of success (ms, or nil when the id has none) is within the window.
+local function remembered(finished, window, now)
+  return finished ~= nil and finished ~= false and window > 0 and tonumber(finished) > now - window
+end
+
+-- Remembers ids that succeeded at now for window ms (the dedup window; 0 = off, nothing done):
+-- adds them to done, drops up to DONE_TRIM expired entries (the oldest, by rank: no scan), and
+-- makes the key expire a window after this last write, when every entry in it has expired.
+local function remember_done(ids, window, now)
+  if window <= 0 or #ids == 0 then return end
+  local entries = {}
+  for _, id in ipairs(ids) do
+    entries[#entries + 1] = now
+    entries[#entries + 1] = id
+  end
+  variadic('ZADD', K_DONE, entries)
+  local expired = rcall('ZCOUNT', K_DONE, '-inf', now - window)
+  if expired > 0 then rcall('ZREMRANGEBYRANK', K_DONE, 0, math.min(expired, #ids + DONE_TRIM) - 1) end
+  rcall('PEXPIRE', K_DONE, window)
+end
+
 -- Acks n (id, lease token) pairs found at ARGV[at..]: deletes record, lease and in-flight
--- entry of every job whose lease is still the given token. Returns the ids whose lease is held
--- by another attempt (theirs expired and the job was retaken): those are left alone.
-local function ack_leases(at, n)
+-- entry of every job whose lease is still the given token, and with a dedup window (ms, 0 = off)
+-- remembers them as succeeded at now (Redis ms; read here when not given). Returns the ids whose
+-- lease is held by another attempt (theirs expired and the job was retaken): those are left alone.
+local function ack_leases(at, n, window, now)
   local done, stale = by_lease(at, n)
   if #done > 0 then
     variadic('ZREM', K_INFLIGHT, done)
     variadic('HDEL', K_LEASES, done)
     variadic('HDEL', K_JOBS, done)
+    if window > 0 then remember_done(done, window, now or now_ms()) end
   end
   return stale
 end

@@ -10,7 +10,8 @@
 --             (stuck behind a CLIENT PAUSE, a slow script, a full pool) must not lease jobs to a
 --             token nobody holds: they would sit in flight until their lease expired, and lose
 --             an attempt.
--- ARGV[A+4] = m, acks carried by this call; then m pairs: id, lease token
+-- ARGV[A+4] = dedup window ms of the topic, 0 = none (the carried acks remember their ids)
+-- ARGV[A+5] = m, acks carried by this call; then m pairs: id, lease token
 -- Returns {now, next, s, stale ack id 1..s, id1, record1, id2, record2, ...}: next = the
 -- earliest runAt still scheduled after this take (-1 when none).
 -- Errors: DQNEEDDAY (lib.lua), raised before anything is written (acks included).
@@ -40,7 +41,7 @@ elseif due then
   if err then return err end
 end
 
-local stale = ack_leases(A + 5, tonumber(ARGV[A + 4]))
+local stale = ack_leases(A + 6, tonumber(ARGV[A + 5]), tonumber(ARGV[A + 4]), now)
 local out = { now, head or -1, #stale }
 for _, id in ipairs(stale) do out[#out + 1] = id end
 if not due then return out end

@@ -1,6 +1,7 @@
 package io.delayq.api;
 
 import java.net.URI;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -16,6 +17,8 @@ import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.UriInfo;
 
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
@@ -44,25 +47,38 @@ public class JobsResource {
         this.parser = parser;
     }
 
-    /** The reply to an enqueue: the job as it is now. */
+    /**
+     * The reply to an enqueue: the job as it is now. An id that succeeded within its topic's dedup
+     * window has state {@code succeeded}, {@code finishedAt} and no {@code runAt}.
+     */
     @RegisterForReflection
-    public record Enqueued(String id, String topic, String runAt, String state, int attempts) {
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Enqueued(String id, String topic, String runAt, String state, int attempts, String finishedAt) {
         static Enqueued of(JobInfo info) {
-            return new Enqueued(info.id(), info.topic(), info.runAt().toString(), info.state().json(), info.attempts());
+            return new Enqueued(info.id(), info.topic(), text(info.runAt()), info.state().json(), info.attempts(),
+                    text(info.finishedAt()));
         }
     }
 
-    /** One item of a batch reply: {@code status} 201 created, 200 already existed. */
+    /** One item of a batch reply: {@code status} 201 created, 200 already existed (or succeeded). */
     @RegisterForReflection
-    public record BatchItem(int status, String id, String topic, String runAt, String state, int attempts) {
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record BatchItem(int status, String id, String topic, String runAt, String state, int attempts,
+            String finishedAt) {
+    }
+
+    private static String text(Instant t) {
+        return t == null ? null : t.toString();
     }
 
     @POST
     @Operation(summary = "Enqueue one job", description = "Body: {\"topic\", \"id\"?, \"payload\"?, \"delayMs\" | \"runAt\"?, \"maxAttempts\"?}. "
-            + "201 + Location for a new job; 200 with the existing job when the id exists (idempotent).")
+            + "201 + Location for a new job; 200 with the existing job when the id exists (idempotent), or with "
+            + "state succeeded and finishedAt when it succeeded within the topic's dedup window.")
     @RequestBody(description = "the job")
     @APIResponse(responseCode = "201", description = "created")
-    @APIResponse(responseCode = "200", description = "a job with this topic and id already exists")
+    @APIResponse(responseCode = "200", description = "a job with this topic and id already exists, or succeeded"
+            + " within the topic's dedup window (not run again)")
     public Response enqueue(String body) {
         NewJob job = parser.one(body);
         JobInfo info = jobs.scheduleAll(List.of(job)).get(0);
@@ -81,15 +97,16 @@ public class JobsResource {
         List<NewJob> batch = parser.batch(body);
         List<BatchItem> out = new ArrayList<>(batch.size());
         for (JobInfo info : jobs.scheduleAll(batch)) {
-            out.add(new BatchItem(info.created() ? 201 : 200, info.id(), info.topic(), info.runAt().toString(),
-                    info.state().json(), info.attempts()));
+            out.add(new BatchItem(info.created() ? 201 : 200, info.id(), info.topic(), text(info.runAt()),
+                    info.state().json(), info.attempts(), text(info.finishedAt())));
         }
         return out;
     }
 
     @GET
     @Path("/{topic}/{id}")
-    @Operation(summary = "A job's state: scheduled, inflight or dead, with attempts, runAt and lastError")
+    @Operation(summary = "A job's state: scheduled, inflight or dead, with attempts, runAt and lastError; "
+            + "succeeded with finishedAt within the topic's dedup window")
     public JobInfo get(@PathParam("topic") String topic, @PathParam("id") String id) {
         JobValidator.checkTopic("topic", topic);
         JobValidator.checkId("id", id);
@@ -98,7 +115,8 @@ public class JobsResource {
 
     @DELETE
     @Path("/{topic}/{id}")
-    @Operation(summary = "Cancel a scheduled job", description = "204 cancelled; 404 unknown; 409 in flight or dead")
+    @Operation(summary = "Cancel a scheduled job", description = "204 cancelled; 404 unknown (or succeeded: "
+            + "nothing is scheduled); 409 in flight or dead")
     public Response cancel(@PathParam("topic") String topic, @PathParam("id") String id) {
         JobValidator.checkTopic("topic", topic);
         JobValidator.checkId("id", id);

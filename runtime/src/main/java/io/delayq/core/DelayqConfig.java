@@ -227,6 +227,17 @@ public interface DelayqConfig {
         @WithName("retry.max")
         Optional<Duration> retryMax();
 
+        /**
+         * How long the id of a job of this topic is remembered after the job succeeded. Within
+         * the window an enqueue of the same id (REST, batch or {@code Jobs.schedule}) runs nothing
+         * and answers 200 with state {@code succeeded} and the time it finished, and so does a
+         * look-up of the job; past it the id is free and an enqueue schedules it anew. It costs
+         * about 120 bytes of Redis memory per id remembered (see the README, "Dedup window"), and
+         * a few sorted-set commands per ack call. Unset or {@code 0} (the default): off, an id is
+         * free again the moment its job succeeds.
+         */
+        Optional<Duration> dedupWindow();
+
         /** An HTTP endpoint that runs this topic's jobs (see {@code io.delayq.http}). */
         Http http();
     }

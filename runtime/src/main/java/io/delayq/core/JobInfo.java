@@ -9,18 +9,26 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
 /**
  * What delayq knows of one job: the reply to enqueue and {@code GET /jobs/{topic}/{id}}.
  *
+ * @param finishedAt when the job succeeded: set for state {@link JobState#SUCCEEDED} only (a
+ *        job of a topic with a dedup window, remembered that long); such a job has no runAt, and
+ *        attempts 0 (only the time of success is remembered)
  * @param created true when this call created the job, false when the id already existed
  *        (idempotent enqueue); not serialized
  */
 @RegisterForReflection
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record JobInfo(String id, String topic, Instant runAt, JobState state, int attempts,
-        Integer maxAttempts, String lastError, Instant deadAt,
+        Integer maxAttempts, String lastError, Instant deadAt, Instant finishedAt,
         @com.fasterxml.jackson.annotation.JsonIgnore boolean created) {
 
     /** The short form the enqueue endpoints reply with. */
     public static JobInfo enqueued(String id, String topic, Instant runAt, JobState state, int attempts,
             boolean created) {
-        return new JobInfo(id, topic, runAt, state, attempts, null, null, null, created);
+        return new JobInfo(id, topic, runAt, state, attempts, null, null, null, null, created);
+    }
+
+    /** An id that succeeded at {@code finishedAt}, within its topic's dedup window. */
+    public static JobInfo succeeded(String id, String topic, Instant finishedAt) {
+        return new JobInfo(id, topic, null, JobState.SUCCEEDED, 0, null, null, null, finishedAt, false);
     }
 }

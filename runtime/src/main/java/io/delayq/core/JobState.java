@@ -2,9 +2,12 @@ package io.delayq.core;
 
 import com.fasterxml.jackson.annotation.JsonValue;
 
-/** Where a job is: waiting for its runAt, leased to a replica, or in the dead set. */
+/**
+ * Where a job is: waiting for its runAt, leased to a replica, in the dead set, or (on a topic with
+ * a dedup window, {@code delayq.topics.<t>.dedup-window}) succeeded within that window.
+ */
 public enum JobState {
-    SCHEDULED, INFLIGHT, DEAD;
+    SCHEDULED, INFLIGHT, DEAD, SUCCEEDED;
 
     @JsonValue
     public String json() {
@@ -16,6 +19,7 @@ public enum JobState {
         return switch (letter) {
             case "i" -> INFLIGHT;
             case "d" -> DEAD;
+            case "c" -> SUCCEEDED;
             default -> SCHEDULED;
         };
     }

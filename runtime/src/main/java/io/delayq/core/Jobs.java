@@ -20,7 +20,9 @@ import io.delayq.store.Partition;
 /**
  * Schedules jobs from Java code in the same application:
  * {@code jobs.schedule("order-close", payload, Duration.ofMinutes(30))}. The job is in Redis when
- * the call returns. Scheduling an id that exists returns the existing job (idempotent).
+ * the call returns. Scheduling an id that exists returns the existing job (idempotent); on a
+ * topic with a dedup window, so does an id that succeeded within it ({@link JobState#SUCCEEDED},
+ * with {@link JobInfo#finishedAt()}): it does not run again.
  *
  * @throws InvalidJobException on a rule broken (names the field)
  * @throws io.delayq.store.StoreUnavailableException when Redis cannot be reached (nothing written)
@@ -59,7 +61,10 @@ public class Jobs {
         return scheduleAll(List.of(job)).get(0);
     }
 
-    /** The job as it is now (scheduled, inflight or dead), or empty when there is no such job. */
+    /**
+     * The job as it is now (scheduled, inflight, dead, or succeeded within its topic's dedup
+     * window), or empty when there is no such job.
+     */
     public Optional<JobInfo> get(String topic, String id) {
         JobValidator.checkTopic("topic", topic);
         JobValidator.checkId("id", id);

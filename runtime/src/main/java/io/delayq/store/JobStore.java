@@ -40,6 +40,8 @@ public class JobStore {
     private final int durableReplicas;
     private final long durableWaitMs;
     private final Set<String> knownTopics = ConcurrentHashMap.newKeySet();
+    /** Dedup window ms of the topics that set one ({@code delayq.topics.<t>.dedup-window}). */
+    private final java.util.Map<String, Long> dedupWindows = new java.util.HashMap<>();
 
     public JobStore(RedisGateway redis, Scripts scripts, Keys keys, DelayqConfig config) {
         this.redis = redis;
@@ -49,6 +51,13 @@ public class JobStore {
         this.durableReplicas = config.durability().replicas();
         this.durableWaitMs = config.durability().timeout().toMillis();
         this.cluster = redis.cluster();
+        config.topics().forEach((topic, t) -> t.dedupWindow().filter(w -> w.toMillis() > 0)
+                .ifPresent(w -> dedupWindows.put(topic, w.toMillis())));
+    }
+
+    /** The topic's dedup window in ms as the scripts take it: 0 = none. */
+    private String dedupWindow(String topic) {
+        return Long.toString(dedupWindows.getOrDefault(topic, 0L));
     }
 
     /** The partition that owns a job id: stable across processes (String.hashCode is specified). */
@@ -89,9 +98,10 @@ public class JobStore {
         registerTopic(p.topic());
         Set<Integer> days = new TreeSet<>();
         long localNow = System.currentTimeMillis();
-        List<String> args = new ArrayList<>(3 + jobs.size() * 5);
+        List<String> args = new ArrayList<>(4 + jobs.size() * 5);
         args.add(scriptChannel(p));
         args.add(JobRecord.storableTrace(trace));
+        args.add(dedupWindow(p.topic()));
         args.add(Integer.toString(jobs.size()));
         for (NewJob job : jobs) {
             if (job.delayed()) {
@@ -117,8 +127,13 @@ public class JobStore {
         List<JobInfo> out = new ArrayList<>(jobs.size());
         for (int i = 0; i < jobs.size(); i++) {
             int base = 1 + i * 4;
+            JobState state = JobState.ofLetter(reply.get(base + 3).toString());
+            if (state == JobState.SUCCEEDED) {
+                out.add(JobInfo.succeeded(jobs.get(i).id(), p.topic(), Instant.ofEpochMilli(reply.get(base + 1).toLong())));
+                continue;
+            }
             out.add(JobInfo.enqueued(jobs.get(i).id(), p.topic(), Instant.ofEpochMilli(reply.get(base + 1).toLong()),
-                    JobState.ofLetter(reply.get(base + 3).toString()), reply.get(base + 2).toInteger(),
+                    state, reply.get(base + 2).toInteger(),
                     reply.get(base).toInteger() == 1));
         }
         return out;
@@ -210,16 +225,19 @@ public class JobStore {
     // ---------------------------------------------------------------- reads
 
     public Optional<JobInfo> get(String topic, String id) {
-        Response r = run("get", partitionOf(topic, id), Set.of(), List.of(id));
+        Response r = run("get", partitionOf(topic, id), Set.of(), List.of(id, dedupWindow(topic)));
         if (r.size() == 0) {
             return Optional.empty();
+        }
+        if (JobState.ofLetter(r.get(1).toString()) == JobState.SUCCEEDED) {
+            return Optional.of(JobInfo.succeeded(id, topic, Instant.ofEpochMilli((long) Double.parseDouble(r.get(2).toString()))));
         }
         JobRecord rec = JobRecord.decode(r.get(0).toString());
         JobState state = JobState.ofLetter(r.get(1).toString());
         Instant deadAt = state == JobState.DEAD ? Instant.ofEpochMilli((long) Double.parseDouble(r.get(2).toString())) : null;
         return Optional.of(new JobInfo(id, topic, Instant.ofEpochMilli(rec.runAt()), state, rec.attempts(),
                 rec.maxAttempts() == 0 ? null : rec.maxAttempts(), rec.lastError().isEmpty() ? null : rec.lastError(),
-                deadAt, false));
+                deadAt, null, false));
     }
 
     /** Every topic that has had jobs, with counts summed over partitions (one pipelined round trip). */
@@ -410,6 +428,7 @@ public class JobStore {
         args.add(Long.toString(leaseMs));
         args.add(tokenPrefix);
         args.add(Long.toString(deadlineMs));
+        args.add(dedupWindow(p.topic()));
         addLeases(args, acks);
         // A reply that comes after we stopped waiting for it (Redis ran the take before the
         // deadline, the reply was slow): its jobs are leased to a token nobody holds. Put them
@@ -493,9 +512,13 @@ public class JobStore {
         }
     }
 
-    /** Completes jobs; returns the ids whose lease was no longer ours (left untouched). */
+    /**
+     * Completes jobs (remembering their ids as succeeded when the topic has a dedup window);
+     * returns the ids whose lease was no longer ours (left untouched).
+     */
     public List<String> ack(Partition p, List<Lease> leases) {
-        List<String> args = new ArrayList<>(1 + leases.size() * 2);
+        List<String> args = new ArrayList<>(2 + leases.size() * 2);
+        args.add(dedupWindow(p.topic()));
         addLeases(args, leases);
         List<String> stale = new ArrayList<>();
         for (Response id : run("ack", p, Set.of(), args)) {
@@ -616,7 +639,7 @@ public class JobStore {
         ensureLayout();
         Set<Integer> shardDays = days instanceof TreeSet<Integer> mutable ? mutable : new TreeSet<>(days);
         for (int attempt = 0;; attempt++) {
-            List<String> k = new ArrayList<>(7 + shardDays.size());
+            List<String> k = new ArrayList<>(8 + shardDays.size());
             k.add(keys.jobs(p));
             k.add(keys.days(p));
             k.add(keys.next(p));
@@ -624,6 +647,7 @@ public class JobStore {
             k.add(keys.leases(p));
             k.add(keys.dead(p));
             k.add(keys.leaseNext(p));
+            k.add(keys.done(p));
             List<String> a = new ArrayList<>(1 + shardDays.size() + args.size());
             a.add(Integer.toString(shardDays.size()));
             for (int day : shardDays) {

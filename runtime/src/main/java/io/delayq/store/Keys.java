@@ -145,6 +145,15 @@ public class Keys {
         return base(p) + "dead";
     }
 
+    /**
+     * ZSET job id → time it succeeded ms, for a topic with a dedup window
+     * ({@code delayq.topics.<t>.dedup-window}): the ids an enqueue answers as succeeded. Expires a
+     * window after its last write.
+     */
+    public String done(Partition p) {
+        return base(p) + "done";
+    }
+
     /** ZSET job id → runAt ms, for the jobs due on one UTC day ({@code yyyymmdd}). */
     public String due(Partition p, int day) {
         return base(p) + "due:" + day;
