@@ -29,6 +29,8 @@ public class TestObservers {
     public static final Map<String, List<Delivery>> FLAKY = new ConcurrentHashMap<>();
     public static final Map<String, List<Delivery>> ASYNC = new ConcurrentHashMap<>();
     public static final Map<String, List<Delivery>> LIFECYCLE = new ConcurrentHashMap<>();
+    /** Deliveries of the dedup-window topics ("dedup", "dedup-short"), by job id. */
+    public static final Map<String, List<Delivery>> DEDUP = new ConcurrentHashMap<>();
     /** Job id -> the Redis time (ms) its "until:" step snoozed it to. */
     public static final Map<String, Long> SNOOZED_UNTIL = new ConcurrentHashMap<>();
     public static final AtomicBoolean FLAKY_SUCCEEDS = new AtomicBoolean();
@@ -49,6 +51,14 @@ public class TestObservers {
 
     void recorded(@Observes @JobTopic("rec") Job job) {
         record(RECORDED, job);
+    }
+
+    void dedup(@Observes @JobTopic("dedup") Job job) {
+        record(DEDUP, job);
+    }
+
+    void dedupShort(@Observes @JobTopic("dedup-short") Job job) {
+        record(DEDUP, job);
     }
 
     void flaky(@Observes @JobTopic("flaky") Job job) {
