@@ -181,9 +181,10 @@ local function by_lease(at, n)
   return ours, others
 end
 
--- Most expired dedup entries one script removes: a few more than any call adds (an ack batch is
--- bounded by the worker slots), so a busy topic's done set shrinks to its window, while no call
--- pays for a backlog at once. An idle topic's set goes as a whole when the key expires.
+-- Expired dedup entries one ack may remove beyond the number it adds: more than it adds, so a
+-- backlog of expired entries (after the window was shortened, say) shrinks with every ack, and
+-- bounded, so that no call pays for all of it at once. An idle topic's set goes as a whole when
+-- its key expires.
 local DONE_TRIM = 1000
 
 -- Whether a done entry's time of success (ms, or nil when the id has none) is within the window.
@@ -192,7 +193,7 @@ local function remembered(finished, window, now)
 end
 
 -- Remembers ids that succeeded at now for window ms (the dedup window; 0 = off, nothing done):
--- adds them to done, drops up to DONE_TRIM expired entries (the oldest, by rank: no scan), and
+-- adds them to done, drops up to #ids + DONE_TRIM expired entries (the oldest, by rank: no scan), and
 -- makes the key expire a window after this last write, when every entry in it has expired.
 local function remember_done(ids, window, now)
   if window <= 0 or #ids == 0 then return end
