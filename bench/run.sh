@@ -10,6 +10,8 @@
 #   bench/run.sh spread,burst --n 50000 --window 10 --start 5
 #   bench/run.sh backlog --small 10000 --big 5000000
 #   bench/run.sh smoke                a few hundred jobs per scenario (CI)
+#   bench/run.sh burst,dedup          dedup (on request only): a burst on a topic with a dedup
+#                                     window, memory per remembered id, the ids enqueued again
 #   bench/run.sh spread,burst --cluster 3 [--partitions 3]
 #                                     on a local Redis Cluster of 3 masters (redis-server and
 #                                     redis-cli from PATH): Redis CPU per master and its balance

@@ -105,6 +105,7 @@ public class BenchApp implements QuarkusApplication {
                         schedule("burst-" + r + "-replicas", "bench", o.n(), 0, o.start() * 1000L, true, false, r - 1);
                     }
                 }
+                case "dedup" -> dedup();
                 case "http" -> schedule("http-target", "bench-http", o.smoke() ? 200 : 5000, o.smoke() ? 2000 : 5000,
                         o.smoke() ? 2000 : 3000, false, true, 0);
                 default -> throw new IllegalArgumentException("unknown scenario " + s);
@@ -270,7 +271,8 @@ public class BenchApp implements QuarkusApplication {
         }
     }
 
-    void postBatch(List<NewJob> chunk, String topic) throws Exception {
+    /** Posts one batch; returns the reply body. */
+    String postBatch(List<NewJob> chunk, String topic) throws Exception {
         StringBuilder b = new StringBuilder(chunk.size() * 80).append('[');
         for (NewJob j : chunk) {
             b.append(b.length() > 1 ? "," : "").append("{\"topic\":\"").append(topic).append("\",\"id\":\"").append(j.id())
@@ -283,6 +285,48 @@ public class BenchApp implements QuarkusApplication {
         if (r.statusCode() != 200) {
             throw new IllegalStateException("batch enqueue failed: " + r.statusCode() + " " + r.body());
         }
+        return r.body();
+    }
+
+    /**
+     * The dedup window (topic bench-dedup remembers succeeded ids for an hour): a burst of N jobs,
+     * measured as usual, then the Redis memory its remembered ids hold (used_memory once every
+     * job was acked, against before the burst), then the same N ids enqueued again over REST,
+     * which must all answer succeeded and leave nothing scheduled.
+     */
+    private void dedup() throws Exception {
+        flush();
+        RedisInfo before = RedisInfo.read();
+        int n = o.n();
+        measure("dedup-burst", "bench-dedup", n, 0, o.start() * 1000L, true, true, 0);
+        RedisInfo acked = RedisInfo.read();
+        long start = System.currentTimeMillis();
+        int succeeded = 0;
+        for (int from = 0; from < n; from += 1000) {
+            List<NewJob> chunk = new ArrayList<>(1000);
+            for (int i = from; i < Math.min(n, from + 1000); i++) {
+                chunk.add(new NewJob("bench-dedup", Integer.toString(i), false, start, 0, PAYLOAD));
+            }
+            String body = postBatch(chunk, "bench-dedup");
+            for (int at = body.indexOf("\"succeeded\""); at >= 0; at = body.indexOf("\"succeeded\"", at + 1)) {
+                succeeded++;
+            }
+        }
+        long ms = Math.max(1, System.currentTimeMillis() - start);
+        RedisInfo after = RedisInfo.read();
+        long scheduled = jobsInRedis("bench-dedup");
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("schema", "delayq-bench/v1");
+        r.put("scenario", "dedup-reenqueue");
+        r.put("params", Map.of("n", n, "dedup_window", "1h", "enqueue_via", "rest-batch-1000"));
+        r.put("ok", succeeded == n && scheduled == 0 && recorder.duplicates() == 0);
+        r.put("succeeded", succeeded);
+        r.put("scheduled_after", scheduled);
+        r.put("dup", recorder.duplicates());
+        r.put("enqueue_jps", Math.round(n * 1000.0 / ms));
+        r.put("redis_cmds_per_job", round(after.commandsSince(acked, 2) / (double) n, 2));
+        r.put("redis_mem_b_per_job", round((acked.usedMemory() - before.usedMemory()) / (double) n, 1));
+        emit(r);
     }
 
     /** all: every id seen (then 1 s for late duplicates); stall: nothing new for 10 s after the last due; deadline. */

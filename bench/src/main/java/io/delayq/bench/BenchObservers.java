@@ -23,6 +23,10 @@ public class BenchObservers {
         recorder.record(job.id());
     }
 
+    void dedup(@Observes @JobTopic("bench-dedup") Job job) {
+        recorder.record(job.id());
+    }
+
     void backlogBig(@Observes @JobTopic("bench-big") Job job) {
         recorder.record(job.id());
     }
