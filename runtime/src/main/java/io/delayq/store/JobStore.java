@@ -2,7 +2,9 @@ package io.delayq.store;
 
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -41,7 +43,7 @@ public class JobStore {
     private final long durableWaitMs;
     private final Set<String> knownTopics = ConcurrentHashMap.newKeySet();
     /** Dedup window ms of the topics that set one ({@code delayq.topics.<t>.dedup-window}). */
-    private final java.util.Map<String, Long> dedupWindows = new java.util.HashMap<>();
+    private final Map<String, Long> dedupWindows = new HashMap<>();
 
     public JobStore(RedisGateway redis, Scripts scripts, Keys keys, DelayqConfig config) {
         this.redis = redis;
