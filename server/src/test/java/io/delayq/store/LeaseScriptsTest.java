@@ -164,6 +164,12 @@ class LeaseScriptsTest {
         RedisGateway gateway = new RedisGateway(redisClient, impatient, new SimpleMeterRegistry());
         JobStore hasty = new JobStore(gateway, new Scripts(gateway, new SimpleMeterRegistry()), keys, impatient);
         store.requeue(p, List.of()); // Redis knows the requeue script: hasty gives up before a NOSCRIPT retry
+        store.take(p, 0, 600_000, "warm:", new HashSet<>(), List.of(), 0); // and the take script
+        try (Resp redis = RedisTestResource.resp()) {
+            // Redis holds every command 300 ms: the take runs then (it has no deadline), well after
+            // hasty stopped waiting, however fast this machine answers otherwise.
+            redis.call("CLIENT", "PAUSE", "300", "ALL");
+        }
         assertThrows(StoreUnavailableException.class,
                 () -> hasty.take(p, 1, 600_000, "gone:", new HashSet<>(), List.of(), 0));
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
