@@ -16,4 +16,7 @@ if rcall('ZCARD', shard) == 0 then rcall('ZREM', K_DAYS, day) end
 rcall('HDEL', K_JOBS, id)
 -- "next" may now be earlier than the true earliest job: still a valid lower bound, the next
 -- take recomputes it.
+-- A success remembered from before this job was enqueued (by a process without the dedup
+-- window) must not answer for an id that is now free.
+rcall('ZREM', K_DONE, id)
 return 1

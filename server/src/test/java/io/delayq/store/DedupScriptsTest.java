@@ -182,4 +182,21 @@ class DedupScriptsTest {
         }
         throw new IllegalStateException("no used_memory in INFO memory");
     }
+
+    @Test
+    void cancelAndPurgeForgetASuccessRememberedFromBeforeTheJob() {
+        // A job enqueued by a process without the window while its id is still remembered: once
+        // it is cancelled (or dies and is purged), the old success must not answer for its id.
+        String topic = "dedup-store";
+        String id = Topics.fresh("again");
+        Partition p = store.partitionsOf(topic).get(0);
+        try (Resp redis = RedisTestResource.resp()) {
+            String done = Topics.keys(topic) + "done";
+            store.enqueue(p, List.of(new NewJob(topic, id, true, 3_600_000, 0, "{}")), "");
+            redis.call("ZADD", done, Long.toString(redisTime(redis)), id);
+            assertEquals(io.delayq.core.CancelOutcome.CANCELLED, store.cancel(topic, id));
+            assertEquals(null, redis.str("ZSCORE", done, id), "forgotten with the cancel");
+            assertTrue(store.get(topic, id).isEmpty(), "unknown, not succeeded: " + store.get(topic, id));
+        }
+    }
 }
