@@ -142,16 +142,6 @@ public class JobStore {
     }
 
     /**
-     * Records the partition count on first use of the store and fails when it differs from the
-     * one the store was written with: jobs of partitions that a smaller count drops would never
-     * be taken, and a larger count would look for some ids in the wrong partition. Returns the
-     * count found (the given one on a new store).
-     */
-    public int checkPartitions(int partitions) {
-        return readLayout(partitions);
-    }
-
-    /**
      * Every call that builds keys first learns the store's layout (once): when Redis was away at
      * start-up the check runs at the first call that reaches it; a store written with another
      * partition count then fails every call, loudly, rather than write to keys nobody reads.
@@ -177,19 +167,26 @@ public class JobStore {
         }
     }
 
-    private int readLayout(int partitions) {
+    /**
+     * Records the partition count on first use of the store and fails when it differs from the
+     * one the store was written with: jobs of partitions that a smaller count drops would never
+     * be taken, and a larger count would look for some ids in the wrong partition. Returns the
+     * count found (the given one on a new store).
+     */
+    public int checkPartitions(int partitions) {
         if (cluster) {
             requireRedis7();
         }
-        // A store without the marker but with topics was written by a release from before it
-        // (plain tags, whatever the count): mark it so, or its jobs would be looked for elsewhere.
-        String fresh = keys.partitionsValue();
-        if (redis.send(Request.cmd(Command.EXISTS).arg(keys.partitions())).toInteger() == 0
-                && redis.send(Request.cmd(Command.EXISTS).arg(keys.topics())).toInteger() == 1) {
-            fresh = Integer.toString(partitions);
+        Response marker = redis.send(Request.cmd(Command.GET).arg(keys.partitions()));
+        if (marker == null) {
+            // A store without the marker but with topics was written by a release from before it
+            // (plain tags, whatever the count): mark it so, or its jobs would be looked for elsewhere.
+            boolean older = redis.send(Request.cmd(Command.EXISTS).arg(keys.topics())).toInteger() == 1;
+            redis.send(Request.cmd(Command.SET).arg(keys.partitions())
+                    .arg(older ? Integer.toString(partitions) : keys.partitionsValue()).arg("NX"));
+            marker = redis.send(Request.cmd(Command.GET).arg(keys.partitions())); // another replica's, if it was first
         }
-        redis.send(Request.cmd(Command.SET).arg(keys.partitions()).arg(fresh).arg("NX"));
-        String value = redis.send(Request.cmd(Command.GET).arg(keys.partitions())).toString();
+        String value = marker.toString();
         int stored = Keys.countOf(value);
         if (stored != partitions) {
             throw new IllegalStateException("delayq.partitions is " + partitions + " but the store ("
@@ -468,13 +465,9 @@ public class JobStore {
     }
 
     private void requeueOrphans(Partition p, List<Lease> orphans) {
-        List<String> args = new ArrayList<>(2 + orphans.size() * 2);
-        args.add(scriptChannel(p));
-        addLeases(args, orphans);
         try {
-            int back = run("requeue", p, aroundNow(), args, 0,
-                    late -> LOG.infof("put back %s job(s) of a take on %s that answered after its timeout", late, p))
-                    .toInteger();
+            int back = requeue(p, orphans,
+                    late -> LOG.infof("put back %s job(s) of a take on %s that answered after its timeout", late, p));
             LOG.infof("put back %d job(s) of a take on %s that answered after its timeout", back, p);
         } catch (RuntimeException e) {
             LOG.warnf("a take on %s answered after its timeout; putting its %d job(s) back failed (%s): unless that"
@@ -604,10 +597,15 @@ public class JobStore {
 
     /** Drain: puts our unfinished jobs back, due now; returns how many were put back. */
     public int requeue(Partition p, List<Lease> leases) {
+        return requeue(p, leases, null);
+    }
+
+    /** As above; {@code late} (if not null) gets a reply that arrives after the call timed out. */
+    private int requeue(Partition p, List<Lease> leases, Consumer<Response> late) {
         List<String> args = new ArrayList<>(2 + leases.size() * 2);
         args.add(scriptChannel(p));
         addLeases(args, leases);
-        return run("requeue", p, aroundNow(), args).toInteger();
+        return run("requeue", p, aroundNow(), args, 0, late).toInteger();
     }
 
     // ---------------------------------------------------------------- plumbing

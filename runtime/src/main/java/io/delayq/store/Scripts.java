@@ -90,17 +90,8 @@ public class Scripts {
             throw new StoreUnavailableException("interrupted while waiting for Redis replicas", e);
         }
         try {
-            String[] script = loaded.get(name);
             Request wait = Request.cmd(Command.WAIT).arg(replicas).arg(waitMs);
-            List<Response> replies;
-            try {
-                replies = redis.batch(List.of(request(Command.EVALSHA, script[0], keys, args), wait), waitMs);
-            } catch (RedisReplyException e) {
-                if (e.getMessage() == null || !e.getMessage().contains("NOSCRIPT")) {
-                    throw e;
-                }
-                replies = redis.batch(List.of(request(Command.EVAL, script[1], keys, args), wait), waitMs);
-            }
+            List<Response> replies = bySha(name, keys, args, call -> redis.batch(List.of(call, wait), waitMs));
             int reached = replies.get(1).toInteger();
             if (reached < replicas) {
                 throw redis.unavailable(new NotReplicatedException("the write reached " + reached + " of the "
@@ -114,14 +105,22 @@ public class Scripts {
     }
 
     private Response runOnce(String name, List<String> keys, List<String> args, Consumer<Response> late) {
+        return bySha(name, keys, args, call -> send(call, late));
+    }
+
+    /**
+     * Sends the script's EVALSHA call; when Redis lacks the script (NOSCRIPT, also inside a batch's
+     * "ERR [i] NOSCRIPT ..."), the EVAL of its source instead.
+     */
+    private <T> T bySha(String name, List<String> keys, List<String> args, java.util.function.Function<Request, T> sender) {
         String[] script = loaded.get(name);
         try {
-            return send(request(Command.EVALSHA, script[0], keys, args), late);
+            return sender.apply(request(Command.EVALSHA, script[0], keys, args));
         } catch (RedisReplyException e) {
-            if (e.getMessage() == null || !e.getMessage().startsWith("NOSCRIPT")) {
+            if (e.getMessage() == null || !e.getMessage().contains("NOSCRIPT")) {
                 throw e;
             }
-            return send(request(Command.EVAL, script[1], keys, args), late);
+            return sender.apply(request(Command.EVAL, script[1], keys, args));
         }
     }
 
