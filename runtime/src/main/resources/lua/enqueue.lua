@@ -4,7 +4,11 @@
 -- ARGV[A+1] = trace: W3C context of the enqueue (see lib.lua), '' when it ran in no trace
 -- ARGV[A+2] = dedup window ms of the topic, 0 = none: an id that succeeded within it is not
 --             scheduled again (reply: state c, the time it succeeded in place of runAt)
--- ARGV[A+3] = n, the number of jobs; then 5 values per job:
+-- ARGV[A+3] = recurring schedule name when this call fires one of its ticks, else ''
+-- ARGV[A+4] = that tick, epoch ms: when the schedule already fired (or skipped) a tick at or
+--             after it into this partition, nothing is written and the reply is {now, -1};
+--             otherwise the tick is recorded with the jobs (n = 0 records a skipped tick)
+-- ARGV[A+5] = n, the number of jobs; then 5 values per job:
 --             id, mode ('d' = runAt is Redis now + value, 'a' = runAt is value), value ms,
 --             maxAttempts (0 = topic default), payload json
 -- Returns {now, then 4 values per job: created (1) or already there (0), runAt ms (for state c:
@@ -13,9 +17,17 @@
 local channel = ARGV[A]
 local trace = ARGV[A + 1]
 local window = tonumber(ARGV[A + 2])
-local n = tonumber(ARGV[A + 3])
+local schedule = ARGV[A + 3]
+local n = tonumber(ARGV[A + 5])
 local now = now_ms()
-local J = A + 4 -- first job's values
+local J = A + 6 -- first job's values
+
+-- A recurring tick runs once: every replica fires it, the first one records it in this
+-- partition (the tick's job lives here, so the record and the job are written together).
+if schedule ~= '' then
+  local last = tonumber(rcall('HGET', K_TICKS, schedule))
+  if last and last >= tonumber(ARGV[A + 4]) then return { now, -1 } end
+end
 
 local ids = {}
 for i = 1, n do ids[i] = ARGV[J + (i - 1) * 5] end
@@ -99,6 +111,7 @@ for i = 1, n do
   end
 end
 
+if schedule ~= '' then rcall('HSET', K_TICKS, schedule, ARGV[A + 4]) end
 if #forget > 0 then variadic('ZREM', K_DONE, forget) end
 if #fields > 0 then
   variadic('HSET', K_JOBS, fields)

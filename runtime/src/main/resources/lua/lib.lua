@@ -11,20 +11,22 @@
 --                               known); take lowers it, reclaim sets it exactly
 --   KEYS[8] -> done      ZSET   job id -> time it succeeded ms, for topics with a dedup window
 --                               (absent otherwise); the key expires a window after its last write
---   KEYS[9..8+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
+--   KEYS[9] -> ticks     HASH   recurring schedule name -> the last tick it fired (or skipped) into
+--                               this partition, epoch ms (see enqueue.lua)
+--   KEYS[10..9+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
 -- ARGV[1] = k, the number of day shards passed; ARGV[2..1+k] = their days (yyyymmdd).
 -- A script that needs a shard it was not given fails with "DQNEEDDAY d1 d2 ..." before any write;
 -- Java then adds those keys and calls again. Scripts never build key names themselves.
 local rcall = redis.call
 local K_JOBS, K_DAYS, K_NEXT, K_INFLIGHT, K_LEASES, K_DEAD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local K_LEASE_NEXT, K_DONE = KEYS[7], KEYS[8]
+local K_LEASE_NEXT, K_DONE, K_TICKS = KEYS[7], KEYS[8], KEYS[9]
 local DAY_MS = 86400000
 -- Lua's unpack() is bounded by the C stack (LUAI_MAXCSTACK 8000): variadic calls go in chunks.
 local CHUNK = 1000
 
 local shard_count = tonumber(ARGV[1])
 local shard_of_day = {}
-for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[8 + i] end
+for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[9 + i] end
 local A = 2 + shard_count -- first script-specific ARGV
 
 local function now_ms()

@@ -61,7 +61,7 @@ class DelayqProcessor {
     private static final DotName PATH = DotName.createSimple(Path.class);
     private static final DotName ANY = DotName.createSimple(Any.class);
     /** The root paths of delayq's REST resources (io.delayq.api). */
-    private static final Set<String> API_ROOTS = Set.of("jobs", "topics");
+    private static final Set<String> API_ROOTS = Set.of("jobs", "topics", "schedules");
     private static final String API_PACKAGE = "io.delayq.api";
 
     @BuildStep
@@ -281,6 +281,6 @@ class DelayqProcessor {
 
     private static DeploymentException clash(String what) {
         return new DeploymentException("resource " + what + " is mapped to a path that delayq's REST API serves "
-                + "(/jobs, /topics): move it, or turn delayq's API off with delayq.api.enabled=false");
+                + "(/jobs, /topics, /schedules): move it, or turn delayq's API off with delayq.api.enabled=false");
     }
 }

@@ -47,6 +47,14 @@ public class JobBodyParser {
         return job(root, "", root.isObject() ? rawPayloads(body, false).get(0) : null);
     }
 
+    /**
+     * The {@code payload} of a JSON object body exactly as the body spells it (null when absent
+     * or null); the body must already have been parsed as valid JSON.
+     */
+    public String rawPayload(String body) {
+        return rawPayloads(body, false).get(0);
+    }
+
     /** A batch: a JSON array of jobs, or {@code {"jobs": [...]}}. All valid, or none is written. */
     public List<NewJob> batch(String body) {
         JsonNode root = tree(body);

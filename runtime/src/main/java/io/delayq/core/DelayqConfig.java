@@ -66,6 +66,47 @@ public interface DelayqConfig {
     /** Per-topic settings, by topic name: {@code delayq.topics."order-close".concurrency=8}. */
     Map<String, Topic> topics();
 
+    /**
+     * Recurring schedules, by name: {@code delayq.schedules.nightly-report.cron=0 0 2 * * ?} with
+     * {@code .topic=report}. Every replica that declares one fires its ticks; each tick becomes
+     * one job of the topic, id {@code <name>:<tick epoch ms>}, however many replicas run.
+     */
+    Map<String, Schedule> schedules();
+
+    interface Schedule {
+        /**
+         * When it fires, as a Quartz cron expression with seconds, as Quarkus Scheduler takes it
+         * ({@code 0 0/15 * * * ?}: every 15 minutes). Give either this or {@code every}.
+         */
+        Optional<String> cron();
+
+        /**
+         * Or a fixed period ({@code 30s}, {@code 1h}, at least 1 s), counted from the Unix epoch:
+         * {@code 15m} fires at :00, :15, :30 and :45 UTC, on every replica alike.
+         */
+        Optional<Duration> every();
+
+        /** The topic each tick's job is enqueued on. */
+        String topic();
+
+        /** The payload of each tick's job, as JSON text. Default: none. */
+        Optional<String> payload();
+
+        /**
+         * The time zone a cron expression is read in ({@code Europe/Berlin}); daylight-saving
+         * changes behave as in Quarkus Scheduler. Default {@code UTC}. Cron schedules only.
+         */
+        Optional<String> timeZone();
+
+        /**
+         * Ticks that passed while no replica could fire them (every replica down, or Redis away):
+         * {@code fire-once} (the default) fires the latest of them once, at once; {@code skip}
+         * fires none and waits for the next tick.
+         */
+        @WithDefault("fire-once")
+        String misfire();
+    }
+
     interface Api {
         /**
          * Bearer token required on mutating endpoints ({@code POST}, {@code DELETE}). Unset (the

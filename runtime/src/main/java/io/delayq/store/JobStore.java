@@ -97,13 +97,39 @@ public class JobStore {
      * context of the enqueue (see {@link JobRecord#trace()}), empty when it ran in no trace.
      */
     public List<JobInfo> enqueue(Partition p, List<NewJob> jobs, String trace) {
+        return enqueued(p, jobs, enqueue(p, jobs, trace, "", 0));
+    }
+
+    /**
+     * Fires one tick of a recurring schedule into the partition of its job: enqueues {@code job}
+     * (or, when null, records the tick as skipped) unless the schedule already fired or skipped a
+     * tick at or after {@code tickMs} into this partition. Every replica may call this for the
+     * same tick; one of them enqueues it.
+     */
+    public TickOutcome tick(Partition p, String schedule, long tickMs, NewJob job) {
+        List<NewJob> jobs = job == null ? List.of() : List.of(job);
+        Response reply = enqueue(p, jobs, "", schedule, tickMs);
+        long now = reply.get(0).toLong();
+        if (reply.size() == 2 && reply.get(1).toInteger() == -1) {
+            return new TickOutcome(now, false, null);
+        }
+        return new TickOutcome(now, true, job == null ? null : enqueued(p, jobs, reply).get(0));
+    }
+
+    /** What {@link #tick} did: {@code redisNowMs} is Redis' clock when it ran. */
+    public record TickOutcome(long redisNowMs, boolean fired, JobInfo job) {
+    }
+
+    private Response enqueue(Partition p, List<NewJob> jobs, String trace, String schedule, long tickMs) {
         registerTopic(p.topic());
         Set<Integer> days = new TreeSet<>();
         long localNow = System.currentTimeMillis();
-        List<String> args = new ArrayList<>(4 + jobs.size() * 5);
+        List<String> args = new ArrayList<>(6 + jobs.size() * 5);
         args.add(scriptChannel(p));
         args.add(JobRecord.storableTrace(trace));
         args.add(dedupWindow(p.topic()));
+        args.add(schedule);
+        args.add(Long.toString(tickMs));
         args.add(Integer.toString(jobs.size()));
         for (NewJob job : jobs) {
             if (job.delayed()) {
@@ -117,15 +143,18 @@ public class JobStore {
             args.add(Integer.toString(job.maxAttempts()));
             args.add(job.payloadJson() == null ? "" : job.payloadJson());
         }
-        Response reply;
         try {
-            reply = run("enqueue", p, days, args, durableReplicas);
+            return run("enqueue", p, days, args, durableReplicas);
         } catch (NotReplicatedException e) {
             List<String> ids = jobs.stream().map(NewJob::id).toList();
             throw new NotReplicatedException("Redis has the job(s) but " + e.getMessage() + ": they may exist; retry"
                     + " with the same id(s): " + (ids.size() > 20 ? ids.subList(0, 20) + " and " + (ids.size() - 20)
                             + " more" : ids));
         }
+    }
+
+    /** The enqueue script's reply as one result per job, in input order. */
+    private static List<JobInfo> enqueued(Partition p, List<NewJob> jobs, Response reply) {
         List<JobInfo> out = new ArrayList<>(jobs.size());
         for (int i = 0; i < jobs.size(); i++) {
             int base = 1 + i * 4;
@@ -348,6 +377,75 @@ public class JobStore {
         }
         names.sort(null);
         return names;
+    }
+
+    // ---------------------------------------------------------------- recurring schedules
+
+    /** The schedules created over REST: name → definition (JSON, see io.delayq.schedule). */
+    public Map<String, String> scheduleDefinitions() {
+        Response all = redis.send(Request.cmd(Command.HGETALL).arg(keys.schedules()));
+        Map<String, String> out = new HashMap<>();
+        if (all == null) {
+            return out;
+        }
+        // RESP3: a map; RESP2: [name, json, name, json...]
+        if (all.isMap()) {
+            for (String name : all.getKeys()) {
+                out.put(name, all.get(name).toString());
+            }
+        } else {
+            for (int i = 0; i + 1 < all.size(); i += 2) {
+                out.put(all.get(i).toString(), all.get(i + 1).toString());
+            }
+        }
+        return out;
+    }
+
+    /** Redis' clock, epoch ms (TIME). */
+    public long redisTimeMs() {
+        Response t = redis.send(Request.cmd(Command.TIME));
+        return t.get(0).toLong() * 1000 + t.get(1).toLong() / 1000;
+    }
+
+    /** Stores a schedule's definition; true when the name was new. */
+    public boolean putSchedule(String name, String definition) {
+        return redis.send(Request.cmd(Command.HSET).arg(keys.schedules()).arg(name).arg(definition)).toInteger() == 1;
+    }
+
+    /**
+     * Deletes a schedule's definition, then its tick records in the partitions of {@code topic}
+     * (a schedule created again under the name starts afresh). True when it existed.
+     */
+    public boolean deleteSchedule(String name, String topic) {
+        boolean existed = redis.send(Request.cmd(Command.HDEL).arg(keys.schedules()).arg(name)).toInteger() == 1;
+        forgetTicks(name, topic);
+        return existed;
+    }
+
+    /** Drops a schedule's tick records in the partitions of {@code topic}. */
+    public void forgetTicks(String name, String topic) {
+        ensureLayout();
+        List<Request> dels = new ArrayList<>(partitions);
+        for (Partition p : partitionsOf(topic)) {
+            dels.add(Request.cmd(Command.HDEL).arg(keys.ticks(p)).arg(name));
+        }
+        readAll(dels);
+    }
+
+    /** The last tick (epoch ms) a schedule fired or skipped into any partition of {@code topic}; -1 when none. */
+    public long lastTick(String name, String topic) {
+        ensureLayout();
+        List<Request> reads = new ArrayList<>(partitions);
+        for (Partition p : partitionsOf(topic)) {
+            reads.add(Request.cmd(Command.HGET).arg(keys.ticks(p)).arg(name));
+        }
+        long last = -1;
+        for (Response r : readAll(reads)) {
+            if (r != null) {
+                last = Math.max(last, r.toLong());
+            }
+        }
+        return last;
     }
 
     // ---------------------------------------------------------------- cancel and dead set
@@ -639,7 +737,7 @@ public class JobStore {
         ensureLayout();
         Set<Integer> shardDays = days instanceof TreeSet<Integer> mutable ? mutable : new TreeSet<>(days);
         for (int attempt = 0;; attempt++) {
-            List<String> k = new ArrayList<>(8 + shardDays.size());
+            List<String> k = new ArrayList<>(9 + shardDays.size());
             k.add(keys.jobs(p));
             k.add(keys.days(p));
             k.add(keys.next(p));
@@ -648,6 +746,7 @@ public class JobStore {
             k.add(keys.dead(p));
             k.add(keys.leaseNext(p));
             k.add(keys.done(p));
+            k.add(keys.ticks(p));
             List<String> a = new ArrayList<>(1 + shardDays.size() + args.size());
             a.add(Integer.toString(shardDays.size()));
             for (int day : shardDays) {

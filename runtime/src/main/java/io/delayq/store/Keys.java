@@ -154,6 +154,19 @@ public class Keys {
         return base(p) + "done";
     }
 
+    /**
+     * HASH recurring schedule name → the last tick (epoch ms) it fired, or skipped, into this
+     * partition: a tick at or before it is never enqueued again, so each tick runs once.
+     */
+    public String ticks(Partition p) {
+        return base(p) + "ticks";
+    }
+
+    /** HASH schedule name → definition (JSON) of the schedules created over REST. */
+    public String schedules() {
+        return prefix + ":schedules";
+    }
+
     /** ZSET job id → runAt ms, for the jobs due on one UTC day ({@code yyyymmdd}). */
     public String due(Partition p, int day) {
         return base(p) + "due:" + day;

@@ -1,0 +1,208 @@
+package io.delayq.api;
+
+import java.net.URI;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.DELETE;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.PUT;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.UriInfo;
+
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonRawValue;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import io.delayq.api.JobsResource.Conflict;
+import io.delayq.api.JobsResource.Enqueued;
+import io.delayq.api.JobsResource.NotFound;
+import io.delayq.core.InvalidJobException;
+import io.delayq.schedule.Schedule;
+import io.delayq.schedule.Schedule.Fields;
+import io.delayq.schedule.Schedules;
+import io.delayq.store.JobStore;
+import io.quarkus.arc.properties.IfBuildProperty;
+import io.quarkus.runtime.annotations.RegisterForReflection;
+import io.quarkus.runtime.configuration.DurationConverter;
+
+/** Recurring schedules: list, create or replace, delete, and run one now. */
+@IfBuildProperty(name = "delayq.api.enabled", stringValue = "true", enableIfMissing = true)
+@Path("/schedules")
+@Produces(MediaType.APPLICATION_JSON)
+@Consumes(MediaType.WILDCARD)
+public class SchedulesResource {
+    private static final Set<String> FIELDS = Set.of("cron", "every", "topic", "payload", "timeZone", "misfire");
+    private final Schedules schedules;
+    private final JobStore store;
+    private final JobBodyParser parser;
+    private final ObjectMapper mapper;
+
+    public SchedulesResource(Schedules schedules, JobStore store, JobBodyParser parser, ObjectMapper mapper) {
+        this.schedules = schedules;
+        this.store = store;
+        this.parser = parser;
+        this.mapper = mapper;
+    }
+
+    /**
+     * A schedule as the API shows it: {@code source} {@code config} (this replica's configuration)
+     * or {@code api}; {@code lastTick} the latest tick fired or skipped (absent: none yet);
+     * {@code nextTick} the next one.
+     */
+    @RegisterForReflection
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record View(String name, String source, String cron, String every, String timeZone, String topic,
+            @JsonRawValue String payload, String misfire, String lastTick, String nextTick) {
+    }
+
+    private View view(Schedule s) {
+        long last = store.lastTick(s.name(), s.topic());
+        long now = System.currentTimeMillis();
+        long next = s.nextAfter(Math.max(now, last));
+        return new View(s.name(), s.source().json(), s.cron(), s.every() == null ? null : Schedule.format(s.every()),
+                s.zone() == null ? null : s.zone().getId(), s.topic(), s.payloadJson(), s.misfire().json(),
+                last < 0 ? null : Instant.ofEpochMilli(last).toString(),
+                next == Long.MAX_VALUE ? null : Instant.ofEpochMilli(next).toString());
+    }
+
+    @GET
+    @Operation(summary = "Every recurring schedule this replica fires: its configuration's and those created over REST")
+    public List<View> list() {
+        schedules.reload();
+        return schedules.all().stream().map(this::view).toList();
+    }
+
+    @GET
+    @Path("/{name}")
+    @Operation(summary = "One recurring schedule")
+    public View get(@PathParam("name") String name) {
+        return view(find(name));
+    }
+
+    @PUT
+    @Path("/{name}")
+    @Operation(summary = "Create or replace a recurring schedule", description = "Body: {\"cron\" (Quartz, with seconds)"
+            + " | \"every\" (\"30s\", \"1h\"), \"topic\", \"payload\"?, \"timeZone\"? (cron only, default UTC), \"misfire\"?"
+            + " (fire-once, the default, or skip)}. Each tick becomes one job of the topic, id <name>:<tick epoch ms>. "
+            + "409 for a schedule of the configuration.")
+    @RequestBody(description = "the schedule")
+    @APIResponse(responseCode = "201", description = "created")
+    @APIResponse(responseCode = "200", description = "replaced")
+    public Response put(@PathParam("name") String name, String body) {
+        Schedule s = parse(name, body);
+        boolean created = schedules.put(s);
+        View v = view(s);
+        return created ? Response.created(URI.create("/schedules/" + name)).entity(v).build() : Response.ok(v).build();
+    }
+
+    @DELETE
+    @Path("/{name}")
+    @Operation(summary = "Delete a recurring schedule", description = "204 deleted (jobs of past ticks stay); 404 unknown; "
+            + "409 for a schedule of the configuration")
+    public Response delete(@PathParam("name") String name) {
+        checkName(name);
+        if (!schedules.delete(name)) {
+            throw new NotFound("no schedule " + name);
+        }
+        return Response.noContent().build();
+    }
+
+    @POST
+    @Path("/{name}/trigger")
+    @Operation(summary = "Run a schedule now, once", description = "Enqueues one job of its topic with its payload, id "
+            + "<name>:<now epoch ms>, due at once; its ticks go on as before.")
+    @APIResponse(responseCode = "201", description = "the job")
+    public Response trigger(@PathParam("name") String name) {
+        checkName(name);
+        var info = schedules.trigger(name).orElseThrow(() -> new NotFound("no schedule " + name));
+        return Response.created(URI.create("/jobs/" + info.topic() + "/" + info.id())).entity(Enqueued.of(info)).build();
+    }
+
+    private Schedule find(String name) {
+        checkName(name);
+        return schedules.find(name).or(() -> {
+            schedules.reload();
+            return schedules.find(name);
+        }).orElseThrow(() -> new NotFound("no schedule " + name));
+    }
+
+    private static void checkName(String name) {
+        if (!Schedule.NAME.matcher(name).matches()) {
+            throw new InvalidJobException("name", "name must match " + Schedule.NAME.pattern());
+        }
+    }
+
+    private Schedule parse(String name, String body) {
+        checkName(name);
+        if (body == null || body.isBlank()) {
+            throw new InvalidJobException("body", "a JSON body is required");
+        }
+        JsonNode node;
+        try {
+            node = mapper.readTree(body);
+        } catch (JsonProcessingException e) {
+            throw new InvalidJobException("body", "malformed JSON: " + e.getOriginalMessage());
+        }
+        if (node == null || !node.isObject()) {
+            throw new InvalidJobException("body", "a schedule is a JSON object");
+        }
+        for (Iterator<String> names = node.fieldNames(); names.hasNext();) {
+            String f = names.next();
+            if (!FIELDS.contains(f)) {
+                throw new InvalidJobException(f, "unknown field " + f + "; known fields are " + FIELDS);
+            }
+        }
+        Duration every = null;
+        String everyText = text(node, "every");
+        if (everyText != null) {
+            try {
+                every = DurationConverter.parseDuration(everyText);
+            } catch (RuntimeException e) {
+                throw new InvalidJobException("every", "every must be a duration such as 30s, 15m, 1h or PT1H");
+            }
+            if (every == null) {
+                throw new InvalidJobException("every", "every must be a duration such as 30s, 15m, 1h or PT1H");
+            }
+        }
+        JsonNode p = node.get("payload");
+        String payload = p == null || p.isNull() ? null : parser.rawPayload(body);
+        schedules.checkPayload(payload, "payload");
+        return Schedule.of(name, text(node, "cron"), every, text(node, "topic"), payload, text(node, "timeZone"),
+                text(node, "misfire"), Schedule.Source.API, System.currentTimeMillis(), Fields.JSON);
+    }
+
+    private static String text(JsonNode node, String field) {
+        JsonNode v = node.get(field);
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        if (!v.isTextual()) {
+            throw new InvalidJobException(field, field + " must be a string");
+        }
+        return v.textValue();
+    }
+
+    /** Errors of this resource as problem bodies: a schedule of the configuration is a 409. */
+    @ServerExceptionMapper
+    public Response problem(RuntimeException e, UriInfo uri) {
+        return ProblemMappers.problem(e instanceof Schedules.ConfiguredScheduleException c ? new Conflict(c.getMessage()) : e,
+                uri);
+    }
+}

@@ -1,0 +1,251 @@
+package io.delayq.schedule;
+
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+import jakarta.annotation.Priority;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+
+import org.jboss.logging.Logger;
+
+import io.delayq.core.NewJob;
+import io.delayq.dispatch.RedisClock;
+import io.delayq.ops.DelayqMetrics;
+import io.delayq.store.JobStore;
+import io.delayq.store.JobStore.TickOutcome;
+import io.delayq.store.RedisReplyException;
+import io.delayq.store.StoreUnavailableException;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+
+/**
+ * Fires the ticks of the recurring schedules, on every replica, with no leader. Each replica
+ * computes the same ticks (from Redis time) and, a second ahead of each, enqueues the tick's job
+ * due at the tick through the enqueue script with the schedule's tick record: the first replica
+ * writes the job and the record together, the others find the record and write nothing. So each
+ * tick is one job however many replicas run, across restarts, and its job runs with the usual
+ * precision because it waits in its day shard like any other.
+ * <p>
+ * A tick is missed when no replica enqueued it in time: it is more than {@value #LATE_MS} ms past,
+ * or a later tick has passed too (every replica was down, or Redis away). Missed ticks follow the
+ * schedule's misfire policy: {@code fire-once} fires the latest of them, once, at once;
+ * {@code skip} records it without a job. Ticks before a schedule was defined never count.
+ */
+@ApplicationScoped
+public class ScheduleTicker {
+    private static final Logger LOG = Logger.getLogger(ScheduleTicker.class);
+    /** How far ahead of its tick a job is enqueued. */
+    static final long LEAD_MS = 1000;
+    /** A tick enqueued later than this after its time counts as missed. */
+    static final long LATE_MS = 5000;
+    /** How often the definitions created over REST are re-read from Redis. */
+    static final long RELOAD_MS = 5000;
+    private static final long RETRY_MS = 1000;
+
+    private final JobStore store;
+    private final DelayqMetrics metrics;
+    private final MeterRegistry registry;
+    private final Supplier<List<Schedule>> schedules;
+    private final Runnable reload;
+    private final RedisClock clock;
+    private final LongSupplier now;
+    /** Per schedule name; only the ticker's thread (or a test's pass) touches it. */
+    private final Map<String, State> states = new HashMap<>();
+    private final Object wakeLock = new Object();
+    private boolean woken;
+    private volatile boolean stopping;
+    private Thread thread;
+
+    private static final class State {
+        final Schedule schedule;
+        /** The last tick this replica knows fired or was skipped (epoch ms). */
+        long known;
+        boolean loaded;
+
+        State(Schedule schedule) {
+            this.schedule = schedule;
+        }
+    }
+
+    @Inject
+    public ScheduleTicker(Schedules schedules, JobStore store, DelayqMetrics metrics, MeterRegistry registry) {
+        this(schedules::all, schedules::reload, store, metrics, registry, new RedisClock(), null);
+        schedules.onChange(this::wake);
+    }
+
+    /**
+     * A ticker over the given schedules, not started; {@code now} null = Redis time, else an
+     * injected clock (tests drive such a ticker with {@link #pass}).
+     */
+    public ScheduleTicker(Supplier<List<Schedule>> schedules, Runnable reload, JobStore store, DelayqMetrics metrics,
+            MeterRegistry registry, RedisClock clock, LongSupplier now) {
+        this.schedules = schedules;
+        this.reload = reload;
+        this.store = store;
+        this.metrics = metrics;
+        this.registry = registry;
+        this.clock = clock;
+        this.now = now != null ? now : clock::redisNow;
+    }
+
+    void onStart(@Observes StartupEvent event) {
+        thread = Thread.ofPlatform().daemon().name("delayq-schedules").start(this::run);
+    }
+
+    void onStop(@Observes @Priority(1) ShutdownEvent event) throws InterruptedException {
+        stopping = true;
+        if (thread != null) {
+            thread.interrupt();
+            thread.join(TimeUnit.SECONDS.toMillis(5));
+        }
+    }
+
+    private void wake() {
+        synchronized (wakeLock) {
+            woken = true;
+            wakeLock.notifyAll();
+        }
+    }
+
+    private void run() {
+        long nextReload = 0;
+        boolean away = false;
+        while (!stopping) {
+            long waitMs;
+            try {
+                long mono = System.nanoTime() / 1_000_000;
+                if (mono >= nextReload) {
+                    reload.run();
+                    nextReload = mono + RELOAD_MS;
+                    if (!schedules.get().isEmpty()) {
+                        sampleClock();
+                    }
+                }
+                long t = now.getAsLong();
+                long next = pass(t);
+                waitMs = Math.min(next == Long.MAX_VALUE ? RELOAD_MS : next - now.getAsLong(),
+                        nextReload - System.nanoTime() / 1_000_000);
+                if (away) {
+                    LOG.info("recurring schedules: Redis answers again, ticks resume");
+                    away = false;
+                }
+            } catch (StoreUnavailableException | RedisReplyException e) {
+                if (!away) {
+                    LOG.warnf("recurring schedules: cannot reach Redis (%s); retrying every second", e.getMessage());
+                    away = true;
+                }
+                waitMs = RETRY_MS;
+            } catch (RuntimeException e) {
+                LOG.error("recurring schedules: unexpected failure; retrying in a second", e);
+                waitMs = RETRY_MS;
+            }
+            sleep(Math.max(1, waitMs));
+        }
+    }
+
+    private void sleep(long ms) {
+        synchronized (wakeLock) {
+            long until = System.nanoTime() + ms * 1_000_000;
+            try {
+                while (!woken && !stopping) {
+                    long left = until - System.nanoTime();
+                    if (left <= 0) {
+                        break;
+                    }
+                    TimeUnit.NANOSECONDS.timedWait(wakeLock, left);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                stopping = true;
+            }
+            woken = false;
+        }
+    }
+
+    private void sampleClock() {
+        long before = clock.monotonicNanos();
+        long redisNow = store.redisTimeMs();
+        clock.observe(redisNow, before, clock.monotonicNanos());
+    }
+
+    /**
+     * One pass over every schedule at Redis time {@code now}: fires (or skips) what is due and
+     * returns the time the next pass is needed, {@link Long#MAX_VALUE} for none.
+     */
+    public long pass(long now) {
+        List<Schedule> all = schedules.get();
+        Set<String> names = new HashSet<>();
+        long wake = Long.MAX_VALUE;
+        for (Schedule s : all) {
+            names.add(s.name());
+            State st = states.get(s.name());
+            if (st == null || !st.schedule.sameAs(s) || st.schedule.since() != s.since()) {
+                st = new State(s);
+                states.put(s.name(), st);
+            }
+            wake = Math.min(wake, advance(st, now));
+        }
+        states.keySet().retainAll(names);
+        return wake;
+    }
+
+    /** Fires the schedule's ticks due by {@code now} (+ the lead); returns when the next one is. */
+    private long advance(State st, long now) {
+        Schedule s = st.schedule;
+        if (!st.loaded) {
+            long last = store.lastTick(s.name(), s.topic());
+            // Never fired and defined in the configuration: its ticks start now, none was missed.
+            st.known = last < 0 && s.since() == 0 ? now : Math.max(last, s.since());
+            st.loaded = true;
+        }
+        while (true) {
+            long first = s.nextAfter(st.known);
+            if (first == Long.MAX_VALUE) {
+                return Long.MAX_VALUE;
+            }
+            if (first > now + LEAD_MS) {
+                return first - LEAD_MS;
+            }
+            long latest = s.latestAtOrBefore(now);
+            boolean missed = first < now - LATE_MS || latest > first;
+            long tick = missed ? latest : first;
+            boolean fire = !missed || s.misfire() == Schedule.Misfire.FIRE_ONCE;
+            NewJob job = fire ? new NewJob(s.topic(), s.jobId(tick), false, tick, 0, s.payloadJson()) : null;
+            long before = clock.monotonicNanos();
+            TickOutcome outcome = store.tick(store.partitionOf(s.topic(), s.jobId(tick)), s.name(), tick, job);
+            clock.observe(outcome.redisNowMs(), before, clock.monotonicNanos());
+            if (outcome.fired()) {
+                recorded(s, first, tick, missed, outcome);
+            }
+            st.known = tick;
+        }
+    }
+
+    /** This replica fired (or skipped) the tick: count it, and say so when ticks were missed. */
+    private void recorded(Schedule s, long first, long tick, boolean missed, TickOutcome outcome) {
+        boolean created = outcome.job() != null && outcome.job().created();
+        Counter.builder("delayq.schedule.ticks").description("Ticks of recurring schedules, by what became of them")
+                .tag("schedule", s.name()).tag("outcome", outcome.job() != null ? "fired" : "skipped")
+                .register(registry).increment();
+        if (created) {
+            metrics.enqueued(s.topic(), 1);
+        }
+        if (missed) {
+            LOG.infof("recurring schedule %s missed its ticks from %s to %s (no replica could fire them): %s", s.name(),
+                    Instant.ofEpochMilli(first), Instant.ofEpochMilli(tick),
+                    outcome.job() != null ? "fired the latest once (misfire=fire-once), job " + s.jobId(tick)
+                            : "skipped them (misfire=skip)");
+        }
+    }
+}

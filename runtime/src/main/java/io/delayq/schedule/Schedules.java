@@ -1,0 +1,222 @@
+package io.delayq.schedule;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import org.jboss.logging.Logger;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import io.delayq.core.DelayqConfig;
+import io.delayq.core.InvalidJobException;
+import io.delayq.core.JobInfo;
+import io.delayq.core.Jobs;
+import io.delayq.core.JobValidator;
+import io.delayq.core.NewJob;
+import io.delayq.schedule.Schedule.Fields;
+import io.delayq.schedule.Schedule.Source;
+import io.delayq.store.JobStore;
+import io.quarkus.runtime.annotations.RegisterForReflection;
+
+/**
+ * The recurring schedules this replica fires: those of its configuration
+ * ({@code delayq.schedules.<name>}, checked at start-up) and those created over REST (kept in
+ * Redis, re-read every few seconds and after every change made here). A name declared in the
+ * configuration belongs to it: REST may trigger it but not change or delete it, and a definition
+ * of the same name in Redis is ignored by the replicas that declare it.
+ */
+@ApplicationScoped
+public class Schedules {
+    private static final Logger LOG = Logger.getLogger(Schedules.class);
+    private final JobStore store;
+    private final JobValidator validator;
+    private final Jobs jobs;
+    private final ObjectMapper mapper;
+    private final int maxPayloadBytes;
+    private final Map<String, Schedule> configured = new TreeMap<>();
+    /** The definitions read from Redis last, by name (config names included: they are ignored). */
+    private volatile Map<String, Schedule> stored = Map.of();
+    private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+
+    public Schedules(DelayqConfig config, JobStore store, JobValidator validator, Jobs jobs, ObjectMapper mapper) {
+        this.store = store;
+        this.validator = validator;
+        this.jobs = jobs;
+        this.mapper = mapper;
+        this.maxPayloadBytes = config.api().maxPayloadBytes();
+        config.schedules().forEach((name, c) -> {
+            Fields fields = Fields.config(name);
+            try {
+                String payload = c.payload().filter(p -> !p.isBlank()).orElse(null);
+                checkPayload(payload, fields.payload());
+                configured.put(name, Schedule.of(name, c.cron().orElse(null), c.every().orElse(null), c.topic(),
+                        payload, c.timeZone().orElse(null), c.misfire(), Source.CONFIG, 0, fields));
+            } catch (InvalidJobException e) {
+                throw new IllegalStateException("recurring schedule " + name + ": " + e.getMessage(), e);
+            }
+        });
+    }
+
+    /** A payload is JSON and within the payload limit, as a job's. */
+    public void checkPayload(String payload, String field) {
+        if (payload == null) {
+            return;
+        }
+        try {
+            mapper.readTree(payload);
+        } catch (JsonProcessingException e) {
+            throw new InvalidJobException(field, field + " is not JSON: " + e.getOriginalMessage());
+        }
+        int size = payload.getBytes(StandardCharsets.UTF_8).length;
+        if (size > maxPayloadBytes) {
+            throw new InvalidJobException(field, field + " is " + size + " bytes, more than the limit of "
+                    + maxPayloadBytes, 413);
+        }
+    }
+
+    /** Called after the set of schedules changed (the ticker wakes up). */
+    void onChange(Runnable listener) {
+        listeners.add(listener);
+    }
+
+    /** Every schedule this replica fires, by name. */
+    public List<Schedule> all() {
+        Map<String, Schedule> all = new TreeMap<>(stored);
+        all.putAll(configured);
+        return new ArrayList<>(all.values());
+    }
+
+    /** The configuration's schedules. */
+    public Collection<Schedule> configured() {
+        return configured.values();
+    }
+
+    public Optional<Schedule> find(String name) {
+        Schedule s = configured.get(name);
+        return s != null ? Optional.of(s) : Optional.ofNullable(stored.get(name));
+    }
+
+    /** Re-reads the REST-created definitions from Redis. */
+    public void reload() {
+        Map<String, Schedule> read = new HashMap<>();
+        store.scheduleDefinitions().forEach((name, json) -> {
+            try {
+                read.put(name, decode(name, json));
+            } catch (RuntimeException e) {
+                LOG.warnf("recurring schedule %s in Redis is unreadable and not fired: %s", name, e.getMessage());
+            }
+        });
+        for (String name : read.keySet()) {
+            if (configured.containsKey(name) && !stored.containsKey(name)) {
+                LOG.warnf("recurring schedule %s is both in this replica's configuration and in Redis (created over "
+                        + "REST by a replica without it): this replica fires its configuration's", name);
+            }
+        }
+        stored = Map.copyOf(read);
+    }
+
+    /**
+     * Creates or replaces a schedule over REST; true when it is new. Ticks before now do not
+     * count as missed, whatever the schedule was before.
+     *
+     * @throws ConfiguredScheduleException when the name belongs to this replica's configuration
+     */
+    public boolean put(Schedule schedule) {
+        if (configured.containsKey(schedule.name())) {
+            throw new ConfiguredScheduleException(schedule.name());
+        }
+        reload();
+        Schedule before = stored.get(schedule.name());
+        boolean created = store.putSchedule(schedule.name(), encode(schedule));
+        if (before != null && !before.topic().equals(schedule.topic())) {
+            store.forgetTicks(schedule.name(), before.topic());
+        }
+        changed();
+        return created;
+    }
+
+    /** Deletes a REST-created schedule; false when there is none of that name. */
+    public boolean delete(String name) {
+        if (configured.containsKey(name)) {
+            throw new ConfiguredScheduleException(name);
+        }
+        reload();
+        Schedule s = stored.get(name);
+        if (s == null) {
+            return false;
+        }
+        store.deleteSchedule(name, s.topic());
+        changed();
+        return true;
+    }
+
+    /**
+     * Runs a schedule now, once, besides its ticks: a job of its topic with its payload, id
+     * {@code <name>:<now epoch ms>}, due at once. Empty when there is no such schedule.
+     */
+    public Optional<JobInfo> trigger(String name) {
+        Optional<Schedule> s = find(name);
+        if (s.isEmpty()) {
+            reload();
+            s = find(name);
+        }
+        return s.map(schedule -> {
+            NewJob job = validator.validate(schedule.topic(), schedule.jobId(System.currentTimeMillis()), 0L, null, null,
+                    schedule.payloadJson());
+            return jobs.scheduleAll(List.of(job)).get(0);
+        });
+    }
+
+    private void changed() {
+        reload();
+        listeners.forEach(Runnable::run);
+    }
+
+    /** How a REST-created schedule is kept in Redis. */
+    @RegisterForReflection
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record Stored(String cron, String every, String topic, String payload, String timeZone, String misfire, long since) {
+    }
+
+    String encode(Schedule s) {
+        try {
+            return mapper.writeValueAsString(new Stored(s.cron(), s.every() == null ? null : s.every().toString(),
+                    s.topic(), s.payloadJson(), s.cron() == null ? null : s.zone().getId(), s.misfire().json(), s.since()));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private Schedule decode(String name, String json) {
+        Stored d;
+        try {
+            d = mapper.readValue(json, Stored.class);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException(e.getOriginalMessage(), e);
+        }
+        return Schedule.of(name, d.cron(), d.every() == null ? null : Duration.parse(d.every()), d.topic(), d.payload(),
+                d.timeZone(), d.misfire(), Source.API, d.since(), Fields.JSON);
+    }
+
+    /** A REST change to a schedule that this replica's configuration declares. */
+    public static final class ConfiguredScheduleException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        ConfiguredScheduleException(String name) {
+            super("schedule " + name + " is declared in the configuration (delayq.schedules." + name
+                    + "): change or remove it there");
+        }
+    }
+}
