@@ -1,0 +1,138 @@
+package io.delayq.api;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.endsWith;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasItems;
+import static org.hamcrest.Matchers.nullValue;
+import static org.hamcrest.Matchers.startsWith;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+
+import io.delayq.dev.Resp;
+import io.delayq.dispatch.TestObservers;
+import io.delayq.support.RedisTestResource;
+import io.delayq.support.Topics;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+
+/** {@code /schedules}: create, change, list, trigger and delete, and the ticks of a schedule made over REST. */
+@QuarkusTest
+@QuarkusTestResource(RedisTestResource.class)
+class SchedulesApiTest {
+    private static io.restassured.specification.RequestSpecification json(String body) {
+        return given().contentType(ContentType.JSON).body(body);
+    }
+
+    @Test
+    void aScheduleIsCreatedChangedTriggeredAndDeleted() {
+        String name = Topics.fresh("report");
+        String topic = Topics.fresh("sched-api");
+        json("{\"every\":\"1h\",\"topic\":\"" + topic + "\",\"payload\":{\"n\":12345678901234567.89}}")
+                .put("/schedules/" + name).then().statusCode(201).header("Location", endsWith("/schedules/" + name))
+                .body("source", equalTo("api")).body("every", equalTo("1h")).body("misfire", equalTo("fire-once"))
+                .body("lastTick", nullValue()).body("cron", nullValue());
+        String next = given().get("/schedules/" + name).then().statusCode(200).extract().path("nextTick");
+        assertEquals(0, Instant.parse(next).toEpochMilli() % 3_600_000, "every 1h ticks on the hour: " + next);
+
+        json("{\"cron\":\"0 15 9 ? * MON\",\"timeZone\":\"America/New_York\",\"topic\":\"" + topic
+                + "\",\"misfire\":\"skip\"}").put("/schedules/" + name).then().statusCode(200)
+                .body("cron", equalTo("0 15 9 ? * MON")).body("timeZone", equalTo("America/New_York"))
+                .body("misfire", equalTo("skip")).body("every", nullValue()).body("payload", nullValue());
+        given().get("/schedules").then().statusCode(200)
+                .body("name", hasItems(name, "test-nightly"));
+
+        json("{\"every\":\"1h\",\"topic\":\"" + topic + "\",\"payload\":{\"n\":12345678901234567.89}}")
+                .put("/schedules/" + name).then().statusCode(200);
+        String id = given().post("/schedules/" + name + "/trigger").then().statusCode(201)
+                .body("id", startsWith(name + ":")).body("topic", equalTo(topic)).body("state", equalTo("scheduled"))
+                .extract().path("id");
+        given().get("/jobs/" + topic + "/" + id).then().statusCode(200);
+        try (Resp r = RedisTestResource.resp()) {
+            String record = r.str("HGET", Topics.keys(topic) + "jobs", id);
+            assertTrue(record.endsWith("\n{\"n\":12345678901234567.89}"), "payload kept byte for byte: " + record);
+        }
+
+        given().delete("/schedules/" + name).then().statusCode(204);
+        given().get("/schedules/" + name).then().statusCode(404);
+        given().delete("/schedules/" + name).then().statusCode(404);
+        given().post("/schedules/" + name + "/trigger").then().statusCode(404);
+        given().get("/jobs/" + topic + "/" + id).then().statusCode(200); // a triggered job outlives its schedule
+    }
+
+    @Test
+    void badDefinitionsGet400NamingTheFieldAndWriteNothing() {
+        String name = Topics.fresh("bad");
+        Map<String, String> cases = Map.of(
+                "{\"topic\":\"t\"}", "cron",
+                "{\"cron\":\"0 * * * * ?\",\"every\":\"1m\",\"topic\":\"t\"}", "cron",
+                "{\"cron\":\"every day\",\"topic\":\"t\"}", "cron",
+                "{\"every\":\"soon\",\"topic\":\"t\"}", "every",
+                "{\"every\":\"100ms\",\"topic\":\"t\"}", "every",
+                "{\"every\":\"1m\",\"topic\":\"Bad Topic\"}", "topic",
+                "{\"every\":\"1m\"}", "topic",
+                "{\"cron\":\"0 0 2 * * ?\",\"timeZone\":\"Mars/Olympus\",\"topic\":\"t\"}", "timeZone",
+                "{\"every\":\"1m\",\"topic\":\"t\",\"misfire\":\"later\"}", "misfire",
+                "{\"every\":\"1m\",\"topic\":\"t\",\"runAt\":\"2026-12-01T00:00:00Z\"}", "runAt");
+        cases.forEach((body, field) -> json(body).put("/schedules/" + name).then().statusCode(400)
+                .contentType("application/problem+json").body("field", equalTo(field)));
+        json("{\"every\":").put("/schedules/" + name).then().statusCode(400).body("field", equalTo("body"));
+        json("{\"every\":\"1m\",\"topic\":\"t\"}").put("/schedules/has:colon").then().statusCode(400)
+                .body("field", equalTo("name"));
+        json("{\"every\":\"1m\",\"topic\":\"t\",\"payload\":\"" + "x".repeat(70_000) + "\"}").put("/schedules/" + name)
+                .then().statusCode(413).body("field", equalTo("payload"));
+        given().get("/schedules/" + name).then().statusCode(404);
+    }
+
+    @Test
+    void aScheduleOfTheConfigurationCanBeTriggeredButNotChangedOverRest() {
+        given().get("/schedules/test-nightly").then().statusCode(200).body("source", equalTo("config"))
+                .body("cron", equalTo("0 0 2 * * ?")).body("timeZone", equalTo("Europe/Berlin"))
+                .body("topic", equalTo("nightly-report")).body("payload.report", equalTo("daily"));
+        json("{\"every\":\"1m\",\"topic\":\"t\"}").put("/schedules/test-nightly").then().statusCode(409)
+                .body("detail", org.hamcrest.Matchers.containsString("delayq.schedules.test-nightly"));
+        given().delete("/schedules/test-nightly").then().statusCode(409);
+        given().post("/schedules/test-nightly/trigger").then().statusCode(201).body("topic", equalTo("nightly-report"));
+    }
+
+    @Test
+    void aScheduleMadeOverRestTicksOnTimeOnceATickAndStopsWhenDeleted() {
+        String name = Topics.fresh("every-second");
+        json("{\"every\":\"1s\",\"topic\":\"rec\",\"payload\":{\"tick\":true}}").put("/schedules/" + name).then()
+                .statusCode(201);
+        Awaitility.await().atMost(Duration.ofSeconds(15)).until(() -> ticks(name).size() >= 4);
+        given().delete("/schedules/" + name).then().statusCode(204);
+        int atDelete = ticks(name).size();
+        List<TestObservers.Delivery> seen = ticks(name);
+        for (TestObservers.Delivery d : seen) {
+            long tick = Long.parseLong(d.id().substring(name.length() + 1));
+            assertEquals(0, tick % 1000, "every 1s ticks on the second: " + d.id());
+            assertEquals("{\"tick\":true}", d.payload());
+            assertTrue(d.redisMs() - tick < 1000, "ran " + (d.redisMs() - tick) + " ms after its tick");
+            assertEquals(1, TestObservers.RECORDED.get(d.id()).size(), "one run per tick: " + d.id());
+        }
+        // A tick already enqueued (up to a second ahead) still runs; none after it.
+        Awaitility.await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(4))
+                .until(() -> ticks(name).size() <= atDelete + 1);
+    }
+
+    private static List<TestObservers.Delivery> ticks(String name) {
+        List<TestObservers.Delivery> out = new ArrayList<>();
+        TestObservers.RECORDED.forEach((id, d) -> {
+            if (id.startsWith(name + ":")) {
+                out.addAll(d);
+            }
+        });
+        return out;
+    }
+}
