@@ -129,10 +129,13 @@ public class SchedulesResource {
     @Operation(summary = "Run a schedule now, once", description = "Enqueues one job of its topic with its payload, id "
             + "<name>:<now epoch ms>, due at once; its ticks go on as before.")
     @APIResponse(responseCode = "201", description = "the job")
+    @APIResponse(responseCode = "200", description = "a job of that id existed (triggered twice in one millisecond)")
     public Response trigger(@PathParam("name") String name) {
         checkName(name);
         var info = schedules.trigger(name).orElseThrow(() -> new NotFound("no schedule " + name));
-        return Response.created(URI.create("/jobs/" + info.topic() + "/" + info.id())).entity(Enqueued.of(info)).build();
+        return info.created()
+                ? Response.created(URI.create("/jobs/" + info.topic() + "/" + info.id())).entity(Enqueued.of(info)).build()
+                : Response.ok(Enqueued.of(info)).build();
     }
 
     private Schedule find(String name) {

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 import jakarta.annotation.Priority;
@@ -60,6 +61,8 @@ public class ScheduleTicker {
     private final Runnable reload;
     private final RedisClock clock;
     private final LongSupplier now;
+    /** Whether a schedule is still defined as known, checked before each tick is fired. */
+    private Predicate<Schedule> stillDefined = s -> true;
     /** Per schedule name; only the ticker's thread (or a test's pass) touches it. */
     private final Map<String, State> states = new HashMap<>();
     private final Object wakeLock = new Object();
@@ -81,6 +84,7 @@ public class ScheduleTicker {
     @Inject
     public ScheduleTicker(Schedules schedules, JobStore store, DelayqMetrics metrics, MeterRegistry registry) {
         this(schedules::all, schedules::reload, store, metrics, registry, new RedisClock(), null);
+        this.stillDefined = schedules::stillDefined;
         schedules.onChange(this::wake);
     }
 
@@ -216,6 +220,9 @@ public class ScheduleTicker {
             }
             if (first > now + LEAD_MS) {
                 return first - LEAD_MS;
+            }
+            if (!stillDefined.test(s)) {
+                return Long.MAX_VALUE; // changed or deleted meanwhile: the next pass has the news
             }
             long latest = s.latestAtOrBefore(now);
             boolean missed = first < now - LATE_MS || latest > first;

@@ -8,6 +8,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.HashSet;
 import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -49,6 +51,8 @@ public class Schedules {
     /** The definitions read from Redis last, by name (config names included: they are ignored). */
     private volatile Map<String, Schedule> stored = Map.of();
     private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+    /** Definitions in Redis this release cannot read (warned about once each). */
+    private volatile Set<String> unreadable = Set.of();
 
     public Schedules(DelayqConfig config, JobStore store, JobValidator validator, Jobs jobs, ObjectMapper mapper) {
         this.store = store;
@@ -111,13 +115,18 @@ public class Schedules {
     /** Re-reads the REST-created definitions from Redis. */
     public void reload() {
         Map<String, Schedule> read = new HashMap<>();
+        Set<String> bad = new HashSet<>();
         store.scheduleDefinitions().forEach((name, json) -> {
             try {
                 read.put(name, decode(name, json));
             } catch (RuntimeException e) {
-                LOG.warnf("recurring schedule %s in Redis is unreadable and not fired: %s", name, e.getMessage());
+                bad.add(name + "=" + json);
+                if (!unreadable.contains(name + "=" + json)) {
+                    LOG.warnf("recurring schedule %s in Redis is unreadable and not fired: %s", name, e.getMessage());
+                }
             }
         });
+        unreadable = bad;
         for (String name : read.keySet()) {
             if (configured.containsKey(name) && !stored.containsKey(name)) {
                 LOG.warnf("recurring schedule %s is both in this replica's configuration and in Redis (created over "
@@ -158,6 +167,7 @@ public class Schedules {
             return false;
         }
         store.deleteSchedule(name, s.topic());
+        cancelEnqueuedTick(s);
         changed();
         return true;
     }
@@ -177,6 +187,44 @@ public class Schedules {
                     schedule.payloadJson());
             return jobs.scheduleAll(List.of(job)).get(0);
         });
+    }
+
+    /**
+     * True while a schedule made over REST is still defined in Redis as this replica knows it: a
+     * replica checks before it fires a tick, so a change or a deletion made through another
+     * replica stops the old definition's ticks at once, not at the next re-read.
+     */
+    public boolean stillDefined(Schedule s) {
+        if (s.source() != Source.API) {
+            return true;
+        }
+        String json = store.scheduleDefinition(s.name());
+        try {
+            if (json != null) {
+                Schedule now = decode(s.name(), json);
+                if (now.sameAs(s) && now.since() == s.since()) {
+                    return true;
+                }
+            }
+        } catch (RuntimeException e) {
+            // unreadable now: not as known, so not fired
+        }
+        reload();
+        return false;
+    }
+
+    /**
+     * The next tick's job is enqueued up to a second ahead: a deleted schedule cancels it, so
+     * that nothing of it runs after the deletion (a job already due or running goes on). (A
+     * replaced one keeps it: its tick is recorded, and the new definition would not enqueue it
+     * again.)
+     */
+    private void cancelEnqueuedTick(Schedule s) {
+        long next = s.nextAfter(System.currentTimeMillis());
+        for (int i = 0; i < 3 && next <= System.currentTimeMillis() + ScheduleTicker.LEAD_MS; i++) {
+            jobs.cancel(s.topic(), s.jobId(next));
+            next = s.nextAfter(next);
+        }
     }
 
     private void changed() {

@@ -407,6 +407,12 @@ public class JobStore {
         return t.get(0).toLong() * 1000 + t.get(1).toLong() / 1000;
     }
 
+    /** The definition (JSON) of a schedule made over REST, null when there is none. */
+    public String scheduleDefinition(String name) {
+        Response r = redis.send(Request.cmd(Command.HGET).arg(keys.schedules()).arg(name));
+        return r == null ? null : r.toString();
+    }
+
     /** Stores a schedule's definition; true when the name was new. */
     public boolean putSchedule(String name, String definition) {
         return redis.send(Request.cmd(Command.HSET).arg(keys.schedules()).arg(name).arg(definition)).toInteger() == 1;

@@ -126,6 +126,23 @@ class SchedulesApiTest {
                 .until(() -> ticks(name).size() <= atDelete + 1);
     }
 
+    @Test
+    void aScheduleDeletedThroughAnotherReplicaStopsTickingAtOnce() {
+        String name = Topics.fresh("elsewhere");
+        json("{\"every\":\"1s\",\"topic\":\"rec\"}").put("/schedules/" + name).then().statusCode(201);
+        Awaitility.await().atMost(Duration.ofSeconds(15)).until(() -> ticks(name).size() >= 2);
+        try (Resp r = RedisTestResource.resp()) {
+            r.num("HDEL", "dq:schedules", name); // as another replica's DELETE leaves it
+        }
+        int atDelete = ticks(name).size();
+        // This replica re-reads the definitions only every 5 s, but checks each before a tick: at
+        // most the tick enqueued ahead (and one running) still come.
+        Awaitility.await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(5))
+                .until(() -> ticks(name).size() <= atDelete + 2);
+        Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(
+                () -> given().get("/schedules/" + name).then().statusCode(404));
+    }
+
     private static List<TestObservers.Delivery> ticks(String name) {
         List<TestObservers.Delivery> out = new ArrayList<>();
         TestObservers.RECORDED.forEach((id, d) -> {
