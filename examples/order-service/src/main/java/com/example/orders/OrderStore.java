@@ -25,6 +25,10 @@ public class OrderStore {
         return Optional.ofNullable(orders.get(id));
     }
 
+    long count(State state) {
+        return orders.values().stream().filter(o -> o.state() == state).count();
+    }
+
     /**
      * Moves an order from {@code from} to {@code to} if it is in {@code from}, atomically:
      * payment and the close job may race for the same order, and exactly one must win.
