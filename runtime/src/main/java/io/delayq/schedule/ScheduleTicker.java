@@ -242,9 +242,12 @@ public class ScheduleTicker {
     /** This replica fired (or skipped) the tick: count it, and say so when ticks were missed. */
     private void recorded(Schedule s, long first, long tick, boolean missed, TickOutcome outcome) {
         boolean created = outcome.job() != null && outcome.job().created();
-        Counter.builder("delayq.schedule.ticks").description("Ticks of recurring schedules, by what became of them")
-                .tag("schedule", s.name()).tag("outcome", outcome.job() != null ? "fired" : "skipped")
-                .register(registry).increment();
+        // Tagged by topic, as every delayq metric (a schedule's name is in its jobs' ids and the log).
+        boolean fired = outcome.job() != null;
+        Counter.builder(fired ? "delayq.schedule.ticks.fired" : "delayq.schedule.ticks.skipped")
+                .description(fired ? "Ticks of recurring schedules this replica enqueued as jobs"
+                        : "Missed ticks of recurring schedules this replica skipped (misfire=skip)")
+                .tag("topic", s.topic()).register(registry).increment();
         if (created) {
             metrics.enqueued(s.topic(), 1);
         }
