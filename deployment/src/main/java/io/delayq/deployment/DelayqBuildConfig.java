@@ -20,6 +20,18 @@ public interface DelayqBuildConfig {
     /** The container-free Redis that dev and test mode start. */
     DevServices devservices();
 
+    /** The operators' dashboard ({@code /delayq}). */
+    Ui ui();
+
+    interface Ui {
+        /**
+         * Whether the service serves delayq's dashboard at {@code /delayq}: topics, their
+         * timelines, jobs in flight and dead, with actions. Default true.
+         */
+        @WithDefault("true")
+        boolean enabled();
+    }
+
     interface Api {
         /**
          * Whether the service exposes delayq's REST API ({@code /jobs}, {@code /topics}). A

@@ -63,6 +63,9 @@ class DelayqProcessor {
     /** The root paths of delayq's REST resources (io.delayq.api). */
     private static final Set<String> API_ROOTS = Set.of("jobs", "topics", "schedules");
     private static final String API_PACKAGE = "io.delayq.api";
+    /** The root path of delayq's dashboard, and its package. */
+    private static final String UI_ROOT = "delayq";
+    private static final String UI_PACKAGE = "io.delayq.ui";
 
     @BuildStep
     FeatureBuildItem feature() {
@@ -226,13 +229,17 @@ class DelayqProcessor {
     @Record(ExecutionTime.RUNTIME_INIT)
     void warnOnBuildTimeOverrides(DelayqBuildConfig config, DelayqRecorder recorder) {
         recorder.warnOnBuildTimeOverrides(Map.of("delayq.api.enabled", config.api().enabled(),
-                "delayq.devservices.enabled", config.devservices().enabled()));
+                "delayq.devservices.enabled", config.devservices().enabled(), "delayq.ui.enabled", config.ui().enabled()));
     }
 
-    /** The Lua scripts are read from the classpath at start-up: a native image must carry them. */
+    /**
+     * The Lua scripts and the dashboard's templates are read from the classpath at start-up: a
+     * native image must carry them.
+     */
     @BuildStep
     NativeImageResourcePatternsBuildItem luaScripts() {
-        return NativeImageResourcePatternsBuildItem.builder().includeGlob("lua/*.lua").build();
+        return NativeImageResourcePatternsBuildItem.builder().includeGlob("lua/*.lua").includeGlob("delayq-ui/*.html")
+                .build();
     }
 
     /**
@@ -243,7 +250,14 @@ class DelayqProcessor {
     void checkApiPaths(DelayqBuildConfig config, CombinedIndexBuildItem index,
             BuildProducer<ValidationErrorBuildItem> errors,
             ValidationPhaseBuildItem validation) {
-        if (!config.api().enabled()) {
+        Set<String> roots = new java.util.HashSet<>();
+        if (config.api().enabled()) {
+            roots.addAll(API_ROOTS);
+        }
+        if (config.ui().enabled()) {
+            roots.add(UI_ROOT);
+        }
+        if (roots.isEmpty()) {
             return;
         }
         List<Throwable> clashes = new ArrayList<>();
@@ -254,17 +268,19 @@ class DelayqProcessor {
             }
             ClassInfo c = a.target().asClass();
             // Interfaces (REST clients of a delayq server, say) and abstract classes serve nothing.
-            if (c.isInterface() || Modifier.isAbstract(c.flags()) || API_PACKAGE.equals(c.name().packagePrefix())) {
+            String pkg = c.name().packagePrefix();
+            if (c.isInterface() || Modifier.isAbstract(c.flags()) || pkg != null
+                    && (pkg.equals(API_PACKAGE) || pkg.equals(UI_PACKAGE))) {
                 continue;
             }
             String root = firstSegment(a.value().asString());
-            if (API_ROOTS.contains(root)) {
+            if (roots.contains(root)) {
                 clashes.add(clash(c.name() + " (@Path(\"" + a.value().asString() + "\"))"));
             } else if (root.isEmpty()) {
                 // A resource at "/" whose methods claim /jobs or /topics would be shadowed at run time.
                 for (MethodInfo m : c.methods()) {
                     AnnotationInstance mp = m.declaredAnnotation(PATH);
-                    if (mp != null && mp.value() != null && API_ROOTS.contains(firstSegment(mp.value().asString()))) {
+                    if (mp != null && mp.value() != null && roots.contains(firstSegment(mp.value().asString()))) {
                         clashes.add(clash(c.name() + "#" + m.name() + " (@Path(\"" + mp.value().asString() + "\"))"));
                     }
                 }
@@ -281,6 +297,7 @@ class DelayqProcessor {
 
     private static DeploymentException clash(String what) {
         return new DeploymentException("resource " + what + " is mapped to a path that delayq's REST API serves "
-                + "(/jobs, /topics, /schedules): move it, or turn delayq's API off with delayq.api.enabled=false");
+                + "(/jobs, /topics, /schedules) or its dashboard (/delayq): move it, or turn them off with "
+                + "delayq.api.enabled=false / delayq.ui.enabled=false");
     }
 }

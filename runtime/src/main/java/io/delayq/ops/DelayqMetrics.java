@@ -89,6 +89,31 @@ public class DelayqMetrics {
         m.dead.increment(dead);
     }
 
+    /**
+     * The topic's counters since this process started, and its lateness histogram (cumulative
+     * counts at each bucket bound, seconds): what the dashboard turns into recent rates.
+     */
+    public record Totals(double enqueued, double succeeded, double failed, double[] latenessBoundsSec,
+            double[] latenessCumulative) {
+    }
+
+    /** The topics this process has meters for. */
+    public java.util.Set<String> topics() {
+        return java.util.Set.copyOf(byTopic.keySet());
+    }
+
+    public Totals totals(String topic) {
+        TopicMeters m = of(topic);
+        io.micrometer.core.instrument.distribution.CountAtBucket[] buckets = m.lateness.takeSnapshot().histogramCounts();
+        double[] bounds = new double[buckets.length];
+        double[] counts = new double[buckets.length];
+        for (int i = 0; i < buckets.length; i++) {
+            bounds[i] = buckets[i].bucket(java.util.concurrent.TimeUnit.SECONDS);
+            counts[i] = buckets[i].count();
+        }
+        return new Totals(m.enqueued.count(), m.succeeded.count(), m.failed.count(), bounds, counts);
+    }
+
     private final class TopicMeters {
         final Counter enqueued, dispatched, succeeded, failed, retried, dead, snoozed;
         final Timer lateness, duration, take;

@@ -253,19 +253,28 @@ public class JobStore {
     // ---------------------------------------------------------------- reads
 
     public Optional<JobInfo> get(String topic, String id) {
+        return lookup(topic, id).map(JobDetail::info);
+    }
+
+    /** A job with its payload (JSON as enqueued, null when none or succeeded), for the dashboard. */
+    public record JobDetail(JobInfo info, String payload) {
+    }
+
+    public Optional<JobDetail> lookup(String topic, String id) {
         Response r = run("get", partitionOf(topic, id), Set.of(), List.of(id, dedupWindow(topic)));
         if (r.size() == 0) {
             return Optional.empty();
         }
         if (JobState.ofLetter(r.get(1).toString()) == JobState.SUCCEEDED) {
-            return Optional.of(JobInfo.succeeded(id, topic, Instant.ofEpochMilli((long) Double.parseDouble(r.get(2).toString()))));
+            return Optional.of(new JobDetail(
+                    JobInfo.succeeded(id, topic, Instant.ofEpochMilli((long) Double.parseDouble(r.get(2).toString()))), null));
         }
         JobRecord rec = JobRecord.decode(r.get(0).toString());
         JobState state = JobState.ofLetter(r.get(1).toString());
         Instant deadAt = state == JobState.DEAD ? Instant.ofEpochMilli((long) Double.parseDouble(r.get(2).toString())) : null;
-        return Optional.of(new JobInfo(id, topic, Instant.ofEpochMilli(rec.runAt()), state, rec.attempts(),
+        return Optional.of(new JobDetail(new JobInfo(id, topic, Instant.ofEpochMilli(rec.runAt()), state, rec.attempts(),
                 rec.maxAttempts() == 0 ? null : rec.maxAttempts(), rec.lastError().isEmpty() ? null : rec.lastError(),
-                deadAt, null, false));
+                deadAt, null, false), rec.payloadOrNull()));
     }
 
     /** Every topic that has had jobs, with counts summed over partitions (one pipelined round trip). */
@@ -379,19 +388,80 @@ public class JobStore {
         return names;
     }
 
-    // ---------------------------------------------------------------- recurring schedules
+    // ---------------------------------------------------------------- dashboard
 
-    /** The schedules created over REST: name → definition (JSON, see io.delayq.schedule). */
-    public Map<String, String> scheduleDefinitions() {
-        Response all = redis.send(Request.cmd(Command.HGETALL).arg(keys.schedules()));
+    /**
+     * A topic for the dashboard: one atomic {@code peek} per partition, bounded however many
+     * jobs it holds (a timeline of {@code buckets} × {@code bucketMs} from now, the next
+     * {@code nextLimit} jobs, {@code inflightLimit} jobs in flight), merged.
+     */
+    public TopicSnapshot peek(String topic, long bucketMs, int buckets, int nextLimit, int inflightLimit) {
+        long now = 0, due = 0, oldest = -1;
+        long[] timeline = new long[buckets];
+        List<TopicSnapshot.Scheduled> next = new ArrayList<>();
+        List<TopicSnapshot.Running> inflight = new ArrayList<>();
+        for (Partition p : partitionsOf(topic)) {
+            Response r = run("peek", p, aroundNow(), List.of(Long.toString(bucketMs), Integer.toString(buckets),
+                    Integer.toString(nextLimit), Integer.toString(inflightLimit)));
+            now = Math.max(now, r.get(0).toLong());
+            due += r.get(1).toLong();
+            long o = r.get(2).toLong();
+            if (o >= 0) {
+                oldest = oldest < 0 ? o : Math.min(oldest, o);
+            }
+            for (int i = 0; i < buckets && i < r.get(3).size(); i++) {
+                timeline[i] += r.get(3).get(i).toLong();
+            }
+            Response listed = r.get(4);
+            for (int i = 0; i + 2 < listed.size(); i += 3) {
+                next.add(new TopicSnapshot.Scheduled(listed.get(i).toString(), (long) Double.parseDouble(listed.get(i + 1)
+                        .toString()), record(listed.get(i + 2))));
+            }
+            Response running = r.get(5);
+            for (int i = 0; i + 3 < running.size(); i += 4) {
+                String token = running.get(i + 2).toString();
+                int colon = token.indexOf(':');
+                inflight.add(new TopicSnapshot.Running(running.get(i).toString(),
+                        (long) Double.parseDouble(running.get(i + 1).toString()),
+                        colon > 0 ? token.substring(0, colon) : token, record(running.get(i + 3))));
+            }
+        }
+        next.sort(java.util.Comparator.comparingLong(TopicSnapshot.Scheduled::runAtMs));
+        inflight.sort(java.util.Comparator.comparingLong(TopicSnapshot.Running::leaseDeadlineMs));
+        return new TopicSnapshot(now, due, oldest, bucketMs, timeline,
+                next.size() > nextLimit ? next.subList(0, nextLimit) : next,
+                inflight.size() > inflightLimit ? inflight.subList(0, inflightLimit) : inflight);
+    }
+
+    /** Announces a replica (see io.delayq.ops.ReplicaRegistry): {@code json} replaces its entry. */
+    public void putReplica(String id, String json) {
+        redis.send(Request.cmd(Command.HSET).arg(keys.replicas()).arg(id).arg(json));
+    }
+
+    /** Every replica's entry, by id. */
+    public Map<String, String> replicas() {
+        Response all = redis.send(Request.cmd(Command.HGETALL).arg(keys.replicas()));
+        return pairs(all);
+    }
+
+    /** Drops the entries of replicas gone. */
+    public void forgetReplicas(List<String> ids) {
+        if (!ids.isEmpty()) {
+            Request del = Request.cmd(Command.HDEL).arg(keys.replicas());
+            ids.forEach(del::arg);
+            redis.send(del);
+        }
+    }
+
+    /** A HGETALL reply as a map: RESP3 sends a map, RESP2 [field, value, field, value...]. */
+    private static Map<String, String> pairs(Response all) {
         Map<String, String> out = new HashMap<>();
         if (all == null) {
             return out;
         }
-        // RESP3: a map; RESP2: [name, json, name, json...]
         if (all.isMap()) {
-            for (String name : all.getKeys()) {
-                out.put(name, all.get(name).toString());
+            for (String k : all.getKeys()) {
+                out.put(k, all.get(k).toString());
             }
         } else {
             for (int i = 0; i + 1 < all.size(); i += 2) {
@@ -399,6 +469,18 @@ public class JobStore {
             }
         }
         return out;
+    }
+
+    private static JobRecord record(Response r) {
+        String s = r == null ? "" : r.toString();
+        return s.isEmpty() ? null : JobRecord.decode(s);
+    }
+
+    // ---------------------------------------------------------------- recurring schedules
+
+    /** The schedules created over REST: name → definition (JSON, see io.delayq.schedule). */
+    public Map<String, String> scheduleDefinitions() {
+        return pairs(redis.send(Request.cmd(Command.HGETALL).arg(keys.schedules())));
     }
 
     /** Redis' clock, epoch ms (TIME). */

@@ -162,6 +162,11 @@ public class Keys {
         return base(p) + "ticks";
     }
 
+    /** HASH replica id → what it serves and its recent rates (JSON), refreshed every few seconds. */
+    public String replicas() {
+        return prefix + ":replicas";
+    }
+
     /** HASH schedule name → definition (JSON) of the schedules created over REST. */
     public String schedules() {
         return prefix + ":schedules";

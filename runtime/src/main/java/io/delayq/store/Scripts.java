@@ -30,7 +30,7 @@ import io.vertx.redis.client.Response;
  */
 @ApplicationScoped
 public class Scripts {
-    static final List<String> NAMES = List.of("enqueue", "take", "ack", "fail", "extend", "reclaim", "requeue",
+    static final List<String> NAMES = List.of("peek", "enqueue", "take", "ack", "fail", "extend", "reclaim", "requeue",
             "get", "cancel", "revive", "purge", "stats", "snooze");
 
     private final RedisGateway redis;

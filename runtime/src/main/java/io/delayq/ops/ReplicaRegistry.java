@@ -1,0 +1,161 @@
+package io.delayq.ops;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import jakarta.annotation.Priority;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+
+import org.jboss.logging.Logger;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import io.delayq.dispatch.Dispatcher;
+import io.delayq.dispatch.TopicRegistry;
+import io.delayq.store.JobStore;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.annotations.RegisterForReflection;
+import io.quarkus.scheduler.Scheduled;
+
+/**
+ * Every replica announces itself in Redis every {@value #EVERY_S} s: the topics it serves and
+ * its rates over the last minute (enqueued, succeeded, failed per second, lateness p99), from its
+ * own counters. The dashboard of any replica sums them: cluster-wide figures at one {@code HSET}
+ * per replica per {@value #EVERY_S} s, nothing on the path of a job. An entry not refreshed for
+ * {@value #GONE_S} s is a replica gone, dropped by the next reader.
+ */
+@ApplicationScoped
+public class ReplicaRegistry {
+    private static final Logger LOG = Logger.getLogger(ReplicaRegistry.class);
+    static final int EVERY_S = 5;
+    static final int GONE_S = 30;
+    /** Snapshots kept: a minute and one. */
+    private static final int WINDOW = 60 / EVERY_S + 1;
+
+    private final JobStore store;
+    private final DelayqMetrics metrics;
+    private final TopicRegistry topics;
+    private final Dispatcher dispatcher;
+    private final ObjectMapper mapper;
+    private final Deque<Snapshot> snapshots = new ArrayDeque<>();
+
+    private record Snapshot(long atNanos, Map<String, DelayqMetrics.Totals> totals) {
+    }
+
+    /** A replica's entry. Rates are per second over the last minute (less just after its start). */
+    @RegisterForReflection
+    public record Replica(String id, List<String> serves, long seenMs, Map<String, Rates> rates) {
+    }
+
+    @RegisterForReflection
+    public record Rates(double enqueued, double succeeded, double failed, double latenessP99Ms) {
+    }
+
+    public ReplicaRegistry(JobStore store, DelayqMetrics metrics, TopicRegistry topics, Dispatcher dispatcher,
+            ObjectMapper mapper) {
+        this.store = store;
+        this.metrics = metrics;
+        this.topics = topics;
+        this.dispatcher = dispatcher;
+        this.mapper = mapper;
+    }
+
+    @Scheduled(every = EVERY_S + "s", delayed = "1s", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    void announce() {
+        try {
+            store.putReplica(dispatcher.replicaId(), mapper.writeValueAsString(self()));
+        } catch (JsonProcessingException | RuntimeException e) {
+            LOG.debugf("could not announce this replica: %s", e.toString());
+        }
+    }
+
+    void onStop(@Observes @Priority(10) ShutdownEvent event) {
+        try {
+            store.forgetReplicas(List.of(dispatcher.replicaId()));
+        } catch (RuntimeException e) {
+            LOG.debugf("could not withdraw this replica: %s", e.toString());
+        }
+    }
+
+    /** This replica's entry, taking a new snapshot of its counters. */
+    synchronized Replica self() {
+        Map<String, DelayqMetrics.Totals> now = new HashMap<>();
+        for (String topic : metrics.topics()) {
+            now.put(topic, metrics.totals(topic));
+        }
+        Snapshot current = new Snapshot(System.nanoTime(), now);
+        snapshots.addLast(current);
+        while (snapshots.size() > WINDOW) {
+            snapshots.removeFirst();
+        }
+        Snapshot first = snapshots.getFirst();
+        double seconds = (current.atNanos() - first.atNanos()) / 1e9;
+        Map<String, Rates> rates = new TreeMap<>();
+        now.forEach((topic, t) -> rates.put(topic, rates(first.totals().get(topic), t, seconds)));
+        List<String> serves = dispatcher.taking() ? new ArrayList<>(topics.handlers().keySet()) : List.of();
+        serves.sort(null);
+        return new Replica(dispatcher.replicaId(), serves, System.currentTimeMillis(), rates);
+    }
+
+    private static Rates rates(DelayqMetrics.Totals before, DelayqMetrics.Totals after, double seconds) {
+        if (before == null || seconds < 1) {
+            return new Rates(0, 0, 0, p99(null, after));
+        }
+        return new Rates(round((after.enqueued() - before.enqueued()) / seconds),
+                round((after.succeeded() - before.succeeded()) / seconds),
+                round((after.failed() - before.failed()) / seconds), p99(before, after));
+    }
+
+    /** The bucket bound (ms) under which 99 % of the window's lateness samples fall; -1 with none. */
+    static double p99(DelayqMetrics.Totals before, DelayqMetrics.Totals after) {
+        double[] counts = after.latenessCumulative();
+        int n = counts.length;
+        if (n == 0) {
+            return -1;
+        }
+        double[] base = before == null || before.latenessCumulative().length != n ? new double[n]
+                : before.latenessCumulative();
+        double total = counts[n - 1] - base[n - 1];
+        if (total <= 0) {
+            return -1;
+        }
+        for (int i = 0; i < n; i++) {
+            if (counts[i] - base[i] >= 0.99 * total) {
+                return round(after.latenessBoundsSec()[i] * 1000);
+            }
+        }
+        return round(after.latenessBoundsSec()[n - 1] * 1000);
+    }
+
+    private static double round(double v) {
+        return Math.round(v * 100) / 100.0;
+    }
+
+    /** The live replicas' entries, by id; entries of replicas gone are dropped from Redis. */
+    public Map<String, Replica> live() {
+        Map<String, Replica> out = new TreeMap<>();
+        List<String> gone = new ArrayList<>();
+        long now = System.currentTimeMillis();
+        store.replicas().forEach((id, json) -> {
+            try {
+                Replica r = mapper.readValue(json, Replica.class);
+                if (now - r.seenMs() > GONE_S * 1000L) {
+                    gone.add(id);
+                } else {
+                    out.put(id, r);
+                }
+            } catch (JsonProcessingException e) {
+                gone.add(id);
+            }
+        });
+        store.forgetReplicas(gone);
+        return out;
+    }
+}

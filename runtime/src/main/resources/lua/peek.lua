@@ -1,0 +1,95 @@
+-- peek.lua: what the dashboard shows of one partition, read in one atomic step; writes nothing.
+-- KEYS: see lib.lua; the shards of the days it names (DQNEEDDAY): the non-empty days up to today
+--       (the first 32), those of the timeline, and the first 8 non-empty days (the next due jobs)
+-- ARGV[A]   = timeline bucket width ms; ARGV[A+1] = bucket count (the timeline starts now)
+-- ARGV[A+2] = how many of the next due jobs to list; ARGV[A+3] = how many in-flight jobs to list
+-- Returns {now, due now (runAt <= now, not taken), oldest due runAt or -1, {bucket counts},
+--          {id, runAt, record, ...} of the next jobs by runAt (due ones first),
+--          {id, lease deadline, lease token, record, ...} of in-flight jobs by lease deadline}.
+-- Every loop is bounded by the limits above (a dashboard read must never scan a partition).
+local now = now_ms()
+local width, buckets = tonumber(ARGV[A]), tonumber(ARGV[A + 1])
+local want_next, want_inflight = math.min(tonumber(ARGV[A + 2]), 200), math.min(tonumber(ARGV[A + 3]), 200)
+local today = day_of(now)
+local horizon = now + width * buckets
+
+local past = rcall('ZRANGE', K_DAYS, '-inf', today, 'BYSCORE', 'LIMIT', 0, 32)
+local first = rcall('ZRANGE', K_DAYS, 0, 7)
+local needed, timeline_days = {}, {}
+for _, d in ipairs(past) do needed[#needed + 1] = tonumber(d) end
+for _, d in ipairs(first) do needed[#needed + 1] = tonumber(d) end
+local d = today
+while day_start(d) <= horizon and #timeline_days < 400 do
+  timeline_days[#timeline_days + 1] = d
+  needed[#needed + 1] = d
+  d = day_of(day_start(d) + DAY_MS)
+end
+local err = require_days(needed)
+if err then return err end
+
+-- Due now, and the oldest of them: the shards up to today.
+local due, oldest = 0, -1
+for _, day in ipairs(past) do
+  local shard = shard_of_day[tonumber(day)]
+  due = due + rcall('ZCOUNT', shard, '-inf', now)
+  if oldest < 0 then
+    local top = rcall('ZRANGE', shard, 0, 0, 'WITHSCORES')
+    if #top > 0 and tonumber(top[2]) <= now then oldest = tonumber(top[2]) end
+  end
+end
+
+-- The timeline: jobs due in each bucket from now on (a shard holds one UTC day: a bucket
+-- counts in each shard it overlaps).
+local counts = {}
+for i = 1, buckets do
+  local from, to = now + (i - 1) * width, now + i * width
+  local c = 0
+  for _, day in ipairs(timeline_days) do
+    local start = day_start(day)
+    if start < to and start + DAY_MS > from then
+      c = c + rcall('ZCOUNT', shard_of_day[day], '(' .. from, to)
+    end
+  end
+  counts[i] = c
+end
+
+-- The next jobs by runAt: the first shards in day order.
+local next_jobs, ids = {}, {}
+for _, day in ipairs(first) do
+  if #ids >= want_next then break end
+  local part = rcall('ZRANGE', shard_of_day[tonumber(day)], 0, want_next - #ids - 1, 'WITHSCORES')
+  for i = 1, #part, 2 do
+    ids[#ids + 1] = part[i]
+    next_jobs[#next_jobs + 1] = part[i]
+    next_jobs[#next_jobs + 1] = part[i + 1]
+  end
+end
+local listed = {}
+if #ids > 0 then
+  local recs = rcall('HMGET', K_JOBS, unpack(ids))
+  for i = 1, #ids do
+    listed[#listed + 1] = next_jobs[2 * i - 1]
+    listed[#listed + 1] = next_jobs[2 * i]
+    listed[#listed + 1] = recs[i] or ''
+  end
+end
+
+-- In flight, soonest lease deadline first, with the token of the attempt holding each.
+local running = {}
+if want_inflight > 0 then
+  local part = rcall('ZRANGE', K_INFLIGHT, 0, want_inflight - 1, 'WITHSCORES')
+  local in_ids = {}
+  for i = 1, #part, 2 do in_ids[#in_ids + 1] = part[i] end
+  if #in_ids > 0 then
+    local tokens = rcall('HMGET', K_LEASES, unpack(in_ids))
+    local recs = rcall('HMGET', K_JOBS, unpack(in_ids))
+    for i = 1, #in_ids do
+      running[#running + 1] = in_ids[i]
+      running[#running + 1] = part[2 * i]
+      running[#running + 1] = tokens[i] or ''
+      running[#running + 1] = recs[i] or ''
+    end
+  end
+end
+
+return { now, due, oldest, counts, listed, running }
