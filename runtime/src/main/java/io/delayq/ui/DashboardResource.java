@@ -263,7 +263,11 @@ public class DashboardResource {
     private Views.Overview overview(Views.Page page) {
         Map<String, ReplicaRegistry.Replica> live = replicas.live();
         List<Views.TopicRow> rows = new ArrayList<>();
-        for (TopicStats t : store.topics()) {
+        // Topics with jobs, and those a live replica serves that never had one.
+        Map<String, TopicStats> all = new java.util.TreeMap<>();
+        store.topics().forEach(t -> all.put(t.topic(), t));
+        live.values().forEach(r -> r.serves().forEach(t -> all.putIfAbsent(t, new TopicStats(t, 0, 0, 0, -1))));
+        for (TopicStats t : all.values()) {
             TopicSnapshot s = store.peek(t.topic(), HOUR_MS, 0, 0, 0);
             double enq = 0, ok = 0, fail = 0, p99 = -1;
             for (ReplicaRegistry.Replica r : live.values()) {

@@ -1,0 +1,111 @@
+package io.delayq.ui;
+
+import static io.restassured.RestAssured.given;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.URL;
+import java.time.Duration;
+import java.time.Instant;
+
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.NoAlertPresentException;
+import org.openqa.selenium.WebElement;
+
+import io.delayq.core.JobState;
+import io.delayq.store.JobStore;
+import io.delayq.support.Browser;
+import io.delayq.support.RedisTestResource;
+import io.delayq.support.Topics;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import jakarta.inject.Inject;
+
+/** The dashboard in a real headless Chromium; each test leaves screenshots in target/screenshots. */
+@QuarkusTest
+@QuarkusTestResource(RedisTestResource.class)
+class DashboardBrowserTest {
+    private static final Duration PATIENCE = Duration.ofSeconds(20);
+
+    @TestHTTPResource("/")
+    URL base;
+
+    @Inject
+    JobStore store;
+
+    private static void enqueue(String json) {
+        given().contentType(ContentType.JSON).body(json).post("/jobs").then().statusCode(201);
+    }
+
+    private static String cell(Browser b, String topic, String col) {
+        return b.find("tr[data-topic='" + topic + "'] td[data-col='" + col + "']").getText();
+    }
+
+    @Test
+    void theOverviewListsATopicWithItsCounts() {
+        String topic = Topics.fresh("ui-counts");
+        for (int i = 0; i < 3; i++) {
+            enqueue("{\"topic\":\"" + topic + "\",\"id\":\"later-" + i + "\",\"delayMs\":" + (3_600_000 * (i + 1)) + "}");
+        }
+        enqueue("{\"topic\":\"" + topic + "\",\"id\":\"due\",\"runAt\":\"2026-01-01T00:00:00Z\"}"); // no replica serves it
+        try (Browser b = new Browser(base.toString()).open("/delayq")) {
+            b.await(PATIENCE, x -> !x.all("tr[data-topic='" + topic + "']").isEmpty());
+            assertEquals("4", cell(b, topic, "scheduled"));
+            assertEquals("1", cell(b, topic, "due"));
+            assertEquals("0", cell(b, topic, "inflight"));
+            assertEquals("0", cell(b, topic, "dead"));
+            b.screenshot("overview");
+            // It refreshes itself: a job enqueued now shows without a reload.
+            enqueue("{\"topic\":\"" + topic + "\",\"id\":\"later-9\",\"delayMs\":60000}");
+            b.await(PATIENCE, x -> cell(x, topic, "scheduled").equals("5"));
+            b.find("tr[data-topic='" + topic + "'] a").click();
+            b.await(PATIENCE, x -> x.find("#topic-body [data-col='scheduled']").getText().equals("5"));
+            long bars = b.all(".timeline .bar").size();
+            assertEquals(24, bars, "a 24-hour timeline");
+            b.screenshot("topic");
+        }
+    }
+
+    @Test
+    void requeueingADeadJobRunsItAndTheDeadCountDrops() {
+        UiObservers.FAIL.set(true);
+        String id = "dead-" + System.nanoTime();
+        enqueue("{\"topic\":\"ui-dead\",\"id\":\"" + id + "\",\"maxAttempts\":1,\"payload\":{\"n\":1}}");
+        Awaitility.await().atMost(PATIENCE)
+                .until(() -> store.get("ui-dead", id).map(j -> j.state() == JobState.DEAD).orElse(false));
+        UiObservers.FAIL.set(false);
+        long deadBefore = store.gauges("ui-dead")[2];
+        try (Browser b = new Browser(base.toString()).open("/delayq/topics/ui-dead")) {
+            WebElement row = b.find("tr[data-id='" + id + "']");
+            assertTrue(row.getText().contains("<b>not bold</b>"), "the error shows as text: " + row.getText());
+            b.screenshot("dead-before-requeue");
+            row.findElement(org.openqa.selenium.By.xpath(".//button[text()='Requeue']")).click();
+            b.driver.switchTo().alert().accept(); // the confirmation says what it will do
+            b.await(PATIENCE, x -> x.find(".msg").getText().contains("requeued " + id));
+            Awaitility.await().atMost(PATIENCE).until(() -> UiObservers.RUNS.get(id).get() == 2);
+            Awaitility.await().atMost(PATIENCE).until(() -> store.get("ui-dead", id).isEmpty());
+            b.await(PATIENCE, x -> Long.parseLong(x.find("#topic-body [data-col='dead']").getText()) == deadBefore - 1);
+            b.screenshot("dead-after-requeue");
+        }
+    }
+
+    @Test
+    void aScriptInAPayloadShowsAsTextAndRunsNothing() {
+        String topic = Topics.fresh("ui-xss");
+        enqueue("{\"topic\":\"" + topic + "\",\"id\":\"xss\",\"delayMs\":600000,"
+                + "\"payload\":\"<script>alert(1)</script><img src=x onerror=alert(2)>\"}");
+        try (Browser b = new Browser(base.toString()).open("/delayq/topics/" + topic)) {
+            assertTrue(b.find("tr[data-id='xss']").getText().contains("<script>alert(1)</script>"));
+            assertThrows(NoAlertPresentException.class, () -> b.driver.switchTo().alert());
+            b.open("/delayq/job?topic=" + topic + "&id=xss");
+            assertTrue(b.find("#payload").getText().contains("<script>alert(1)</script><img src=x onerror=alert(2)>"));
+            assertThrows(NoAlertPresentException.class, () -> b.driver.switchTo().alert());
+            assertEquals(0, b.all("#payload script, #payload img").size(), "no element made of the payload");
+            b.screenshot("payload-as-text");
+        }
+    }
+}
