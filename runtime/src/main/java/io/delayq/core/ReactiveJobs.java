@@ -19,7 +19,7 @@ import io.vertx.core.Future;
  * {@link InvalidJobException} before anything is written; Redis unreachable fails it with
  * {@link io.delayq.store.StoreUnavailableException} (nothing written); an enqueue that did not
  * reach {@code delayq.durability.replicas} in time with {@link io.delayq.store.NotReplicatedException}.
- * The {@code Uni}s complete on a Redis client thread.
+ * The {@code Uni}s may complete on a Vert.x event loop: what follows them must not block.
  */
 @ApplicationScoped
 public class ReactiveJobs {
