@@ -27,7 +27,6 @@ import io.delayq.core.Job;
 import io.delayq.core.JobTopic;
 import io.delayq.core.JobValidator;
 import io.delayq.dispatch.DelayqRecorder;
-import io.delayq.dispatch.TopicObserver;
 import io.delayq.ops.tracing.OtelJobTracing;
 import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
 import io.quarkus.arc.deployment.BeanDiscoveryFinishedBuildItem;
@@ -49,8 +48,8 @@ import io.quarkus.deployment.builditem.nativeimage.NativeImageResourcePatternsBu
 
 /**
  * Build steps of the delayq extension: the feature, the runtime jar in the index, the
- * {@code @JobTopic} observers (checked, then recorded for runtime), the Lua scripts in a native
- * image, and the REST API's paths checked against the service's own.
+ * {@code @JobTopic} observers checked (recorded for runtime by {@link TopicObserverProcessor}),
+ * the Lua scripts in a native image, and the REST API's paths checked against the service's own.
  */
 class DelayqProcessor {
     static final String FEATURE = "delayq";
@@ -170,30 +169,6 @@ class DelayqProcessor {
             case METHOD -> "method " + target.asMethod().declaringClass().name() + "#" + target.asMethod().name();
             default -> target.toString();
         };
-    }
-
-    /**
-     * The observers of {@code @JobTopic} jobs, as ArC kept them (so an observer of a bean that
-     * was vetoed or excluded is not counted as serving a topic), recorded for the runtime.
-     */
-    @BuildStep
-    @Record(ExecutionTime.STATIC_INIT)
-    void recordTopicObservers(BeanDiscoveryFinishedBuildItem beans, DelayqRecorder recorder) {
-        List<TopicObserver> observers = new ArrayList<>();
-        for (ObserverInfo o : beans.getObservers()) {
-            if (!JOB.equals(o.getObservedType().name()) || o.getObserverMethod() == null) {
-                continue;
-            }
-            AnnotationInstance topic = o.getQualifiers().stream().filter(q -> JOB_TOPIC.equals(q.name())).findFirst()
-                    .orElse(null);
-            MethodInfo m = o.getObserverMethod();
-            if (topic == null) {
-                continue; // a build error (validateJobTopics)
-            }
-            observers.add(new TopicObserver(topic.value().asString(), m.declaringClass().name().toString(), m.name(),
-                    o.isAsync()));
-        }
-        recorder.topicObservers(observers);
     }
 
     /**

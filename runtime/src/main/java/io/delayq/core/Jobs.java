@@ -16,6 +16,7 @@ import io.delayq.ops.DelayqMetrics;
 import io.delayq.ops.tracing.JobTracing;
 import io.delayq.store.JobStore;
 import io.delayq.store.Partition;
+import io.vertx.core.Future;
 
 /**
  * Schedules jobs from Java code in the same application:
@@ -26,6 +27,7 @@ import io.delayq.store.Partition;
  *
  * @throws InvalidJobException on a rule broken (names the field)
  * @throws io.delayq.store.StoreUnavailableException when Redis cannot be reached (nothing written)
+ * @see ReactiveJobs the same, returning {@code Uni}s, for code on an event loop
  */
 @ApplicationScoped
 public class Jobs {
@@ -49,16 +51,26 @@ public class Jobs {
     }
 
     public JobInfo schedule(JobRequest request) {
-        String json;
+        return scheduleAll(List.of(newJob(request, ""))).get(0);
+    }
+
+    /**
+     * The request as the store takes it: the payload written as JSON, every rule checked
+     * ({@link InvalidJobException} names the field, under {@code prefix} when not empty).
+     */
+    NewJob newJob(JobRequest request, String prefix) {
         try {
-            json = request.payload == null ? null : mapper.writeValueAsString(request.payload);
-        } catch (JsonProcessingException e) {
-            throw new InvalidJobException("payload", "payload cannot be written as JSON: " + e.getOriginalMessage());
+            String json;
+            try {
+                json = request.payload == null ? null : mapper.writeValueAsString(request.payload);
+            } catch (JsonProcessingException e) {
+                throw new InvalidJobException("payload", "payload cannot be written as JSON: " + e.getOriginalMessage());
+            }
+            return validator.validate(request.topic, request.id, request.delay == null ? null : request.delay.toMillis(),
+                    request.runAt == null ? null : request.runAt.toString(), request.maxAttempts, json);
+        } catch (InvalidJobException e) {
+            throw prefix.isEmpty() ? e : e.inItem(prefix);
         }
-        NewJob job = validator.validate(request.topic, request.id,
-                request.delay == null ? null : request.delay.toMillis(),
-                request.runAt == null ? null : request.runAt.toString(), request.maxAttempts, json);
-        return scheduleAll(List.of(job)).get(0);
     }
 
     /**
@@ -66,9 +78,14 @@ public class Jobs {
      * window), or empty when there is no such job.
      */
     public Optional<JobInfo> get(String topic, String id) {
+        return store.await(getAsync(topic, id));
+    }
+
+    /** As {@link #get}, holding no thread; the checks throw before anything is sent. */
+    Future<Optional<JobInfo>> getAsync(String topic, String id) {
         JobValidator.checkTopic("topic", topic);
         JobValidator.checkId("id", id);
-        return store.get(topic, id);
+        return store.getAsync(topic, id);
     }
 
     /**
@@ -77,9 +94,14 @@ public class Jobs {
      * must not act after a cancellation re-checks its own state.
      */
     public CancelOutcome cancel(String topic, String id) {
+        return store.await(cancelAsync(topic, id));
+    }
+
+    /** As {@link #cancel}, holding no thread; the checks throw before anything is sent. */
+    Future<CancelOutcome> cancelAsync(String topic, String id) {
         JobValidator.checkTopic("topic", topic);
         JobValidator.checkId("id", id);
-        return store.cancel(topic, id);
+        return store.cancelAsync(topic, id);
     }
 
     /**
@@ -88,6 +110,14 @@ public class Jobs {
      * jobs keep its context and their attempts run in that trace.
      */
     public List<JobInfo> scheduleAll(List<NewJob> jobs) {
+        return store.await(scheduleAllAsync(jobs));
+    }
+
+    /**
+     * As {@link #scheduleAll}, holding no thread: the partitions one after the other, as there,
+     * so that a failure leaves the later partitions unwritten.
+     */
+    Future<List<JobInfo>> scheduleAllAsync(List<NewJob> jobs) {
         String trace = tracing.currentContext();
         Map<Partition, List<Integer>> byPartition = new LinkedHashMap<>();
         for (int i = 0; i < jobs.size(); i++) {
@@ -95,17 +125,20 @@ public class Jobs {
             byPartition.computeIfAbsent(store.partitionOf(job.topic(), job.id()), p -> new ArrayList<>()).add(i);
         }
         JobInfo[] out = new JobInfo[jobs.size()];
+        Future<Void> done = Future.succeededFuture();
         for (Map.Entry<Partition, List<Integer>> e : byPartition.entrySet()) {
             List<NewJob> part = new ArrayList<>(e.getValue().size());
             e.getValue().forEach(i -> part.add(jobs.get(i)));
-            List<JobInfo> results = store.enqueue(e.getKey(), part, trace);
-            int created = 0;
-            for (int j = 0; j < results.size(); j++) {
-                out[e.getValue().get(j)] = results.get(j);
-                created += results.get(j).created() ? 1 : 0;
-            }
-            metrics.enqueued(e.getKey().topic(), created);
+            done = done.compose(v -> store.enqueueAsync(e.getKey(), part, trace)).map(results -> {
+                int created = 0;
+                for (int j = 0; j < results.size(); j++) {
+                    out[e.getValue().get(j)] = results.get(j);
+                    created += results.get(j).created() ? 1 : 0;
+                }
+                metrics.enqueued(e.getKey().topic(), created);
+                return null;
+            });
         }
-        return List.of(out);
+        return done.map(v -> List.of(out));
     }
 }

@@ -28,9 +28,11 @@ import io.delayq.store.FailOutcome;
 import io.delayq.store.JobRecord;
 import io.delayq.store.JobStore;
 import io.delayq.store.TakenJob;
+import io.vertx.core.Context;
 
 /**
- * Runs one attempt on a worker thread and settles it: normal completion → ack (batched by the
+ * Runs one attempt on a worker thread (a reactive observer: started there, run on an event loop)
+ * and settles it: normal completion → ack (batched by the
  * {@link Acker}); {@link JobSnoozedException} → the snooze script (due again later, the attempt
  * not counted); any other exception → the fail script, which retries with backoff or buries the job
  * ({@link PermanentJobFailureException}: at once).
@@ -140,7 +142,13 @@ public class JobRunner {
         stage.whenComplete((v, e) -> {
             if (settled.compareAndSet(false, true)) {
                 timer.cancel(false);
-                settle(taken, job, span, start, e, done);
+                if (Context.isOnEventLoopThread()) {
+                    // A reactive observer completes on an event loop; recording a failure or a
+                    // snooze is a blocking Redis call: not there.
+                    Thread.ofVirtual().name("delayq-settle").start(() -> settle(taken, job, span, start, e, done));
+                } else {
+                    settle(taken, job, span, start, e, done);
+                }
             }
         });
     }

@@ -1,5 +1,8 @@
 package io.delayq.dispatch;
 
+import jakarta.enterprise.invoke.Invoker;
+
+import io.quarkus.runtime.RuntimeValue;
 import io.quarkus.runtime.annotations.RecordableConstructor;
 
 /**
@@ -12,13 +15,31 @@ public final class TopicObserver {
     private final String declaringClass;
     private final String method;
     private final boolean async;
+    private final RuntimeValue<Invoker<Object, Object>> invoker;
+    private final int eventPosition;
+    private final int parameterCount;
 
-    @RecordableConstructor
+    /** An observer notified through CDI events ({@code void}: synchronous, or {@code @ObservesAsync}). */
     public TopicObserver(String topic, String declaringClass, String method, boolean async) {
+        this(topic, declaringClass, method, async, null, 0, 0);
+    }
+
+    /**
+     * @param invoker for a reactive observer (one that returns {@code Uni} or {@code CompletionStage}),
+     *        the ArC invoker built for it at build time; {@code null} for the others
+     * @param eventPosition the position of the {@code Job} parameter (the invoker looks the others up)
+     * @param parameterCount how many parameters the method has
+     */
+    @RecordableConstructor
+    public TopicObserver(String topic, String declaringClass, String method, boolean async,
+            RuntimeValue<Invoker<Object, Object>> invoker, int eventPosition, int parameterCount) {
         this.topic = topic;
         this.declaringClass = declaringClass;
         this.method = method;
         this.async = async;
+        this.invoker = invoker;
+        this.eventPosition = eventPosition;
+        this.parameterCount = parameterCount;
     }
 
     public String getTopic() {
@@ -38,8 +59,26 @@ public final class TopicObserver {
         return async;
     }
 
+    /** The invoker of a reactive observer, {@code null} for an observer notified through CDI events. */
+    public RuntimeValue<Invoker<Object, Object>> getInvoker() {
+        return invoker;
+    }
+
+    public int getEventPosition() {
+        return eventPosition;
+    }
+
+    public int getParameterCount() {
+        return parameterCount;
+    }
+
+    /** True for an observer that returns {@code Uni} or {@code CompletionStage}: acked when it completes. */
+    public boolean isReactive() {
+        return invoker != null;
+    }
+
     /** {@code com.acme.OrderTimeouts#close}, as logs and the Dev UI show it. */
     public String describe() {
-        return declaringClass + "#" + method + (async ? " (async)" : "");
+        return declaringClass + "#" + method + (async ? " (async)" : isReactive() ? " (reactive)" : "");
     }
 }

@@ -14,29 +14,38 @@ import io.delayq.core.Job;
 import io.delayq.core.JobTopic;
 import io.delayq.core.JobValidator;
 import io.delayq.http.HttpTargetHandler;
+import io.vertx.core.Vertx;
 
 /**
  * The topics this replica serves, each with the handler that runs its jobs: a topic is served
  * when a CDI observer of {@code @JobTopic("t") Job} exists or {@code delayq.topics.t.http.url}
  * is set. Jobs of other topics stay in Redis, untouched, for replicas that serve them. The
- * observers were found at build time ({@link TopicObservers}).
+ * observers were found at build time ({@link TopicObservers}): those that return nothing are
+ * notified through CDI events ({@link CdiJobHandler}), a reactive one through its invoker
+ * ({@link ReactiveJobHandler}).
  */
 @ApplicationScoped
 public class TopicRegistry {
     private final Map<String, JobHandler> handlers;
     private final Map<String, String> observers;
 
-    public TopicRegistry(@Any Event<Job> events, DelayqConfig config) {
+    public TopicRegistry(@Any Event<Job> events, DelayqConfig config, Vertx vertx) {
         Map<String, boolean[]> kinds = new TreeMap<>(); // topic -> {sync, async}
         Map<String, String> describe = new TreeMap<>();
+        Map<String, TopicObserver> reactive = new TreeMap<>();
         for (TopicObserver o : TopicObservers.all()) {
-            kinds.computeIfAbsent(o.getTopic(), t -> new boolean[2])[o.isAsync() ? 1 : 0] = true;
+            if (o.isReactive()) {
+                reactive.put(o.getTopic(), o); // alone on its topic: the build fails otherwise
+            } else {
+                kinds.computeIfAbsent(o.getTopic(), t -> new boolean[2])[o.isAsync() ? 1 : 0] = true;
+            }
             describe.merge(o.getTopic(), o.describe(), (a, b) -> a + ", " + b);
         }
         this.observers = Collections.unmodifiableMap(describe);
         Map<String, JobHandler> map = new LinkedHashMap<>();
         kinds.forEach((topic, k) -> map.put(topic,
                 new CdiJobHandler(events.select(JobTopic.Literal.of(topic)), k[0], k[1], describe.get(topic))));
+        reactive.forEach((topic, o) -> map.put(topic, new ReactiveJobHandler(o, vertx)));
         config.topics().forEach((topic, t) -> t.http().url().ifPresent(url -> {
             JobValidator.checkTopic("delayq.topics", topic);
             if (map.containsKey(topic)) {

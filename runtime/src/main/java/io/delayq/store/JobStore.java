@@ -21,6 +21,7 @@ import io.delayq.core.CancelOutcome;
 import io.delayq.core.JobInfo;
 import io.delayq.core.JobState;
 import io.delayq.core.NewJob;
+import io.vertx.core.Future;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
@@ -38,7 +39,7 @@ public class JobStore {
     private final Keys keys;
     private final int partitions;
     private final boolean cluster;
-    private final java.util.concurrent.locks.ReentrantLock layoutCheck = new java.util.concurrent.locks.ReentrantLock();
+    private final java.util.concurrent.atomic.AtomicBoolean layoutCheck = new java.util.concurrent.atomic.AtomicBoolean();
     private final int durableReplicas;
     private final long durableWaitMs;
     private final Set<String> knownTopics = ConcurrentHashMap.newKeySet();
@@ -55,6 +56,14 @@ public class JobStore {
         this.cluster = redis.cluster();
         config.topics().forEach((topic, t) -> t.dedupWindow().filter(w -> w.toMillis() > 0)
                 .ifPresent(w -> dedupWindows.put(topic, w.toMillis())));
+    }
+
+    /**
+     * Waits for one of this store's futures ({@code *Async}): what each blocking method does. Not
+     * on an event loop (it throws there).
+     */
+    public <T> T await(Future<T> future) {
+        return redis.await(future);
     }
 
     /** The topic's dedup window in ms as the scripts take it: 0 = none. */
@@ -97,7 +106,12 @@ public class JobStore {
      * context of the enqueue (see {@link JobRecord#trace()}), empty when it ran in no trace.
      */
     public List<JobInfo> enqueue(Partition p, List<NewJob> jobs, String trace) {
-        return enqueued(p, jobs, enqueue(p, jobs, trace, "", 0));
+        return redis.await(enqueueAsync(p, jobs, trace));
+    }
+
+    /** As {@link #enqueue}, holding no thread. */
+    public Future<List<JobInfo>> enqueueAsync(Partition p, List<NewJob> jobs, String trace) {
+        return enqueueScript(p, jobs, trace, "", 0).map(reply -> parseEnqueue(p, jobs, reply));
     }
 
     /**
@@ -108,20 +122,20 @@ public class JobStore {
      */
     public TickOutcome tick(Partition p, String schedule, long tickMs, NewJob job) {
         List<NewJob> jobs = job == null ? List.of() : List.of(job);
-        Response reply = enqueue(p, jobs, "", schedule, tickMs);
+        Response reply = redis.await(enqueueScript(p, jobs, "", schedule, tickMs));
         long now = reply.get(0).toLong();
         if (reply.size() == 2 && reply.get(1).toInteger() == -1) {
             return new TickOutcome(now, false, null);
         }
-        return new TickOutcome(now, true, job == null ? null : enqueued(p, jobs, reply).get(0));
+        return new TickOutcome(now, true, job == null ? null : parseEnqueue(p, jobs, reply).get(0));
     }
 
     /** What {@link #tick} did: {@code redisNowMs} is Redis' clock when it ran. */
     public record TickOutcome(long redisNowMs, boolean fired, JobInfo job) {
     }
 
-    private Response enqueue(Partition p, List<NewJob> jobs, String trace, String schedule, long tickMs) {
-        registerTopic(p.topic());
+    /** The enqueue script's call; {@code schedule} non-empty when it fires that schedule's tick. */
+    private Future<Response> enqueueScript(Partition p, List<NewJob> jobs, String trace, String schedule, long tickMs) {
         Set<Integer> days = new TreeSet<>();
         long localNow = System.currentTimeMillis();
         List<String> args = new ArrayList<>(6 + jobs.size() * 5);
@@ -143,18 +157,19 @@ public class JobStore {
             args.add(Integer.toString(job.maxAttempts()));
             args.add(job.payloadJson() == null ? "" : job.payloadJson());
         }
-        try {
-            return run("enqueue", p, days, args, durableReplicas);
-        } catch (NotReplicatedException e) {
-            List<String> ids = jobs.stream().map(NewJob::id).toList();
-            throw new NotReplicatedException("Redis has the job(s) but " + e.getMessage() + ": they may exist; retry"
-                    + " with the same id(s): " + (ids.size() > 20 ? ids.subList(0, 20) + " and " + (ids.size() - 20)
-                            + " more" : ids));
-        }
+        return registerTopic(p.topic())
+                .compose(v -> runAsync("enqueue", p, days, args, durableReplicas, null))
+                .recover(e -> Future.failedFuture(e instanceof NotReplicatedException n ? notReplicated(n, jobs) : e));
     }
 
-    /** The enqueue script's reply as one result per job, in input order. */
-    private static List<JobInfo> enqueued(Partition p, List<NewJob> jobs, Response reply) {
+    private static NotReplicatedException notReplicated(NotReplicatedException e, List<NewJob> jobs) {
+        List<String> ids = jobs.stream().map(NewJob::id).toList();
+        return new NotReplicatedException("Redis has the job(s) but " + e.getMessage() + ": they may exist; retry"
+                + " with the same id(s): " + (ids.size() > 20 ? ids.subList(0, 20) + " and " + (ids.size() - 20)
+                        + " more" : ids));
+    }
+
+    private static List<JobInfo> parseEnqueue(Partition p, List<NewJob> jobs, Response reply) {
         List<JobInfo> out = new ArrayList<>(jobs.size());
         for (int i = 0; i < jobs.size(); i++) {
             int base = 1 + i * 4;
@@ -176,24 +191,28 @@ public class JobStore {
      * partition count then fails every call, loudly, rather than write to keys nobody reads.
      */
     private void ensureLayout() {
+        redis.await(ensureLayoutAsync());
+    }
+
+    private Future<Void> ensureLayoutAsync() {
         if (keys.layoutKnown()) {
-            return;
+            return Future.succeededFuture();
         }
         // One caller checks; the others fail fast (as if Redis were away) rather than queue
         // behind a check that waits for a Redis that does not answer.
-        if (!layoutCheck.tryLock()) {
-            throw new StoreUnavailableException("checking the store's layout (" + keys.partitions() + ")", null);
+        if (!layoutCheck.compareAndSet(false, true)) {
+            return Future.failedFuture(new StoreUnavailableException("checking the store's layout (" + keys.partitions() + ")", null));
         }
-        try {
-            if (!keys.layoutKnown()) {
-                checkPartitions(partitions);
+        if (keys.layoutKnown()) {
+            layoutCheck.set(false);
+            return Future.succeededFuture();
+        }
+        return checkPartitionsAsync(partitions).<Void>mapEmpty().onComplete(done -> {
+            layoutCheck.set(false);
+            if (done.failed() && done.cause() instanceof IllegalStateException e) {
+                LOG.error(e.getMessage());
             }
-        } catch (IllegalStateException e) {
-            LOG.error(e.getMessage());
-            throw e;
-        } finally {
-            layoutCheck.unlock();
-        }
+        });
     }
 
     /**
@@ -203,57 +222,74 @@ public class JobStore {
      * count found (the given one on a new store).
      */
     public int checkPartitions(int partitions) {
-        if (cluster) {
-            requireRedis7();
-        }
-        Response marker = redis.send(Request.cmd(Command.GET).arg(keys.partitions()));
-        if (marker == null) {
-            // A store without the marker but with topics was written by a release from before it
-            // (plain tags, whatever the count): mark it so, or its jobs would be looked for elsewhere.
-            boolean older = redis.send(Request.cmd(Command.EXISTS).arg(keys.topics())).toInteger() == 1;
-            redis.send(Request.cmd(Command.SET).arg(keys.partitions())
-                    .arg(older ? Integer.toString(partitions) : keys.partitionsValue()).arg("NX"));
-            marker = redis.send(Request.cmd(Command.GET).arg(keys.partitions())); // another replica's, if it was first
-        }
-        String value = marker.toString();
-        int stored = Keys.countOf(value);
-        if (stored != partitions) {
-            throw new IllegalStateException("delayq.partitions is " + partitions + " but the store ("
-                    + keys.partitions() + ") was written with " + stored + ": jobs would be stranded. Keep " + stored + ", or move to " + partitions
-                    + " under a new delayq.prefix while replicas with the old prefix drain the old jobs "
-                    + "(see the README, \"Changing delayq.partitions\")");
-        }
-        keys.useLayout(value);
-        return stored;
+        return redis.await(checkPartitionsAsync(partitions));
+    }
+
+    private Future<Integer> checkPartitionsAsync(int partitions) {
+        return (cluster ? requireRedis7() : Future.<Void>succeededFuture())
+                .compose(v -> redis.sendAsync(Request.cmd(Command.GET).arg(keys.partitions())))
+                .compose(marker -> marker != null ? Future.succeededFuture(marker)
+                        // A store without the marker but with topics was written by a release from before it
+                        // (plain tags, whatever the count): mark it so, or its jobs would be looked for elsewhere.
+                        : redis.sendAsync(Request.cmd(Command.EXISTS).arg(keys.topics()))
+                                .compose(older -> redis.sendAsync(Request.cmd(Command.SET).arg(keys.partitions())
+                                        .arg(older.toInteger() == 1 ? Integer.toString(partitions) : keys.partitionsValue())
+                                        .arg("NX")))
+                                // another replica's, if it was first
+                                .compose(set -> redis.sendAsync(Request.cmd(Command.GET).arg(keys.partitions()))))
+                .compose(marker -> {
+                    String value = marker.toString();
+                    int stored = Keys.countOf(value);
+                    if (stored != partitions) {
+                        return Future.failedFuture(new IllegalStateException("delayq.partitions is " + partitions
+                                + " but the store (" + keys.partitions() + ") was written with " + stored
+                                + ": jobs would be stranded. Keep " + stored + ", or move to " + partitions
+                                + " under a new delayq.prefix while replicas with the old prefix drain the old jobs "
+                                + "(see the README, \"Changing delayq.partitions\")"));
+                    }
+                    keys.useLayout(value);
+                    return Future.succeededFuture(stored);
+                });
     }
 
     /** Sharded pub/sub (the wake-ups on a cluster) needs Redis 7: refuse to start on an older cluster. */
-    private void requireRedis7() {
-        String info = redis.send(Request.cmd(Command.INFO).arg("server")).toString();
-        for (String line : info.split("\r?\n")) {
-            if (line.startsWith("redis_version:")) {
-                String version = line.substring("redis_version:".length()).trim();
-                if (Integer.parseInt(version.substring(0, version.indexOf('.'))) < 7) {
-                    throw new IllegalStateException("delayq on a Redis Cluster needs Redis 7 or later (sharded pub/sub);"
-                            + " this cluster runs " + version);
+    private Future<Void> requireRedis7() {
+        return redis.sendAsync(Request.cmd(Command.INFO).arg("server")).compose(reply -> {
+            for (String line : reply.toString().split("\\r?\\n")) {
+                if (line.startsWith("redis_version:")) {
+                    String version = line.substring("redis_version:".length()).trim();
+                    if (Integer.parseInt(version.substring(0, version.indexOf('.'))) < 7) {
+                        return Future.failedFuture(new IllegalStateException("delayq on a Redis Cluster needs Redis 7"
+                                + " or later (sharded pub/sub); this cluster runs " + version));
+                    }
                 }
             }
-        }
+            return Future.succeededFuture();
+        });
     }
 
-    private void registerTopic(String topic) {
+    private Future<Void> registerTopic(String topic) {
         // Outside the script: dq:topics is not under the partition's hash tag. Added before the
         // job so that a listed topic may be empty, but a job never belongs to an unlisted topic.
-        if (!knownTopics.contains(topic)) {
-            redis.send(Request.cmd(Command.SADD).arg(keys.topics()).arg(topic));
-            knownTopics.add(topic);
+        if (knownTopics.contains(topic)) {
+            return Future.succeededFuture();
         }
+        return redis.sendAsync(Request.cmd(Command.SADD).arg(keys.topics()).arg(topic)).map(r -> {
+            knownTopics.add(topic);
+            return null;
+        });
     }
 
     // ---------------------------------------------------------------- reads
 
     public Optional<JobInfo> get(String topic, String id) {
-        return lookup(topic, id).map(JobDetail::info);
+        return redis.await(getAsync(topic, id));
+    }
+
+    /** As {@link #get}, holding no thread. */
+    public Future<Optional<JobInfo>> getAsync(String topic, String id) {
+        return runAsync("get", partitionOf(topic, id), Set.of(), List.of(id, dedupWindow(topic)), 0, null)
+                .map(r -> parseGet(topic, id, r).map(JobDetail::info));
     }
 
     /** A job with its payload (JSON as enqueued, null when none or succeeded), for the dashboard. */
@@ -261,7 +297,10 @@ public class JobStore {
     }
 
     public Optional<JobDetail> lookup(String topic, String id) {
-        Response r = run("get", partitionOf(topic, id), Set.of(), List.of(id, dedupWindow(topic)));
+        return parseGet(topic, id, run("get", partitionOf(topic, id), Set.of(), List.of(id, dedupWindow(topic))));
+    }
+
+    private static Optional<JobDetail> parseGet(String topic, String id, Response r) {
         if (r.size() == 0) {
             return Optional.empty();
         }
@@ -539,13 +578,17 @@ public class JobStore {
     // ---------------------------------------------------------------- cancel and dead set
 
     public CancelOutcome cancel(String topic, String id) {
-        int r = run("cancel", partitionOf(topic, id), Set.of(), List.of(id)).toInteger();
-        return switch (r) {
+        return redis.await(cancelAsync(topic, id));
+    }
+
+    /** As {@link #cancel}, holding no thread. */
+    public Future<CancelOutcome> cancelAsync(String topic, String id) {
+        return runAsync("cancel", partitionOf(topic, id), Set.of(), List.of(id), 0, null).map(r -> switch (r.toInteger()) {
             case 1 -> CancelOutcome.CANCELLED;
             case -1 -> CancelOutcome.INFLIGHT;
             case -2 -> CancelOutcome.DEAD;
             default -> CancelOutcome.UNKNOWN;
-        };
+        });
     }
 
     /** Dead jobs of a topic, newest first, at most {@code limit}. */
@@ -812,50 +855,54 @@ public class JobStore {
         return run(script, p, days, args, 0, null);
     }
 
-    private Response run(String script, Partition p, Set<Integer> days, List<String> args, int replicas) {
-        return run(script, p, days, args, replicas, null);
-    }
-
     /**
      * As above; with {@code replicas} &gt; 0 the reply waits until the writes reached that many
      * replicas; {@code late} (if not null) gets a reply that arrives after the call timed out.
      */
     private Response run(String script, Partition p, Set<Integer> days, List<String> args, int replicas,
             Consumer<Response> late) {
-        ensureLayout();
+        return redis.await(runAsync(script, p, days, args, replicas, late));
+    }
+
+    /** As {@link #run(String, Partition, Set, List, int, Consumer)}, holding no thread. */
+    private Future<Response> runAsync(String script, Partition p, Set<Integer> days, List<String> args, int replicas,
+            Consumer<Response> late) {
         Set<Integer> shardDays = days instanceof TreeSet<Integer> mutable ? mutable : new TreeSet<>(days);
-        for (int attempt = 0;; attempt++) {
-            List<String> k = new ArrayList<>(9 + shardDays.size());
-            k.add(keys.jobs(p));
-            k.add(keys.days(p));
-            k.add(keys.next(p));
-            k.add(keys.inflight(p));
-            k.add(keys.leases(p));
-            k.add(keys.dead(p));
-            k.add(keys.leaseNext(p));
-            k.add(keys.done(p));
-            k.add(keys.ticks(p));
-            List<String> a = new ArrayList<>(1 + shardDays.size() + args.size());
-            a.add(Integer.toString(shardDays.size()));
-            for (int day : shardDays) {
-                k.add(keys.due(p, day));
-                a.add(Integer.toString(day));
-            }
-            a.addAll(args);
-            try {
-                return replicas > 0 ? scripts.runReplicated(script, k, a, replicas, durableWaitMs)
-                        : scripts.run(script, k, a, late);
-            } catch (RedisReplyException e) {
-                String m = e.getMessage();
-                int at = m == null ? -1 : m.indexOf("DQNEEDDAY ");
-                if (at < 0 || attempt >= 3) {
-                    throw e;
-                }
-                for (String d : m.substring(at + "DQNEEDDAY ".length()).trim().split("\\s+")) {
-                    shardDays.add(Integer.parseInt(d.trim()));
-                }
-            }
+        return ensureLayoutAsync().compose(v -> runWithDays(script, p, shardDays, args, replicas, late, 0));
+    }
+
+    private Future<Response> runWithDays(String script, Partition p, Set<Integer> shardDays, List<String> args,
+            int replicas, Consumer<Response> late, int attempt) {
+        List<String> k = new ArrayList<>(9 + shardDays.size());
+        k.add(keys.jobs(p));
+        k.add(keys.days(p));
+        k.add(keys.next(p));
+        k.add(keys.inflight(p));
+        k.add(keys.leases(p));
+        k.add(keys.dead(p));
+        k.add(keys.leaseNext(p));
+        k.add(keys.done(p));
+        k.add(keys.ticks(p));
+        List<String> a = new ArrayList<>(1 + shardDays.size() + args.size());
+        a.add(Integer.toString(shardDays.size()));
+        for (int day : shardDays) {
+            k.add(keys.due(p, day));
+            a.add(Integer.toString(day));
         }
+        a.addAll(args);
+        Future<Response> call = replicas > 0 ? scripts.runReplicatedAsync(script, k, a, replicas, durableWaitMs)
+                : scripts.runAsync(script, k, a, late);
+        return call.recover(e -> {
+            String m = e instanceof RedisReplyException ? e.getMessage() : null;
+            int at = m == null ? -1 : m.indexOf("DQNEEDDAY ");
+            if (at < 0 || attempt >= 3) {
+                return Future.failedFuture(e);
+            }
+            for (String d : m.substring(at + "DQNEEDDAY ".length()).trim().split("\\s+")) {
+                shardDays.add(Integer.parseInt(d.trim()));
+            }
+            return runWithDays(script, p, shardDays, args, replicas, late, attempt + 1);
+        });
     }
 
     /** Yesterday, today and tomorrow by this host's clock: covers Redis' "now" despite skew. */

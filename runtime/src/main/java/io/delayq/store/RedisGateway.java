@@ -12,6 +12,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 
 import io.delayq.core.DelayqConfig;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.redis.client.Redis;
 import io.vertx.redis.client.RedisConnection;
@@ -20,9 +21,11 @@ import io.vertx.redis.client.Response;
 import io.vertx.redis.client.impl.types.ErrorType;
 
 /**
- * The one door to Redis: blocking calls with a timeout, for callers on worker or virtual threads
- * (never the event loop). Redis error replies become {@link RedisReplyException}; everything that
- * means "Redis is not there right now" becomes {@link StoreUnavailableException}.
+ * The one door to Redis: every call has a timeout, and comes in two forms — a Vert.x future
+ * ({@code *Async}: holds no thread, for reactive callers) and a blocking one (the same future,
+ * awaited: for callers on worker or virtual threads, never the event loop). Redis error replies
+ * become {@link RedisReplyException}; everything that means "Redis is not there right now"
+ * becomes {@link StoreUnavailableException}.
  */
 @ApplicationScoped
 public class RedisGateway {
@@ -69,7 +72,7 @@ public class RedisGateway {
     }
 
     public Response send(Request request) {
-        return await(redis.send(request), timeoutMs);
+        return await(sendAsync(request));
     }
 
     /**
@@ -78,23 +81,36 @@ public class RedisGateway {
      * command did is not left with nobody knowing.
      */
     public Response send(Request request, Consumer<Response> late) {
+        return await(sendAsync(request, late));
+    }
+
+    /**
+     * Sends without holding a thread: the future fails as {@link #send(Request)} throws
+     * ({@link StoreUnavailableException} after the timeout or without Redis, {@link RedisReplyException}
+     * for an error reply). Its callbacks run on a Redis client (event loop) thread.
+     */
+    public Future<Response> sendAsync(Request request) {
+        return settle(redis.send(request), timeoutMs);
+    }
+
+    /** As {@link #sendAsync(Request)}, with {@link #send(Request, Consumer)}'s {@code late}. */
+    public Future<Response> sendAsync(Request request, Consumer<Response> late) {
         Future<Response> reply = redis.send(request);
-        try {
-            return await(reply, timeoutMs);
-        } catch (StoreUnavailableException e) {
-            reply.onSuccess(late::accept);
-            throw e;
-        }
+        return settle(reply, timeoutMs).onFailure(e -> {
+            if (e instanceof StoreUnavailableException) {
+                reply.onSuccess(late::accept);
+            }
+        });
     }
 
     /** Pipelined requests on one connection: one round trip. */
     public List<Response> batch(List<Request> requests) {
-        return await(redis.batch(requests), timeoutMs);
+        return await(settle(redis.batch(requests), timeoutMs));
     }
 
     /** A batch whose last request may block Redis for up to {@code blockMs} (WAIT): so much longer a timeout. */
-    List<Response> batch(List<Request> requests, long blockMs) {
-        return await(redis.batch(requests), timeoutMs + blockMs);
+    Future<List<Response>> batchAsync(List<Request> requests, long blockMs) {
+        return settle(redis.batch(requests), timeoutMs + blockMs);
     }
 
     /**
@@ -106,7 +122,7 @@ public class RedisGateway {
         for (Request r : requests) {
             sent.add(redis.send(r));
         }
-        await(Future.all(sent), timeoutMs);
+        await(settle(Future.all(sent), timeoutMs));
         List<Response> out = new java.util.ArrayList<>(sent.size());
         for (Future<Response> f : sent) {
             out.add(f.result());
@@ -122,21 +138,50 @@ public class RedisGateway {
 
     /** A dedicated connection (pub/sub); the caller closes it. */
     public RedisConnection connect() {
-        return await(redis.connect(), timeoutMs);
+        return await(settle(redis.connect(), timeoutMs));
     }
 
-    private <T> T await(Future<T> future, long timeoutMs) {
+    /**
+     * A reply as callers see it: within {@code timeoutMs}, failures translated and counted. Every
+     * future of this gateway is settled so, hence ends by itself; {@link #await} adds no timeout.
+     */
+    private <T> Future<T> settle(Future<T> reply, long timeoutMs) {
+        return reply.timeout(timeoutMs, TimeUnit.MILLISECONDS).transform(done -> {
+            if (done.succeeded()) {
+                answering = true;
+                return Future.succeededFuture(done.result());
+            }
+            Throwable cause = done.cause();
+            return Future.failedFuture(counted(cause instanceof TimeoutException
+                    ? new StoreUnavailableException("Redis did not answer within " + timeoutMs + " ms", cause)
+                    : translate(cause)));
+        });
+    }
+
+    /**
+     * Waits for a future of this store (one settled here, or built of such): the blocking API.
+     * Never on an event loop: the reply may need the very thread that would wait for it, and a
+     * blocked event loop stalls every connection on it. A reactive caller uses the futures.
+     */
+    public <T> T await(Future<T> future) {
+        if (Context.isOnEventLoopThread()) {
+            throw new IllegalStateException("a blocking Redis call on event loop thread " + Thread.currentThread().getName()
+                    + ": use the non-blocking API (ReactiveJobs) there, or run the caller on a worker thread");
+        }
         try {
-            T reply = future.toCompletionStage().toCompletableFuture().get(timeoutMs, TimeUnit.MILLISECONDS);
-            answering = true;
-            return reply;
+            return future.toCompletionStage().toCompletableFuture().get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new StoreUnavailableException("interrupted while waiting for Redis", e);
-        } catch (TimeoutException e) {
-            throw counted(new StoreUnavailableException("Redis did not answer within " + timeoutMs + " ms", e));
         } catch (ExecutionException e) {
-            throw counted(translate(e.getCause()));
+            Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException r) {
+                throw r;
+            }
+            if (cause instanceof Error error) {
+                throw error;
+            }
+            throw new StoreUnavailableException("Redis call failed: " + cause, cause);
         }
     }
 

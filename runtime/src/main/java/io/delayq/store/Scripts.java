@@ -19,6 +19,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
+import io.vertx.core.Future;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
@@ -37,7 +38,7 @@ public class Scripts {
     private final Map<String, String[]> loaded = new HashMap<>(); // name -> {sha, source}
     private final Map<String, Timer> timers = new HashMap<>();
     /** Enqueues in WAIT at once: a quarter of the Redis pool, so that takes and acks always find connections. */
-    private final java.util.concurrent.Semaphore waiters = new java.util.concurrent.Semaphore(Math.max(1,
+    private final Turns waiters = new Turns(Math.max(1,
             org.eclipse.microprofile.config.ConfigProvider.getConfig()
                     .getOptionalValue("quarkus.redis.max-pool-size", Integer.class).orElse(16) / 4));
 
@@ -57,17 +58,18 @@ public class Scripts {
 
     /** Runs a script by SHA with the given keys and arguments; EVAL once when Redis lacks it. */
     public Response run(String name, List<String> keys, List<String> args) {
-        return run(name, keys, args, null);
+        return redis.await(runAsync(name, keys, args, null));
     }
 
     /** As above; {@code late} (if not null) gets a reply that arrives after the call timed out. */
     public Response run(String name, List<String> keys, List<String> args, Consumer<Response> late) {
-        long start = System.nanoTime();
-        try {
-            return runOnce(name, keys, args, late);
-        } finally {
-            timers.get(name).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
-        }
+        return redis.await(runAsync(name, keys, args, late));
+    }
+
+    /** As {@link #run(String, List, List, Consumer)}, holding no thread. */
+    public Future<Response> runAsync(String name, List<String> keys, List<String> args, Consumer<Response> late) {
+        return timed(name, System.nanoTime(),
+                bySha(name, keys, args, call -> late == null ? redis.sendAsync(call) : redis.sendAsync(call, late)));
     }
 
     /**
@@ -76,56 +78,53 @@ public class Scripts {
      * "Redis unavailable" when they did not within {@code waitMs}.
      */
     public Response runReplicated(String name, List<String> keys, List<String> args, int replicas, long waitMs) {
+        return redis.await(runReplicatedAsync(name, keys, args, replicas, waitMs));
+    }
+
+    /** As {@link #runReplicated}, holding no thread (nor while it waits for its turn). */
+    public Future<Response> runReplicatedAsync(String name, List<String> keys, List<String> args, int replicas,
+            long waitMs) {
         long start = System.nanoTime();
         // WAIT holds its pooled connection until the replicas answer (up to waitMs when one is
         // down): without a bound, a stream of enqueues would hold every connection and starve
         // the takes and acks of the jobs already accepted.
-        try {
-            if (!waiters.tryAcquire(waitMs, TimeUnit.MILLISECONDS)) {
-                throw redis.unavailable(new StoreUnavailableException("too many enqueues waiting for Redis replicas"
-                        + " (delayq.durability.replicas): are the replicas up?", null));
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new StoreUnavailableException("interrupted while waiting for Redis replicas", e);
-        }
-        try {
-            Request wait = Request.cmd(Command.WAIT).arg(replicas).arg(waitMs);
-            List<Response> replies = bySha(name, keys, args, call -> redis.batch(List.of(call, wait), waitMs));
-            int reached = replies.get(1).toInteger();
-            if (reached < replicas) {
-                throw redis.unavailable(new NotReplicatedException("the write reached " + reached + " of the "
-                        + replicas + " Redis replicas of delayq.durability.replicas within " + waitMs + " ms"));
-            }
-            return replies.get(0);
-        } finally {
-            waiters.release();
-            timers.get(name).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
-        }
+        Future<Response> replicated = waiters.acquire(waitMs).recover(e -> Future.failedFuture(redis.unavailable(
+                new StoreUnavailableException("too many enqueues waiting for Redis replicas"
+                        + " (delayq.durability.replicas): are the replicas up?", null))))
+                .compose(turn -> {
+                    Request wait = Request.cmd(Command.WAIT).arg(replicas).arg(waitMs);
+                    return bySha(name, keys, args, call -> redis.batchAsync(List.of(call, wait), waitMs))
+                            .onComplete(done -> waiters.release())
+                            .compose(replies -> {
+                                int reached = replies.get(1).toInteger();
+                                if (reached < replicas) {
+                                    return Future.failedFuture(redis.unavailable(new NotReplicatedException("the write reached "
+                                            + reached + " of the " + replicas + " Redis replicas of delayq.durability.replicas"
+                                            + " within " + waitMs + " ms")));
+                                }
+                                return Future.succeededFuture(replies.get(0));
+                            });
+                });
+        return timed(name, start, replicated);
     }
 
-    private Response runOnce(String name, List<String> keys, List<String> args, Consumer<Response> late) {
-        return bySha(name, keys, args, call -> send(call, late));
+    private <T> Future<T> timed(String name, long start, Future<T> call) {
+        return call.onComplete(done -> timers.get(name).record(System.nanoTime() - start, TimeUnit.NANOSECONDS));
     }
 
     /**
      * Sends the script's EVALSHA call; when Redis lacks the script (NOSCRIPT, also inside a batch's
      * "ERR [i] NOSCRIPT ..."), the EVAL of its source instead.
      */
-    private <T> T bySha(String name, List<String> keys, List<String> args, java.util.function.Function<Request, T> sender) {
+    private <T> Future<T> bySha(String name, List<String> keys, List<String> args,
+            java.util.function.Function<Request, Future<T>> sender) {
         String[] script = loaded.get(name);
-        try {
-            return sender.apply(request(Command.EVALSHA, script[0], keys, args));
-        } catch (RedisReplyException e) {
-            if (e.getMessage() == null || !e.getMessage().contains("NOSCRIPT")) {
-                throw e;
+        return sender.apply(request(Command.EVALSHA, script[0], keys, args)).recover(e -> {
+            if (e instanceof RedisReplyException && e.getMessage() != null && e.getMessage().contains("NOSCRIPT")) {
+                return sender.apply(request(Command.EVAL, script[1], keys, args));
             }
-            return sender.apply(request(Command.EVAL, script[1], keys, args));
-        }
-    }
-
-    private Response send(Request request, Consumer<Response> late) {
-        return late == null ? redis.send(request) : redis.send(request, late);
+            return Future.failedFuture(e);
+        });
     }
 
     private static Request request(Command command, String script, List<String> keys, List<String> args) {
