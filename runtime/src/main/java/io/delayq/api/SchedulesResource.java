@@ -127,7 +127,7 @@ public class SchedulesResource {
     @POST
     @Path("/{name}/trigger")
     @Operation(summary = "Run a schedule now, once", description = "Enqueues one job of its topic with its payload, id "
-            + "<name>:<now epoch ms>, due at once; its ticks go on as before.")
+            + "<name>:trigger:<now epoch ms>, due at once; its ticks go on as before.")
     @APIResponse(responseCode = "201", description = "the job")
     @APIResponse(responseCode = "200", description = "a job of that id existed (triggered twice in one millisecond)")
     public Response trigger(@PathParam("name") String name) {
@@ -188,7 +188,7 @@ public class SchedulesResource {
         String payload = p == null || p.isNull() ? null : parser.rawPayload(body);
         schedules.checkPayload(payload, "payload");
         return Schedule.of(name, text(node, "cron"), every, text(node, "topic"), payload, text(node, "timeZone"),
-                text(node, "misfire"), Schedule.Source.API, System.currentTimeMillis(), Fields.JSON);
+                text(node, "misfire"), Schedule.Source.API, 0, Fields.JSON); // since: set by Schedules.put
     }
 
     private static String text(JsonNode node, String field) {

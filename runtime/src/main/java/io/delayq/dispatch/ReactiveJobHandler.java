@@ -46,6 +46,9 @@ final class ReactiveJobHandler implements JobHandler {
     }
 
     private void start(Job job, AttemptContext context, Context duplicated, CompletableFuture<Void> attempt) {
+        if (attempt.isDone()) {
+            return; // timed out while waiting for the event loop: its failure is recorded, its retry may run
+        }
         AttemptContext.Entered entered = context.enter();
         CompletionStage<?> running;
         try {

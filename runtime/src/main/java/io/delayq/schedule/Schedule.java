@@ -206,6 +206,11 @@ public final class Schedule {
         return Instant.ofEpochMilli(ms).atZone(zone);
     }
 
+    /** The same schedule, defined at {@code sinceMs}: no tick at or before it fires. */
+    public Schedule withSince(long sinceMs) {
+        return new Schedule(name, cron, every, topic, payloadJson, zone, misfire, source, sinceMs, execution);
+    }
+
     /** The id of the job of the tick at {@code tickMs}. */
     public String jobId(long tickMs) {
         return name + ":" + tickMs;

@@ -68,6 +68,7 @@ public class ScheduleTicker {
     private final Object wakeLock = new Object();
     private boolean woken;
     private volatile boolean stopping;
+    private boolean clockSampled;
     private Thread thread;
 
     private static final class State {
@@ -135,6 +136,8 @@ public class ScheduleTicker {
                     if (!schedules.get().isEmpty()) {
                         sampleClock();
                     }
+                } else if (!clockSampled && !schedules.get().isEmpty()) {
+                    sampleClock(); // a first schedule between two re-reads: never on the wall clock
                 }
                 long t = now.getAsLong();
                 long next = pass(t);
@@ -153,6 +156,9 @@ public class ScheduleTicker {
             } catch (RuntimeException e) {
                 LOG.error("recurring schedules: unexpected failure; retrying in a second", e);
                 waitMs = RETRY_MS;
+            } catch (Error e) {
+                LOG.error("recurring schedules: this replica stops firing them (the others go on)", e);
+                throw e;
             }
             sleep(Math.max(1, waitMs));
         }
@@ -181,6 +187,7 @@ public class ScheduleTicker {
         long before = clock.monotonicNanos();
         long redisNow = store.redisTimeMs();
         clock.observe(redisNow, before, clock.monotonicNanos());
+        clockSampled = true;
     }
 
     /**
@@ -191,6 +198,7 @@ public class ScheduleTicker {
         List<Schedule> all = schedules.get();
         Set<String> names = new HashSet<>();
         long wake = Long.MAX_VALUE;
+        RuntimeException failed = null;
         for (Schedule s : all) {
             names.add(s.name());
             State st = states.get(s.name());
@@ -198,9 +206,18 @@ public class ScheduleTicker {
                 st = new State(s);
                 states.put(s.name(), st);
             }
-            wake = Math.min(wake, advance(st, now));
+            try {
+                wake = Math.min(wake, advance(st, now));
+            } catch (RuntimeException e) {
+                // One schedule's failure (Redis away for its partition, say) leaves the others firing.
+                failed = failed == null ? e : failed;
+                wake = Math.min(wake, now + RETRY_MS);
+            }
         }
         states.keySet().retainAll(names);
+        if (failed != null) {
+            throw failed; // after every schedule had its turn: the loop logs it and passes again
+        }
         return wake;
     }
 
@@ -222,7 +239,7 @@ public class ScheduleTicker {
                 return first - LEAD_MS;
             }
             if (!stillDefined.test(s)) {
-                return Long.MAX_VALUE; // changed or deleted meanwhile: the next pass has the news
+                return now + 100; // changed or deleted meanwhile: the definitions were re-read, pass again
             }
             long latest = s.latestAtOrBefore(now);
             boolean missed = first < now - LATE_MS || latest > first;

@@ -112,8 +112,8 @@ public class Schedules {
         return s != null ? Optional.of(s) : Optional.ofNullable(stored.get(name));
     }
 
-    /** Re-reads the REST-created definitions from Redis. */
-    public void reload() {
+    /** Re-reads the REST-created definitions from Redis (one reader at a time: no older read wins). */
+    public synchronized void reload() {
         Map<String, Schedule> read = new HashMap<>();
         Set<String> bad = new HashSet<>();
         store.scheduleDefinitions().forEach((name, json) -> {
@@ -137,44 +137,73 @@ public class Schedules {
     }
 
     /**
-     * Creates or replaces a schedule over REST; true when it is new. Ticks before now do not
-     * count as missed, whatever the schedule was before.
+     * Creates or replaces a schedule over REST; true when it is new. Its definition time is now
+     * (Redis time): no tick before it counts as missed. A tick the old definition already
+     * enqueued (up to a second ahead) runs as it was; the new one does not enqueue it again.
+     * Moved to another topic, the schedule is fenced off the old topic for {@value #FENCE_MS} ms
+     * (a replica that has not seen the change cannot fire it there) and fires in the new topic
+     * from then on.
      *
      * @throws ConfiguredScheduleException when the name belongs to this replica's configuration
      */
-    public boolean put(Schedule schedule) {
+    public synchronized boolean put(Schedule schedule) {
         if (configured.containsKey(schedule.name())) {
             throw new ConfiguredScheduleException(schedule.name());
         }
-        reload();
-        Schedule before = stored.get(schedule.name());
-        boolean created = store.putSchedule(schedule.name(), encode(schedule));
+        long now = store.redisTimeMs();
+        Schedule before = storedNow(schedule.name());
+        Schedule defined = schedule.withSince(now);
         if (before != null && !before.topic().equals(schedule.topic())) {
-            store.forgetTicks(schedule.name(), before.topic());
+            store.fenceTicks(schedule.name(), before.topic(), now + FENCE_MS);
+            defined = schedule.withSince(now + FENCE_MS);
         }
+        boolean created = store.putSchedule(schedule.name(), encode(defined));
         changed();
         return created;
     }
 
-    /** Deletes a REST-created schedule; false when there is none of that name. */
-    public boolean delete(String name) {
+    /** How long a deleted or moved schedule stays fenced off its topic: its lead and lateness, with room. */
+    static final long FENCE_MS = ScheduleTicker.LEAD_MS + ScheduleTicker.LATE_MS;
+
+    /**
+     * Deletes a REST-created schedule; false when there is none of that name. Its topic is
+     * fenced for {@value #FENCE_MS} ms, and the job of a tick already enqueued ahead is cancelled:
+     * nothing of it runs after the deletion (a job already due or running goes on).
+     */
+    public synchronized boolean delete(String name) {
         if (configured.containsKey(name)) {
             throw new ConfiguredScheduleException(name);
         }
-        reload();
-        Schedule s = stored.get(name);
+        Schedule s = storedNow(name);
         if (s == null) {
             return false;
         }
-        store.deleteSchedule(name, s.topic());
-        cancelEnqueuedTick(s);
+        long now = store.redisTimeMs();
+        store.deleteSchedule(name);
+        store.fenceTicks(name, s.topic(), now + FENCE_MS);
+        long next = s.nextAfter(now);
+        for (int i = 0; i < 3 && next <= now + ScheduleTicker.LEAD_MS; i++) {
+            jobs.cancel(s.topic(), s.jobId(next));
+            next = s.nextAfter(next);
+        }
         changed();
         return true;
     }
 
+    /** The definition in Redis now, null when none (or unreadable). */
+    private Schedule storedNow(String name) {
+        String json = store.scheduleDefinition(name);
+        try {
+            return json == null ? null : decode(name, json);
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
     /**
      * Runs a schedule now, once, besides its ticks: a job of its topic with its payload, id
-     * {@code <name>:<now epoch ms>}, due at once. Empty when there is no such schedule.
+     * {@code <name>:trigger:<now epoch ms>} (Redis time), due at once. Empty when there is no such
+     * schedule.
      */
     public Optional<JobInfo> trigger(String name) {
         Optional<Schedule> s = find(name);
@@ -183,7 +212,7 @@ public class Schedules {
             s = find(name);
         }
         return s.map(schedule -> {
-            NewJob job = validator.validate(schedule.topic(), schedule.jobId(System.currentTimeMillis()), 0L, null, null,
+            NewJob job = validator.validate(schedule.topic(), name + ":trigger:" + store.redisTimeMs(), 0L, null, null,
                     schedule.payloadJson());
             return jobs.scheduleAll(List.of(job)).get(0);
         });
@@ -211,20 +240,6 @@ public class Schedules {
         }
         reload();
         return false;
-    }
-
-    /**
-     * The next tick's job is enqueued up to a second ahead: a deleted schedule cancels it, so
-     * that nothing of it runs after the deletion (a job already due or running goes on). (A
-     * replaced one keeps it: its tick is recorded, and the new definition would not enqueue it
-     * again.)
-     */
-    private void cancelEnqueuedTick(Schedule s) {
-        long next = s.nextAfter(System.currentTimeMillis());
-        for (int i = 0; i < 3 && next <= System.currentTimeMillis() + ScheduleTicker.LEAD_MS; i++) {
-            jobs.cancel(s.topic(), s.jobId(next));
-            next = s.nextAfter(next);
-        }
     }
 
     private void changed() {

@@ -539,24 +539,21 @@ public class JobStore {
         return redis.send(Request.cmd(Command.HSET).arg(keys.schedules()).arg(name).arg(definition)).toInteger() == 1;
     }
 
-    /**
-     * Deletes a schedule's definition, then its tick records in the partitions of {@code topic}
-     * (a schedule created again under the name starts afresh). True when it existed.
-     */
-    public boolean deleteSchedule(String name, String topic) {
-        boolean existed = redis.send(Request.cmd(Command.HDEL).arg(keys.schedules()).arg(name)).toInteger() == 1;
-        forgetTicks(name, topic);
-        return existed;
+    /** Deletes a schedule's definition; true when it existed. */
+    public boolean deleteSchedule(String name) {
+        return redis.send(Request.cmd(Command.HDEL).arg(keys.schedules()).arg(name)).toInteger() == 1;
     }
 
-    /** Drops a schedule's tick records in the partitions of {@code topic}. */
-    public void forgetTicks(String name, String topic) {
-        ensureLayout();
-        List<Request> dels = new ArrayList<>(partitions);
+    /**
+     * Fences a schedule off the partitions of {@code topic}: its tick record there becomes at
+     * least {@code untilMs}, so the enqueue script refuses every tick up to then — a replica that
+     * has not yet seen a deletion or a change of topic cannot enqueue a tick of the old
+     * definition there (the record is compared in the same atomic step as the write).
+     */
+    public void fenceTicks(String name, String topic, long untilMs) {
         for (Partition p : partitionsOf(topic)) {
-            dels.add(Request.cmd(Command.HDEL).arg(keys.ticks(p)).arg(name));
+            run("fence", p, Set.of(), List.of(name, Long.toString(untilMs)));
         }
-        readAll(dels);
     }
 
     /** The last tick (epoch ms) a schedule fired or skipped into any partition of {@code topic}; -1 when none. */

@@ -55,7 +55,7 @@ class SchedulesApiTest {
         json("{\"every\":\"1h\",\"topic\":\"" + topic + "\",\"payload\":{\"n\":12345678901234567.89}}")
                 .put("/schedules/" + name).then().statusCode(200);
         String id = given().post("/schedules/" + name + "/trigger").then().statusCode(201)
-                .body("id", startsWith(name + ":")).body("topic", equalTo(topic)).body("state", equalTo("scheduled"))
+                .body("id", startsWith(name + ":trigger:")).body("topic", equalTo(topic)).body("state", equalTo("scheduled"))
                 .extract().path("id");
         given().get("/jobs/" + topic + "/" + id).then().statusCode(200);
         try (Resp r = RedisTestResource.resp()) {
@@ -141,6 +141,29 @@ class SchedulesApiTest {
                 .until(() -> ticks(name).size() <= atDelete + 2);
         Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(
                 () -> given().get("/schedules/" + name).then().statusCode(404));
+    }
+
+    @Test
+    void movingAScheduleToAnotherTopicNeverRunsATickInBoth() {
+        String name = Topics.fresh("moving");
+        String other = Topics.fresh("moved");
+        json("{\"every\":\"1s\",\"topic\":\"rec\"}").put("/schedules/" + name).then().statusCode(201);
+        Awaitility.await().atMost(Duration.ofSeconds(15)).until(() -> ticks(name).size() >= 2);
+        json("{\"every\":\"1s\",\"topic\":\"" + other + "\"}").put("/schedules/" + name).then().statusCode(200);
+        // The new topic has no observer: its tick jobs stay in Redis, to be compared with the old topic's runs.
+        Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> {
+            try (Resp r = RedisTestResource.resp()) {
+                return r.num("HLEN", Topics.keys(other) + "jobs") >= 2;
+            }
+        });
+        given().delete("/schedules/" + name).then().statusCode(204);
+        java.util.Set<String> inOld = new java.util.HashSet<>();
+        ticks(name).forEach(d -> inOld.add(d.id()));
+        try (Resp r = RedisTestResource.resp()) {
+            for (Object id : r.list("HKEYS", Topics.keys(other) + "jobs")) {
+                assertTrue(!inOld.contains(id.toString()), "tick " + id + " ran in the old topic and was enqueued in the new");
+            }
+        }
     }
 
     private static List<TestObservers.Delivery> ticks(String name) {
