@@ -33,6 +33,7 @@ public class JobBodyParser {
      */
     private static final JsonFactory STRICT = new JsonFactory();
     private static final Set<String> FIELDS = Set.of("topic", "id", "payload", "delayMs", "runAt", "maxAttempts");
+    private static final Set<String> RESCHEDULE_FIELDS = new java.util.TreeSet<>(Set.of("delayMs", "runAt"));
     private final ObjectMapper mapper;
     private final JobValidator validator;
     private final int maxBatch;
@@ -140,6 +141,29 @@ public class JobBodyParser {
             }
         }
         out.add(raw);
+    }
+
+    /**
+     * A reschedule body ({@code PATCH /jobs/{topic}/{id}}): exactly one of {@code delayMs} and
+     * {@code runAt}, under the enqueue's rules.
+     */
+    public JobValidator.Timing reschedule(String body) {
+        JsonNode root = tree(body);
+        if (!root.isObject()) {
+            throw new InvalidJobException("body", "a reschedule is a JSON object: {\"delayMs\": ...} or {\"runAt\": ...}");
+        }
+        for (Iterator<String> names = root.fieldNames(); names.hasNext();) {
+            String name = names.next();
+            if (!RESCHEDULE_FIELDS.contains(name)) {
+                throw new InvalidJobException(name, "unknown field " + name + "; give exactly one of " + RESCHEDULE_FIELDS);
+            }
+        }
+        Long delayMs = delayMs(root);
+        String runAt = text(root, "runAt");
+        if (delayMs == null && runAt == null) {
+            throw new InvalidJobException("delayMs", "give exactly one of delayMs and runAt");
+        }
+        return validator.timing(delayMs, runAt == null ? null : JobValidator.parseRunAt(runAt));
     }
 
     /** A rate limit body ({@code PUT /topics/{topic}/rate-limit}): {@code {"perSecond": 50}}. */

@@ -24,6 +24,7 @@ import io.delayq.core.CancelOutcome;
 import io.delayq.core.JobInfo;
 import io.delayq.core.JobState;
 import io.delayq.core.NewJob;
+import io.delayq.core.RescheduleResult;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
@@ -521,6 +522,34 @@ public class JobStore {
 
     public boolean purge(String topic, String id) {
         return run("purge", partitionOf(topic, id), Set.of(), List.of(id)).toInteger() == 1;
+    }
+
+    // ---------------------------------------------------------------- reschedule
+
+    /**
+     * Moves a scheduled job to run {@code ms} after Redis now ({@code delayed}) or at epoch ms
+     * {@code ms}, across day shards in one script; a job that becomes its partition's earliest
+     * wakes the takers. A job in flight or dead is not moved.
+     */
+    public RescheduleResult reschedule(String topic, String id, boolean delayed, long ms) {
+        Partition p = partitionOf(topic, id);
+        // The new runAt's shard is known here; the old one's day is in the record, and the first
+        // call names it (DQNEEDDAY) unless it is among these.
+        Set<Integer> days = new TreeSet<>();
+        aroundDay(days, delayed ? System.currentTimeMillis() + ms : ms);
+        Response r = run("reschedule", p, days, List.of(id, delayed ? "d" : "a", Long.toString(ms), scriptChannel(p)));
+        return switch (r.get(0).toInteger()) {
+            case 1 -> {
+                JobRecord rec = JobRecord.decode(r.get(1).toString());
+                yield new RescheduleResult(RescheduleResult.Outcome.RESCHEDULED, new JobInfo(id, topic,
+                        Instant.ofEpochMilli(rec.runAt()), JobState.SCHEDULED, rec.attempts(),
+                        rec.maxAttempts() == 0 ? null : rec.maxAttempts(),
+                        rec.lastError().isEmpty() ? null : rec.lastError(), null, null, false));
+            }
+            case -1 -> new RescheduleResult(RescheduleResult.Outcome.INFLIGHT, null);
+            case -2 -> new RescheduleResult(RescheduleResult.Outcome.DEAD, null);
+            default -> new RescheduleResult(RescheduleResult.Outcome.UNKNOWN, null);
+        };
     }
 
     // ---------------------------------------------------------------- flow control
