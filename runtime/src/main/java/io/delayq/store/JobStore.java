@@ -638,11 +638,6 @@ public class JobStore {
         return rate == null ? OptionalDouble.empty() : OptionalDouble.of(rate);
     }
 
-    /** The number of partitions of every topic ({@code delayq.partitions}). */
-    public int partitionCount() {
-        return partitions;
-    }
-
     // ---------------------------------------------------------------- dispatch
 
     /**

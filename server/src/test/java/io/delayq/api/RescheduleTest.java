@@ -89,6 +89,11 @@ class RescheduleTest {
             assertConsistent(redis, topic, Map.of("mover", back.toEpochMilli()));
             assertEquals(back.toEpochMilli(), redis.num("GET", Topics.keys(topic) + "next"),
                     "the job became the earliest: next lowered to it");
+
+            // Two days out to now: the old shard is none the caller passes at first (it learns it).
+            Instant now = jobs.runNow(topic, "stays").job().runAt();
+            assertConsistent(redis, topic, Map.of("mover", back.toEpochMilli(), "stays", now.toEpochMilli()));
+            assertEquals(now.toEpochMilli(), redis.num("GET", Topics.keys(topic) + "next"));
         }
     }
 
