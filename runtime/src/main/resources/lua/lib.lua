@@ -13,20 +13,27 @@
 --                               (absent otherwise); the key expires a window after its last write
 --   KEYS[9] -> ticks     HASH   recurring schedule name -> the last tick it fired (or skipped) into
 --                               this partition, epoch ms (see enqueue.lua)
---   KEYS[10..9+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
+--   KEYS[10] -> paused   STRING Redis time (ms) the topic was paused at; absent = taken as usual.
+--                               Written to every partition of the topic (see flow.lua)
+--   KEYS[11] -> ratelimit STRING the topic's rate limit set by an operator, jobs/s over all its
+--                               partitions (absent = the caller's configuration, passed in ARGV)
+--   KEYS[12] -> ratetat  STRING the partition's rate limit state (GCRA's theoretical arrival time,
+--                               ms); expires once it is in the past
+--   KEYS[13..12+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
 -- ARGV[1] = k, the number of day shards passed; ARGV[2..1+k] = their days (yyyymmdd).
 -- A script that needs a shard it was not given fails with "DQNEEDDAY d1 d2 ..." before any write;
 -- Java then adds those keys and calls again. Scripts never build key names themselves.
 local rcall = redis.call
 local K_JOBS, K_DAYS, K_NEXT, K_INFLIGHT, K_LEASES, K_DEAD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local K_LEASE_NEXT, K_DONE, K_TICKS = KEYS[7], KEYS[8], KEYS[9]
+local K_PAUSED, K_RATE, K_RATE_TAT = KEYS[10], KEYS[11], KEYS[12]
 local DAY_MS = 86400000
 -- Lua's unpack() is bounded by the C stack (LUAI_MAXCSTACK 8000): variadic calls go in chunks.
 local CHUNK = 1000
 
 local shard_count = tonumber(ARGV[1])
 local shard_of_day = {}
-for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[9 + i] end
+for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[12 + i] end
 local A = 2 + shard_count -- first script-specific ARGV
 
 local function now_ms()
@@ -151,6 +158,25 @@ local function schedule(id, run_at, channel)
     rcall('SET', K_NEXT, run_at)
     wake(channel, run_at)
   end
+end
+
+-- Sets "next" exactly after the partition's earliest job may have left (taken, moved later):
+-- the smallest runAt of the oldest non-empty shard. The index only lists non-empty shards (every
+-- script that empties one drops it), so one look is enough; when that shard was not passed in,
+-- the start of its day is a lower bound (a taker then wakes, and learns more). Returns it, -1 when
+-- nothing is scheduled.
+local function reset_next()
+  local first = rcall('ZRANGE', K_DAYS, 0, 0)
+  if #first == 0 then
+    rcall('DEL', K_NEXT)
+    return -1
+  end
+  local day = tonumber(first[1])
+  local shard = shard_of_day[day]
+  local top = shard and rcall('ZRANGE', shard, 0, 0, 'WITHSCORES') or {}
+  local head = #top > 0 and tonumber(top[2]) or day_start(day)
+  rcall('SET', K_NEXT, head)
+  return head
 end
 
 -- Calls a variadic command with fixed leading args and a flat list, in CHUNK-sized pieces.

@@ -11,9 +11,14 @@
 --             token nobody holds: they would sit in flight until their lease expired, and lose
 --             an attempt.
 -- ARGV[A+4] = dedup window ms of the topic, 0 = none (the carried acks remember their ids)
--- ARGV[A+5] = m, acks carried by this call; then m pairs: id, lease token
--- Returns {now, next, s, stale ack id 1..s, id1, record1, id2, record2, ...}: next = the
--- earliest runAt still scheduled after this take (-1 when none).
+-- ARGV[A+5] = the topic's rate limit in the caller's configuration, jobs/s, 0 = none; one set
+--             by an operator (KEYS ratelimit) wins
+-- ARGV[A+6] = P, the topic's partition count: each partition runs a P-th of the topic's limit
+-- ARGV[A+7] = m, acks carried by this call; then m pairs: id, lease token
+-- Returns {now, next, wait, s, stale ack id 1..s, id1, record1, id2, record2, ...}: next = the
+-- earliest runAt still scheduled after this take (-1 when none); wait = -1 while the topic is
+-- paused (nothing was taken: sleep until a wake-up), else the Redis time (ms) before which the
+-- rate limit lets no take have a job, 0 when it holds nothing back.
 -- Errors: DQNEEDDAY (lib.lua), raised before anything is written (acks included).
 local limit = tonumber(ARGV[A])
 local lease_ms = tonumber(ARGV[A + 1])
@@ -22,6 +27,31 @@ local take_deadline = tonumber(ARGV[A + 3])
 local now = now_ms()
 if take_deadline > 0 and now > take_deadline then limit = 0 end
 local today = day_of(now)
+
+-- Flow control, from Redis state so that every replica obeys it at once: a paused partition
+-- leases nothing (the carried acks still count). A rate limit is a GCRA over Redis time, shared
+-- by every replica: a job every "interval" ms on average. A take may have BATCH_MS worth of jobs
+-- at once (at least one), so that a fast limit is still taken in batches; a held-back taker is
+-- told to come back SLACK_MS before its batch is due, so that its wake-up latency is absorbed
+-- rather than lost (a late take would restart the pace at its own time: ~2 % below the limit).
+-- So no second ever sees more than the limit plus BATCH_MS + SLACK_MS worth of jobs.
+local BATCH_MS, SLACK_MS = 40, 10
+local flow = rcall('MGET', K_PAUSED, K_RATE, K_RATE_TAT)
+local wait, rate_tat, interval, allowed = 0, nil, nil, nil
+if flow[1] then
+  limit, wait = 0, -1
+else
+  local rate = tonumber(flow[2]) or tonumber(ARGV[A + 5])
+  if rate > 0 then
+    interval = 1000 * tonumber(ARGV[A + 6]) / rate
+    local batch = math.max(1, math.floor(BATCH_MS / interval))
+    local tolerance = (batch - 1) * interval + SLACK_MS
+    rate_tat = math.max(tonumber(flow[3]) or 0, now)
+    -- (+1e-6: (batch - 1) * interval / interval must not round down to batch - 2)
+    allowed = math.max(0, math.floor((now + tolerance - rate_tat) / interval + 1e-6) + 1)
+    if allowed < limit then limit = allowed end
+  end
+end
 
 -- "next" is a lower bound of every runAt in the partition (every script that schedules a job
 -- lowers it; this one sets it exactly).
@@ -41,10 +71,25 @@ elseif due then
   if err then return err end
 end
 
-local stale = ack_leases(A + 6, tonumber(ARGV[A + 5]), tonumber(ARGV[A + 4]), now)
-local out = { now, head or -1, #stale }
+-- Under a rate limit, the jobs taken advance the partition's schedule; the caller is told when
+-- the limit lets a whole batch go again if it held this take back, else nothing (wait 0).
+local function pace(taken)
+  if not interval then return wait end
+  if taken > 0 then
+    rate_tat = rate_tat + taken * interval
+    rcall('SET', K_RATE_TAT, string.format('%.3f', rate_tat), 'PX', math.ceil(rate_tat - now) + 1000)
+  end
+  if taken < allowed then return 0 end
+  return math.ceil(rate_tat - SLACK_MS)
+end
+
+local stale = ack_leases(A + 8, tonumber(ARGV[A + 7]), tonumber(ARGV[A + 4]), now)
+local out = { now, head or -1, 0, #stale }
 for _, id in ipairs(stale) do out[#out + 1] = id end
-if not due then return out end
+if not due then
+  out[3] = pace(0)
+  return out
+end
 
 local taken = {}
 local next_due = -2 -- unknown: look it up below
@@ -72,26 +117,9 @@ else
   end
 end
 
-if next_due == -2 then
-  -- The smallest runAt of the oldest non-empty shard. The index only lists non-empty shards
-  -- (every script that empties one drops it), so one look is enough.
-  next_due = -1
-  local first = rcall('ZRANGE', K_DAYS, 0, 0)
-  if #first > 0 then
-    local day = tonumber(first[1])
-    local shard = shard_of_day[day]
-    local top = shard and rcall('ZRANGE', shard, 0, 0, 'WITHSCORES') or {}
-    if #top > 0 then
-      next_due = tonumber(top[2])
-    else
-      next_due = day_start(day) -- a lower bound is enough: a taker then wakes, and learns more
-    end
-    rcall('SET', K_NEXT, next_due)
-  else
-    rcall('DEL', K_NEXT)
-  end
-end
+if next_due == -2 then next_due = reset_next() end
 out[2] = next_due
+out[3] = pace(#taken)
 
 if #taken > 0 then
   local deadline = now + lease_ms

@@ -19,6 +19,7 @@ import io.delayq.core.DelayqConfig;
 import io.delayq.core.InvalidJobException;
 import io.delayq.core.JobValidator;
 import io.delayq.core.NewJob;
+import io.delayq.core.TopicControl;
 
 /**
  * Reads enqueue bodies field by field, so that every rule broken is reported with the field's
@@ -32,6 +33,7 @@ public class JobBodyParser {
      */
     private static final JsonFactory STRICT = new JsonFactory();
     private static final Set<String> FIELDS = Set.of("topic", "id", "payload", "delayMs", "runAt", "maxAttempts");
+    private static final Set<String> RESCHEDULE_FIELDS = new java.util.TreeSet<>(Set.of("delayMs", "runAt"));
     private final ObjectMapper mapper;
     private final JobValidator validator;
     private final int maxBatch;
@@ -141,6 +143,63 @@ public class JobBodyParser {
         out.add(raw);
     }
 
+    /**
+     * A reschedule body ({@code PATCH /jobs/{topic}/{id}}): exactly one of {@code delayMs} and
+     * {@code runAt}, under the enqueue's rules.
+     */
+    public JobValidator.Timing reschedule(String body) {
+        JsonNode root = tree(body);
+        if (!root.isObject()) {
+            throw new InvalidJobException("body", "a reschedule is a JSON object: {\"delayMs\": ...} or {\"runAt\": ...}");
+        }
+        for (Iterator<String> names = root.fieldNames(); names.hasNext();) {
+            String name = names.next();
+            if (!RESCHEDULE_FIELDS.contains(name)) {
+                throw new InvalidJobException(name, "unknown field " + name + "; give exactly one of " + RESCHEDULE_FIELDS);
+            }
+        }
+        Long delayMs = delayMs(root);
+        String runAt = text(root, "runAt");
+        if (delayMs == null && runAt == null) {
+            throw new InvalidJobException("delayMs", "give exactly one of delayMs and runAt");
+        }
+        return validator.timing(delayMs, runAt == null ? null : JobValidator.parseRunAt(runAt));
+    }
+
+    /** A rate limit body ({@code PUT /topics/{topic}/rate-limit}): {@code {"perSecond": 50}}. */
+    public double perSecond(String body) {
+        JsonNode root = tree(body);
+        if (!root.isObject()) {
+            throw new InvalidJobException("body", "a rate limit is a JSON object: {\"perSecond\": 50}");
+        }
+        for (Iterator<String> names = root.fieldNames(); names.hasNext();) {
+            String name = names.next();
+            if (!"perSecond".equals(name)) {
+                throw new InvalidJobException(name, "unknown field " + name + "; the only field is perSecond");
+            }
+        }
+        JsonNode n = root.get("perSecond");
+        if (n == null || n.isNull()) {
+            throw new InvalidJobException("perSecond", "perSecond is required");
+        }
+        if (!n.isNumber()) {
+            throw new InvalidJobException("perSecond", "perSecond must be a number of jobs per second");
+        }
+        TopicControl.checkRate("perSecond", n.doubleValue());
+        return n.doubleValue();
+    }
+
+    private static Long delayMs(JsonNode node) {
+        JsonNode d = node.get("delayMs");
+        if (d == null || d.isNull()) {
+            return null;
+        }
+        if (!d.isIntegralNumber() || !d.canConvertToLong()) {
+            throw new InvalidJobException("delayMs", "delayMs must be an integer number of milliseconds");
+        }
+        return d.longValue();
+    }
+
     private JsonNode tree(String body) {
         if (body == null || body.isBlank()) {
             throw new InvalidJobException("body", "a JSON body is required");
@@ -166,14 +225,7 @@ public class JobBodyParser {
             String topic = text(node, "topic");
             String id = text(node, "id");
             String runAt = text(node, "runAt");
-            Long delayMs = null;
-            JsonNode d = node.get("delayMs");
-            if (d != null && !d.isNull()) {
-                if (!d.isIntegralNumber() || !d.canConvertToLong()) {
-                    throw new InvalidJobException("delayMs", "delayMs must be an integer number of milliseconds");
-                }
-                delayMs = d.longValue();
-            }
+            Long delayMs = delayMs(node);
             Integer maxAttempts = null;
             JsonNode m = node.get("maxAttempts");
             if (m != null && !m.isNull()) {

@@ -8,6 +8,7 @@ import java.util.List;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.DELETE;
 import jakarta.ws.rs.GET;
+import jakarta.ws.rs.PATCH;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
@@ -27,6 +28,7 @@ import io.delayq.core.JobInfo;
 import io.delayq.core.JobValidator;
 import io.delayq.core.Jobs;
 import io.delayq.core.NewJob;
+import io.delayq.core.RescheduleResult;
 import io.delayq.store.JobStore;
 import io.quarkus.arc.properties.IfBuildProperty;
 import io.quarkus.runtime.annotations.RegisterForReflection;
@@ -125,6 +127,24 @@ public class JobsResource {
             case UNKNOWN -> throw new NotFound("no job " + id + " in topic " + topic);
             case INFLIGHT -> throw new Conflict("job " + id + " is running; it cannot be cancelled");
             case DEAD -> throw new Conflict("job " + id + " is dead; purge it with DELETE /topics/" + topic + "/dead/" + id);
+        };
+    }
+
+    @PATCH
+    @Path("/{topic}/{id}")
+    @Operation(summary = "Reschedule a scheduled job", description = "Body: exactly one of {\"delayMs\"} and "
+            + "{\"runAt\"}, under the enqueue's rules ({\"delayMs\": 0} runs it now). 200 with the job; 404 unknown; "
+            + "409 in flight or dead")
+    public JobInfo reschedule(@PathParam("topic") String topic, @PathParam("id") String id, String body) {
+        JobValidator.checkTopic("topic", topic);
+        JobValidator.checkId("id", id);
+        RescheduleResult r = jobs.reschedule(topic, id, parser.reschedule(body));
+        return switch (r.outcome()) {
+            case RESCHEDULED -> r.job();
+            case UNKNOWN -> throw new NotFound("no scheduled job " + id + " in topic " + topic);
+            case INFLIGHT -> throw new Conflict("job " + id + " is running; it cannot be rescheduled");
+            case DEAD -> throw new Conflict("job " + id + " is dead; requeue it with POST /topics/" + topic + "/dead/"
+                    + id + "/requeue");
         };
     }
 

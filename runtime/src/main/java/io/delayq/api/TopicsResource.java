@@ -9,6 +9,7 @@ import jakarta.ws.rs.DELETE;
 import jakarta.ws.rs.DefaultValue;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
+import jakarta.ws.rs.PUT;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
@@ -24,6 +25,8 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 
 import io.delayq.core.InvalidJobException;
 import io.delayq.core.JobValidator;
+import io.delayq.core.TopicControl;
+import io.delayq.core.TopicFlow;
 import io.delayq.dispatch.Dispatcher;
 import io.delayq.dispatch.TopicRegistry;
 import io.delayq.store.DeadJob;
@@ -32,7 +35,7 @@ import io.delayq.store.TopicStats;
 import io.quarkus.arc.properties.IfBuildProperty;
 import io.quarkus.runtime.annotations.RegisterForReflection;
 
-/** Topics overview and the dead-letter set. */
+/** Topics overview, flow control (pause, resume, rate limit) and the dead-letter set. */
 @IfBuildProperty(name = "delayq.api.enabled", stringValue = "true", enableIfMissing = true)
 @Path("/topics")
 @Produces(MediaType.APPLICATION_JSON)
@@ -40,21 +43,28 @@ public class TopicsResource {
     private final JobStore store;
     private final TopicRegistry registry;
     private final Dispatcher dispatcher;
+    private final TopicControl control;
+    private final JobBodyParser parser;
 
-    public TopicsResource(JobStore store, TopicRegistry registry, Dispatcher dispatcher) {
+    public TopicsResource(JobStore store, TopicRegistry registry, Dispatcher dispatcher, TopicControl control,
+            JobBodyParser parser) {
         this.store = store;
         this.registry = registry;
         this.dispatcher = dispatcher;
+        this.control = control;
+        this.parser = parser;
     }
 
     /**
      * @param runningHere jobs of the topic running on this replica right now
      * @param servedBy what runs the topic on this replica (observer, HTTP target), null when not served here
+     * @param paused no replica takes the topic's jobs (since {@code pausedAt})
+     * @param rateLimit the limit its jobs are taken at, null when none
      */
     @RegisterForReflection
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record TopicView(String topic, long scheduled, long inflight, long dead, String nextDueAt, boolean served,
-            String servedBy, Integer runningHere) {
+            String servedBy, Integer runningHere, boolean paused, String pausedAt, TopicFlow.RateLimit rateLimit) {
     }
 
     @RegisterForReflection
@@ -64,30 +74,66 @@ public class TopicsResource {
     }
 
     @GET
-    @Operation(summary = "Every topic with scheduled, inflight and dead counts, next due time, and whether this replica serves it")
+    @Operation(summary = "Every topic with scheduled, inflight and dead counts, next due time, whether this replica "
+            + "serves it, whether it is paused, and its rate limit")
     public List<TopicView> topics() {
         Map<String, Integer> running = dispatcher.runningByTopic();
-        List<TopicView> out = new ArrayList<>();
+        List<TopicStats> stats = new ArrayList<>(store.topics());
         List<String> listed = new ArrayList<>();
-        for (TopicStats s : store.topics()) {
-            listed.add(s.topic());
-            out.add(view(s, running));
-        }
+        stats.forEach(s -> listed.add(s.topic()));
         // Served topics with no job yet are shown too: "served" is what an operator looks for.
         for (String topic : registry.handlers().keySet()) {
             if (!listed.contains(topic)) {
-                out.add(view(new TopicStats(topic, 0, 0, 0, -1), running));
+                listed.add(topic);
+                stats.add(new TopicStats(topic, 0, 0, 0, -1));
             }
         }
+        Map<String, TopicFlow> flows = control.flows(listed);
+        List<TopicView> out = new ArrayList<>(stats.size());
+        stats.forEach(s -> out.add(view(s, running, flows.get(s.topic()))));
         return out;
     }
 
-    private TopicView view(TopicStats s, Map<String, Integer> running) {
+    private TopicView view(TopicStats s, Map<String, Integer> running, TopicFlow flow) {
         boolean served = registry.serves(s.topic());
         return new TopicView(s.topic(), s.scheduled(), s.inflight(), s.dead(),
                 s.nextDue() < 0 ? null : Instant.ofEpochMilli(s.nextDue()).toString(), served,
                 served ? registry.handlers().get(s.topic()).describe() : null,
-                served ? running.getOrDefault(s.topic(), 0) : null);
+                served ? running.getOrDefault(s.topic(), 0) : null,
+                flow.paused(), flow.pausedAt() == null ? null : flow.pausedAt().toString(), flow.rateLimit());
+    }
+
+    @POST
+    @Path("/{topic}/pause")
+    @Operation(summary = "Pause a topic: no replica takes its jobs until it is resumed (enqueue still works, jobs in "
+            + "flight finish)", description = "200 with the topic's flow control")
+    public TopicFlow pause(@PathParam("topic") String topic) {
+        return control.pause(topic);
+    }
+
+    @POST
+    @Path("/{topic}/resume")
+    @Operation(summary = "Resume a paused topic: replicas take its due jobs at once", description = "200 with the "
+            + "topic's flow control")
+    public TopicFlow resume(@PathParam("topic") String topic) {
+        return control.resume(topic);
+    }
+
+    @PUT
+    @Path("/{topic}/rate-limit")
+    @Operation(summary = "Set a topic's rate limit, jobs per second over all replicas", description = "Body: "
+            + "{\"perSecond\": 50}. Kept in Redis, it wins over delayq.topics.<t>.rate-limit. 200 with the topic's flow control")
+    public TopicFlow setRateLimit(@PathParam("topic") String topic, String body) {
+        JobValidator.checkTopic("topic", topic);
+        return control.setRateLimit(topic, parser.perSecond(body));
+    }
+
+    @DELETE
+    @Path("/{topic}/rate-limit")
+    @Operation(summary = "Remove the rate limit set over REST: the configuration's applies again", description = "200 "
+            + "with the topic's flow control")
+    public TopicFlow clearRateLimit(@PathParam("topic") String topic) {
+        return control.clearRateLimit(topic);
     }
 
     @GET

@@ -279,6 +279,17 @@ public interface DelayqConfig {
          */
         Optional<Duration> dedupWindow();
 
+        /**
+         * Most jobs of this topic taken per second, by all replicas together; a fraction is
+         * allowed ({@code 0.5}: one job every 2 s). The take script enforces it with Redis time,
+         * so that any number of replicas stay within it, and tells a held-back taker when to come
+         * back. With {@code delayq.partitions} P, each partition takes at most a P-th of it. A limit
+         * set by an operator ({@code PUT /topics/<t>/rate-limit}, kept in Redis) wins over this one
+         * until it is deleted. Give every replica that serves the topic the same value. Unset (the
+         * default): no limit.
+         */
+        OptionalDouble rateLimit();
+
         /** An HTTP endpoint that runs this topic's jobs (see {@code io.delayq.http}). */
         Http http();
     }

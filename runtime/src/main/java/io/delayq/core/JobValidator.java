@@ -57,31 +57,7 @@ public class JobValidator {
         } else {
             checkId("id", id);
         }
-        if (delayMs != null && runAt != null) {
-            throw new InvalidJobException("runAt", "give either delayMs or runAt, not both");
-        }
-        long horizon = config.horizon().toMillis();
-        boolean delayed = true;
-        long millis = 0;
-        if (delayMs != null) {
-            if (delayMs < 0) {
-                throw new InvalidJobException("delayMs", "delayMs must be >= 0");
-            }
-            if (delayMs > horizon) {
-                throw new InvalidJobException("delayMs", "delayMs must be at most the horizon of " + horizon + " ms");
-            }
-            millis = delayMs;
-        } else if (runAt != null) {
-            Instant at;
-            try {
-                at = Instant.parse(runAt);
-            } catch (RuntimeException e) {
-                throw new InvalidJobException("runAt", "runAt must be an ISO-8601 instant such as 2026-11-30T12:00:00Z");
-            }
-            checkRunAt(at, horizon);
-            delayed = false;
-            millis = at.toEpochMilli();
-        }
+        Timing when = timing(delayMs, runAt == null ? null : parseRunAt(runAt));
         if (maxAttempts != null && (maxAttempts < 1 || maxAttempts > 1000)) {
             throw new InvalidJobException("maxAttempts", "maxAttempts must be between 1 and 1000");
         }
@@ -92,7 +68,48 @@ public class JobValidator {
                 throw new InvalidJobException("payload", "payload is " + size + " bytes, more than the limit of " + limit, 413);
             }
         }
-        return new NewJob(topic, id, delayed, millis, maxAttempts == null ? 0 : maxAttempts, payloadJson);
+        return new NewJob(topic, id, when.delayed(), when.millis(), maxAttempts == null ? 0 : maxAttempts, payloadJson);
+    }
+
+    /**
+     * When a job runs: {@code delayed} true = {@code millis} after Redis now, false = at epoch ms
+     * {@code millis}.
+     */
+    public record Timing(boolean delayed, long millis) {
+    }
+
+    /**
+     * Checks a job's time, given as at most one of a delay and an instant (enqueue, reschedule);
+     * neither means now.
+     */
+    public Timing timing(Long delayMs, Instant runAt) {
+        if (delayMs != null && runAt != null) {
+            throw new InvalidJobException("runAt", "give either delayMs or runAt, not both");
+        }
+        long horizon = config.horizon().toMillis();
+        if (runAt != null) {
+            checkRunAt(runAt, horizon);
+            return new Timing(false, runAt.toEpochMilli());
+        }
+        if (delayMs == null) {
+            return new Timing(true, 0);
+        }
+        if (delayMs < 0) {
+            throw new InvalidJobException("delayMs", "delayMs must be >= 0");
+        }
+        if (delayMs > horizon) {
+            throw new InvalidJobException("delayMs", "delayMs must be at most the horizon of " + horizon + " ms");
+        }
+        return new Timing(true, delayMs);
+    }
+
+    /** A runAt as sent (ISO-8601 text). */
+    public static Instant parseRunAt(String runAt) {
+        try {
+            return Instant.parse(runAt);
+        } catch (RuntimeException e) {
+            throw new InvalidJobException("runAt", "runAt must be an ISO-8601 instant such as 2026-11-30T12:00:00Z");
+        }
     }
 
     /** A runAt may lie in the past (due at once) but not beyond the horizon nor before 1970. */

@@ -105,6 +105,42 @@ public class Jobs {
     }
 
     /**
+     * Moves a scheduled job to run at {@code runAt} (a past instant: at once), with its attempts,
+     * payload and id as they were. {@link RescheduleResult#job()} is the job with its new runAt;
+     * a job in flight or dead is not moved ({@link RescheduleResult.Outcome#INFLIGHT},
+     * {@link RescheduleResult.Outcome#DEAD}).
+     *
+     * @throws InvalidJobException when runAt is beyond the horizon or before 1970 (field
+     *         {@code runAt})
+     */
+    public RescheduleResult reschedule(String topic, String id, java.time.Instant runAt) {
+        if (runAt == null) {
+            throw new InvalidJobException("runAt", "runAt is required");
+        }
+        return reschedule(topic, id, validator.timing(null, runAt));
+    }
+
+    /** As above, to run {@code delay} after now (Redis time); {@link Duration#ZERO} runs it now. */
+    public RescheduleResult reschedule(String topic, String id, Duration delay) {
+        if (delay == null) {
+            throw new InvalidJobException("delayMs", "delayMs is required");
+        }
+        return reschedule(topic, id, validator.timing(delay.toMillis(), null));
+    }
+
+    /** Runs a scheduled job now rather than at its runAt: {@code reschedule(topic, id, Duration.ZERO)}. */
+    public RescheduleResult runNow(String topic, String id) {
+        return reschedule(topic, id, Duration.ZERO);
+    }
+
+    /** Moves a scheduled job to a checked time ({@link JobValidator#timing}). */
+    public RescheduleResult reschedule(String topic, String id, JobValidator.Timing when) {
+        JobValidator.checkTopic("topic", topic);
+        JobValidator.checkId("id", id);
+        return store.reschedule(topic, id, when.delayed(), when.millis());
+    }
+
+    /**
      * Enqueues validated jobs, one atomic script per topic partition, and returns their results
      * in input order. Called inside a trace (a traced REST request, a span of the caller's), the
      * jobs keep its context and their attempts run in that trace.

@@ -184,14 +184,22 @@ final class DueTaker {
                 if (!uncertain.isEmpty()) {
                     releaseUncertain();
                 }
-                if (r.jobs().size() == want) {
+                if (r.paused()) {
+                    // Nothing is taken until the topic is resumed, which publishes a wake-up (the
+                    // safety-net poll stands in for a lost one): no take before, however many are due.
+                    sleepUntil(NONE);
+                    continue;
+                }
+                if (r.jobs().size() == want && r.notBefore() == 0) {
                     continue; // there may be more due right now
                 }
                 // Under a steady stream the next job is due within this take's round trip, and a
                 // take right away would find only the one or two jobs that fell due meanwhile.
                 // Waiting until minGap after this take's start batches them: each take and ack
                 // costs Redis the same whether it moves one job or fifty, for <= minGap lateness.
-                long next = r.nextDue() < 0 ? NONE : Math.max(r.nextDue(), r.now() + minGapMs);
+                // A rate limit that held the take back says when it lets the next jobs go.
+                long next = r.nextDue() < 0 ? NONE
+                        : Math.max(Math.max(r.nextDue(), r.notBefore()), r.now() + minGapMs);
                 sleepUntil(next);
             } catch (RedisReplyException e) {
                 LOG.errorf(e, "take on %s failed", partition);

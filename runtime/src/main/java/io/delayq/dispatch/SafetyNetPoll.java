@@ -68,9 +68,11 @@ final class SafetyNetPoll {
             try {
                 long[][] heads = store.heads(partitions);
                 long now = clock.redisNow();
-                // Every wake-up first: a reclaim is a script call and must not delay them.
+                // Every wake-up first: a reclaim is a script call and must not delay them. The
+                // takers of a paused topic sleep until it is resumed: waking them would be a take
+                // per poll for nothing. Leases are reclaimed whether paused or not.
                 for (int i = 0; i < partitions.size(); i++) {
-                    if (heads[0][i] >= 0) {
+                    if (heads[0][i] >= 0 && heads[2][i] == 0) {
                         takers.get(i).wake(heads[0][i]);
                     }
                 }

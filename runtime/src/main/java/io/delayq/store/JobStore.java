@@ -2,10 +2,13 @@ package io.delayq.store;
 
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalDouble;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
@@ -22,6 +25,7 @@ import io.delayq.core.JobInfo;
 import io.delayq.core.JobState;
 import io.delayq.core.NewJob;
 import io.vertx.core.Future;
+import io.delayq.core.RescheduleResult;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
@@ -45,6 +49,8 @@ public class JobStore {
     private final Set<String> knownTopics = ConcurrentHashMap.newKeySet();
     /** Dedup window ms of the topics that set one ({@code delayq.topics.<t>.dedup-window}). */
     private final Map<String, Long> dedupWindows = new HashMap<>();
+    /** Rate limit in jobs/s of the topics that configure one ({@code delayq.topics.<t>.rate-limit}). */
+    private final Map<String, Double> rateLimits = new HashMap<>();
 
     public JobStore(RedisGateway redis, Scripts scripts, Keys keys, DelayqConfig config) {
         this.redis = redis;
@@ -56,6 +62,13 @@ public class JobStore {
         this.cluster = redis.cluster();
         config.topics().forEach((topic, t) -> t.dedupWindow().filter(w -> w.toMillis() > 0)
                 .ifPresent(w -> dedupWindows.put(topic, w.toMillis())));
+        config.topics().forEach((topic, t) -> t.rateLimit().ifPresent(r -> {
+            if (!(r > 0) || Double.isInfinite(r)) {
+                throw new IllegalStateException("delayq.topics." + topic + ".rate-limit must be a number of jobs per"
+                        + " second above 0, not " + r + " (to stop a topic, pause it: POST /topics/" + topic + "/pause)");
+            }
+            rateLimits.put(topic, r);
+        }));
     }
 
     /**
@@ -352,35 +365,37 @@ public class JobStore {
     /**
      * The safety-net poll's read, for the given partitions: [0][i] the "next" lower bound of
      * partition i (-1 with nothing scheduled), [1][i] its "leasenext" lower bound of the lease
-     * deadlines (-1 with none). One MGET for all of them, so that an idle replica costs Redis one
-     * command per poll however many topics it serves; on Redis Cluster, where the partitions'
-     * keys live in different slots, one pipelined MGET per partition.
+     * deadlines (-1 with none), [2][i] 1 while its topic is paused, else 0. One MGET for all of
+     * them, so that an idle replica costs Redis one command per poll however many topics it serves
+     * (paused ones included); on Redis Cluster, where the partitions' keys live in different slots,
+     * one pipelined MGET per partition.
      */
     public long[][] heads(List<Partition> ps) {
-        long[][] out = new long[2][ps.size()];
+        long[][] out = new long[3][ps.size()];
         if (ps.isEmpty()) {
             return out;
         }
         ensureLayout();
-        List<Response> replies = new ArrayList<>(ps.size() * 2);
+        List<Response> replies = new ArrayList<>(ps.size() * 3);
         if (cluster) {
             List<Request> reads = new ArrayList<>(ps.size());
             for (Partition p : ps) {
-                reads.add(Request.cmd(Command.MGET).arg(keys.next(p)).arg(keys.leaseNext(p)));
+                reads.add(Request.cmd(Command.MGET).arg(keys.next(p)).arg(keys.leaseNext(p)).arg(keys.paused(p)));
             }
-            for (Response pair : redis.sendEach(reads)) {
-                pair.forEach(replies::add);
+            for (Response triple : redis.sendEach(reads)) {
+                triple.forEach(replies::add);
             }
         } else {
             Request mget = Request.cmd(Command.MGET);
-            ps.forEach(p -> mget.arg(keys.next(p)).arg(keys.leaseNext(p)));
+            ps.forEach(p -> mget.arg(keys.next(p)).arg(keys.leaseNext(p)).arg(keys.paused(p)));
             redis.send(mget).forEach(replies::add);
         }
         for (int i = 0; i < ps.size(); i++) {
-            Response next = replies.get(2 * i);
-            Response leaseNext = replies.get(2 * i + 1);
+            Response next = replies.get(3 * i);
+            Response leaseNext = replies.get(3 * i + 1);
             out[0][i] = next == null ? -1 : next.toLong();
             out[1][i] = leaseNext == null ? -1 : (long) Double.parseDouble(leaseNext.toString());
+            out[2][i] = replies.get(3 * i + 2) == null ? 0 : 1;
         }
         return out;
     }
@@ -631,6 +646,120 @@ public class JobStore {
         return run("purge", partitionOf(topic, id), Set.of(), List.of(id)).toInteger() == 1;
     }
 
+    // ---------------------------------------------------------------- reschedule
+
+    /**
+     * Moves a scheduled job to run {@code ms} after Redis now ({@code delayed}) or at epoch ms
+     * {@code ms}, across day shards in one script; a job that becomes its partition's earliest
+     * wakes the takers. A job in flight or dead is not moved.
+     */
+    public RescheduleResult reschedule(String topic, String id, boolean delayed, long ms) {
+        Partition p = partitionOf(topic, id);
+        // The new runAt's shard is known here; the old one's day is in the record, and the first
+        // call names it (DQNEEDDAY) unless it is among these.
+        Set<Integer> days = new TreeSet<>();
+        aroundDay(days, delayed ? System.currentTimeMillis() + ms : ms);
+        Response r = run("reschedule", p, days, List.of(id, delayed ? "d" : "a", Long.toString(ms), scriptChannel(p)));
+        return switch (r.get(0).toInteger()) {
+            case 1 -> {
+                JobRecord rec = JobRecord.decode(r.get(1).toString());
+                yield new RescheduleResult(RescheduleResult.Outcome.RESCHEDULED, new JobInfo(id, topic,
+                        Instant.ofEpochMilli(rec.runAt()), JobState.SCHEDULED, rec.attempts(),
+                        rec.maxAttempts() == 0 ? null : rec.maxAttempts(),
+                        rec.lastError().isEmpty() ? null : rec.lastError(), null, null, false));
+            }
+            case -1 -> new RescheduleResult(RescheduleResult.Outcome.INFLIGHT, null);
+            case -2 -> new RescheduleResult(RescheduleResult.Outcome.DEAD, null);
+            default -> new RescheduleResult(RescheduleResult.Outcome.UNKNOWN, null);
+        };
+    }
+
+    // ---------------------------------------------------------------- flow control
+
+    /**
+     * Pauses the topic: no replica takes its jobs until it is resumed (enqueue still works, and
+     * jobs in flight finish as usual). Written to every partition, one script each; a failure
+     * half-way leaves some paused: pausing again is harmless.
+     */
+    public FlowSettings pause(String topic) {
+        return flow(topic, "pause", "");
+    }
+
+    /** Resumes the topic, and wakes the takers of its partitions so that due jobs go at once. */
+    public FlowSettings resume(String topic) {
+        return flow(topic, "resume", "");
+    }
+
+    /** Sets the topic's rate limit (jobs/s over all replicas), winning over the configuration's. */
+    public FlowSettings setRateLimit(String topic, double perSecond) {
+        return flow(topic, "rate", Double.toString(perSecond));
+    }
+
+    /** Clears the rate limit set by {@link #setRateLimit}: the configuration's applies again. */
+    public FlowSettings clearRateLimit(String topic) {
+        return flow(topic, "unrate", "");
+    }
+
+    private FlowSettings flow(String topic, String what, String value) {
+        // Listed, so that a topic paused before its first job shows as paused.
+        registerTopic(topic);
+        List<FlowSettings> each = new ArrayList<>(partitions);
+        for (Partition p : partitionsOf(topic)) {
+            Response r = run("flow", p, Set.of(), List.of(what, value, scriptChannel(p)));
+            String rate = r.get(1).toString();
+            each.add(new FlowSettings(r.get(0).toLong(), rate.isEmpty() ? null : Double.valueOf(rate)));
+        }
+        return merged(each);
+    }
+
+    /** A topic's settings from those of its partitions, in partition order. */
+    private static FlowSettings merged(List<FlowSettings> each) {
+        long pausedAt = -1;
+        Double rate = null;
+        for (FlowSettings f : each) {
+            if (f.paused() && (pausedAt < 0 || f.pausedAt() < pausedAt)) {
+                pausedAt = f.pausedAt();
+            }
+            if (rate == null) {
+                rate = f.rateLimit();
+            }
+        }
+        return pausedAt < 0 && rate == null ? FlowSettings.NONE : new FlowSettings(pausedAt, rate);
+    }
+
+    /** The flow settings of the given topics: one MGET per partition, all sent at once. */
+    public Map<String, FlowSettings> flows(Collection<String> topics) {
+        Map<String, FlowSettings> out = new LinkedHashMap<>();
+        if (topics.isEmpty()) {
+            return out;
+        }
+        ensureLayout();
+        List<Request> reads = new ArrayList<>(topics.size() * partitions);
+        for (String topic : topics) {
+            for (Partition p : partitionsOf(topic)) {
+                reads.add(Request.cmd(Command.MGET).arg(keys.paused(p)).arg(keys.rateLimit(p)));
+            }
+        }
+        List<Response> replies = readAll(reads);
+        int i = 0;
+        for (String topic : topics) {
+            List<FlowSettings> each = new ArrayList<>(partitions);
+            for (int p = 0; p < partitions; p++, i++) {
+                Response pair = replies.get(i);
+                each.add(new FlowSettings(pair.get(0) == null ? -1 : pair.get(0).toLong(),
+                        pair.get(1) == null ? null : Double.valueOf(pair.get(1).toString())));
+            }
+            out.put(topic, merged(each));
+        }
+        return out;
+    }
+
+    /** The topic's rate limit in this replica's configuration (jobs/s), empty when none. */
+    public OptionalDouble configuredRateLimit(String topic) {
+        Double rate = rateLimits.get(topic);
+        return rate == null ? OptionalDouble.empty() : OptionalDouble.of(rate);
+    }
+
     // ---------------------------------------------------------------- dispatch
 
     /**
@@ -654,6 +783,8 @@ public class JobStore {
         args.add(tokenPrefix);
         args.add(Long.toString(deadlineMs));
         args.add(dedupWindow(p.topic()));
+        args.add(Double.toString(rateLimits.getOrDefault(p.topic(), 0.0)));
+        args.add(Integer.toString(partitions));
         addLeases(args, acks);
         // A reply that comes after we stopped waiting for it (Redis ran the take before the
         // deadline, the reply was slow): its jobs are leased to a token nobody holds. Put them
@@ -676,18 +807,19 @@ public class JobStore {
     private static TakeResult parseTake(Partition p, String tokenPrefix, Response r) {
         long now = r.get(0).toLong();
         long next = r.get(1).toLong();
-        int staleCount = r.get(2).toInteger();
+        long notBefore = r.get(2).toLong();
+        int staleCount = r.get(3).toInteger();
         List<String> stale = new ArrayList<>(staleCount);
         for (int i = 0; i < staleCount; i++) {
-            stale.add(r.get(3 + i).toString());
+            stale.add(r.get(4 + i).toString());
         }
-        List<TakenJob> jobs = new ArrayList<>((r.size() - 3 - staleCount) / 2);
-        for (int i = 3 + staleCount, n = 1; i < r.size(); i += 2, n++) {
+        List<TakenJob> jobs = new ArrayList<>((r.size() - 4 - staleCount) / 2);
+        for (int i = 4 + staleCount, n = 1; i < r.size(); i += 2, n++) {
             String rec = r.get(i + 1).toString();
             jobs.add(new TakenJob(p, new Lease(r.get(i).toString(), tokenPrefix + n),
                     rec.isEmpty() ? null : JobRecord.decode(rec)));
         }
-        return new TakeResult(now, next, jobs, stale);
+        return new TakeResult(now, next, jobs, stale, notBefore);
     }
 
     private void requeueOrphans(Partition p, List<Lease> orphans) {
@@ -870,7 +1002,7 @@ public class JobStore {
 
     private Future<Response> runWithDays(String script, Partition p, Set<Integer> shardDays, List<String> args,
             int replicas, Consumer<Response> late, int attempt) {
-        List<String> k = new ArrayList<>(9 + shardDays.size());
+        List<String> k = new ArrayList<>(12 + shardDays.size());
         k.add(keys.jobs(p));
         k.add(keys.days(p));
         k.add(keys.next(p));
@@ -880,6 +1012,9 @@ public class JobStore {
         k.add(keys.leaseNext(p));
         k.add(keys.done(p));
         k.add(keys.ticks(p));
+        k.add(keys.paused(p));
+        k.add(keys.rateLimit(p));
+        k.add(keys.rateTat(p));
         List<String> a = new ArrayList<>(1 + shardDays.size() + args.size());
         a.add(Integer.toString(shardDays.size()));
         for (int day : shardDays) {

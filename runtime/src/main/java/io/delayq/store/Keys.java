@@ -167,6 +167,31 @@ public class Keys {
         return prefix + ":replicas";
     }
 
+    /**
+     * STRING: the Redis time (ms) the partition's topic was paused at; absent while its jobs are
+     * taken. Pause and resume write it in every partition of the topic; the take script and the
+     * safety-net poll read it.
+     */
+    public String paused(Partition p) {
+        return base(p) + "paused";
+    }
+
+    /**
+     * STRING: the topic's rate limit set by an operator, jobs per second over all its partitions
+     * (a copy in every partition, for the take script); absent = the replicas' configuration.
+     */
+    public String rateLimit(Partition p) {
+        return base(p) + "ratelimit";
+    }
+
+    /**
+     * STRING: the state of the partition's rate limit, GCRA's theoretical arrival time (Redis ms,
+     * with a fraction); expires once it has passed.
+     */
+    public String rateTat(Partition p) {
+        return base(p) + "ratetat";
+    }
+
     /** HASH schedule name → definition (JSON) of the schedules created over REST. */
     public String schedules() {
         return prefix + ":schedules";

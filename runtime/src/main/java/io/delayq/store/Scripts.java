@@ -32,7 +32,7 @@ import io.vertx.redis.client.Response;
 @ApplicationScoped
 public class Scripts {
     static final List<String> NAMES = List.of("peek", "enqueue", "take", "ack", "fail", "extend", "reclaim", "requeue",
-            "get", "cancel", "revive", "purge", "stats", "snooze", "fence");
+            "get", "cancel", "revive", "purge", "stats", "snooze", "fence", "flow", "reschedule");
 
     private final RedisGateway redis;
     private final Map<String, String[]> loaded = new HashMap<>(); // name -> {sha, source}

@@ -143,6 +143,18 @@ public final class AppProcess implements AutoCloseable {
         }
     }
 
+    /** Any method, with a JSON body (or none when {@code json} is null), and the response. */
+    public HttpResponse<String> send(String method, String path, String json) {
+        try {
+            return HTTP.send(HttpRequest.newBuilder(URI.create(baseUrl() + path)).timeout(Duration.ofSeconds(30))
+                    .header("Content-Type", "application/json")
+                    .method(method, json == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(json))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+        } catch (IOException | InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** POSTs JSON without waiting: the reply, or the failure to get one (within {@code timeout}). */
     public java.util.concurrent.CompletableFuture<HttpResponse<String>> postAsync(String path, String json, Duration timeout) {
         return HTTP.sendAsync(HttpRequest.newBuilder(URI.create(baseUrl() + path)).timeout(timeout)

@@ -1,0 +1,99 @@
+package io.delayq.core;
+
+import java.time.Instant;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalDouble;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import io.delayq.store.FlowSettings;
+import io.delayq.store.JobStore;
+
+/**
+ * An operator's flow control of topics, for every replica at once (the state is in Redis, read by
+ * the take script): pause and resume, and a rate limit that wins over the configuration's. The
+ * REST endpoints under {@code /topics/{topic}} and the dashboard call this.
+ *
+ * @throws InvalidJobException on a rule broken (names the field)
+ * @throws io.delayq.store.StoreUnavailableException when Redis cannot be reached
+ */
+@ApplicationScoped
+public class TopicControl {
+    /** Far above what one Redis can take; a typo (5e9) should not read as "no limit". */
+    public static final double MAX_RATE = 1_000_000;
+    private final JobStore store;
+
+    public TopicControl(JobStore store) {
+        this.store = store;
+    }
+
+    /**
+     * Stops every replica from taking the topic's jobs. Enqueue still works, and jobs in flight
+     * run to their end (acks, retries and lease reclaims as usual). Pausing a paused topic keeps
+     * its first {@code pausedAt}; a topic with no jobs yet may be paused.
+     */
+    public TopicFlow pause(String topic) {
+        JobValidator.checkTopic("topic", topic);
+        return view(topic, store.pause(topic));
+    }
+
+    /** Lets replicas take the topic's jobs again; those due go at once (the takers are woken). */
+    public TopicFlow resume(String topic) {
+        JobValidator.checkTopic("topic", topic);
+        return view(topic, store.resume(topic));
+    }
+
+    /**
+     * Limits the topic to {@code perSecond} jobs taken per second by all replicas together,
+     * from now on and over any {@code delayq.topics.<t>.rate-limit}; kept in Redis until
+     * {@link #clearRateLimit}.
+     */
+    public TopicFlow setRateLimit(String topic, double perSecond) {
+        JobValidator.checkTopic("topic", topic);
+        checkRate("perSecond", perSecond);
+        return view(topic, store.setRateLimit(topic, perSecond));
+    }
+
+    /** Removes the limit set by {@link #setRateLimit}: the configuration's (if any) applies again. */
+    public TopicFlow clearRateLimit(String topic) {
+        JobValidator.checkTopic("topic", topic);
+        return view(topic, store.clearRateLimit(topic));
+    }
+
+    /** The topic's flow control as it is now. */
+    public TopicFlow flow(String topic) {
+        JobValidator.checkTopic("topic", topic);
+        return flows(List.of(topic)).get(topic);
+    }
+
+    /** The flow control of several topics, in their order (one Redis round trip). */
+    public Map<String, TopicFlow> flows(Collection<String> topics) {
+        Map<String, TopicFlow> out = new LinkedHashMap<>();
+        store.flows(topics).forEach((topic, settings) -> out.put(topic, view(topic, settings)));
+        return out;
+    }
+
+    /** The rule for a rate limit, for callers that read one from input. */
+    public static void checkRate(String field, double perSecond) {
+        if (!(perSecond > 0) || perSecond > MAX_RATE) {
+            throw new InvalidJobException(field, field + " must be a number of jobs per second above 0 and at most "
+                    + (long) MAX_RATE + " (to stop a topic, pause it)");
+        }
+    }
+
+    private TopicFlow view(String topic, FlowSettings s) {
+        TopicFlow.RateLimit rate = null;
+        if (s.rateLimit() != null) {
+            rate = new TopicFlow.RateLimit(s.rateLimit(), TopicFlow.Source.API);
+        } else {
+            OptionalDouble configured = store.configuredRateLimit(topic);
+            if (configured.isPresent()) {
+                rate = new TopicFlow.RateLimit(configured.getAsDouble(), TopicFlow.Source.CONFIG);
+            }
+        }
+        return new TopicFlow(topic, s.paused(), s.paused() ? Instant.ofEpochMilli(s.pausedAt()) : null, rate);
+    }
+}

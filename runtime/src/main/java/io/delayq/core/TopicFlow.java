@@ -1,0 +1,42 @@
+package io.delayq.core;
+
+import java.time.Instant;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonValue;
+
+import io.quarkus.runtime.annotations.RegisterForReflection;
+
+/**
+ * A topic's flow control as every replica sees it: whether it is paused, and the rate limit its
+ * jobs are taken at (the reply of {@code POST /topics/{topic}/pause}, {@code /resume} and
+ * {@code /rate-limit}).
+ *
+ * @param pausedAt when it was paused (Redis time); null when it is not paused
+ * @param rateLimit the limit in force, null when there is none
+ */
+@RegisterForReflection
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record TopicFlow(String topic, boolean paused, Instant pausedAt, RateLimit rateLimit) {
+
+    /**
+     * A rate limit: at most {@code perSecond} jobs of the topic taken per second by all replicas
+     * together (with P partitions, a P-th of it per partition).
+     */
+    @RegisterForReflection
+    public record RateLimit(double perSecond, Source source) {
+    }
+
+    /** Where a rate limit comes from. */
+    public enum Source {
+        /** Set by an operator ({@link TopicControl#setRateLimit}, {@code PUT /topics/{topic}/rate-limit}), kept in Redis. */
+        API,
+        /** {@code delayq.topics.<t>.rate-limit} of this replica's configuration. */
+        CONFIG;
+
+        @JsonValue
+        public String json() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+}

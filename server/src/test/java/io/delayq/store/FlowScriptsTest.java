@@ -1,0 +1,167 @@
+package io.delayq.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import jakarta.inject.Inject;
+
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+
+import io.delayq.core.JobState;
+import io.delayq.core.NewJob;
+import io.delayq.dev.Resp;
+import io.delayq.support.RedisTestResource;
+import io.delayq.support.Topics;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+
+/** Pause and the rate limit inside the take script, driven directly on topics no replica serves. */
+@QuarkusTest
+@QuarkusTestResource(RedisTestResource.class)
+class FlowScriptsTest {
+    @Inject
+    JobStore store;
+
+    private void enqueueDue(Partition p, String prefix, int n) {
+        List<NewJob> batch = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            batch.add(new NewJob(p.topic(), prefix + i, true, 0, 0, null));
+        }
+        store.enqueue(p, batch, "");
+    }
+
+    @Test
+    void aPausedPartitionLeasesNothingWhileItsCarriedAcksStillCount() {
+        String topic = Topics.fresh("paused-take");
+        Partition p = store.partitionsOf(topic).get(0);
+        enqueueDue(p, "j", 3);
+        Set<Integer> older = new HashSet<>();
+        TakenJob running = store.take(p, 1, 30_000, "A:", older, List.of(), 0).jobs().get(0);
+
+        FlowSettings paused = store.pause(topic);
+        assertTrue(paused.paused());
+        TakeResult r = store.take(p, 10, 30_000, "B:", older, List.of(running.lease()), 0);
+        assertTrue(r.paused(), "the take says paused");
+        assertEquals(0, r.jobs().size(), "two jobs are due, none is taken");
+        assertEquals(List.of(), r.staleAcks());
+        assertTrue(store.get(topic, running.lease().id()).isEmpty(), "the carried ack was applied");
+        try (Resp redis = RedisTestResource.resp()) {
+            String k = Topics.keys(topic);
+            assertEquals(String.valueOf(paused.pausedAt()), redis.str("GET", k + "paused"));
+            assertEquals(0L, redis.num("ZCARD", k + "inflight"));
+            assertEquals(2L, redis.num("HLEN", k + "jobs"));
+        }
+        assertEquals(paused.pausedAt(), store.pause(topic).pausedAt(), "a second pause keeps the first time");
+
+        assertTrue(!store.resume(topic).paused());
+        TakeResult after = store.take(p, 10, 30_000, "C:", older, List.of(), 0);
+        assertTrue(!after.paused());
+        assertEquals(2, after.jobs().size(), "resumed: both due jobs are taken");
+    }
+
+    @Test
+    void leasesThatExpireWhilePausedAreReclaimedAsUsual() {
+        String topic = Topics.fresh("paused-reclaim");
+        Partition p = store.partitionsOf(topic).get(0);
+        enqueueDue(p, "k", 1);
+        Set<Integer> older = new HashSet<>();
+        store.take(p, 1, 1, "A:", older, List.of(), 0); // a 1 ms lease: its replica "died"
+        store.pause(topic);
+        try (Resp redis = RedisTestResource.resp()) {
+            long deadline = (long) Double.parseDouble(redis.str("ZSCORE", Topics.keys(topic) + "inflight", "k0"));
+            Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> redisTime(redis) > deadline);
+        }
+        assertEquals(1, store.reclaim(p, 100, 10, 0, 1.0, 0, 0)[0]);
+        var info = store.get(topic, "k0").orElseThrow();
+        assertEquals(JobState.SCHEDULED, info.state());
+        assertEquals(1, info.attempts(), "the lost attempt counts");
+        assertEquals(0, store.take(p, 10, 30_000, "B:", older, List.of(), 0).jobs().size(), "still paused");
+        store.resume(topic);
+        assertEquals(1, store.take(p, 10, 30_000, "C:", older, List.of(), 0).jobs().size());
+    }
+
+    /**
+     * 100 jobs/s with one partition: a job every 10 ms, takes of 40 ms worth (4 jobs) plus 10 ms of
+     * slack: the first take has 5. Every take, however often it is tried, stays within 5 + 100/s ×
+     * the Redis time since the first; a take held back says when to come back (10 ms before its
+     * batch of 4 is due).
+     */
+    @Test
+    void theRateLimitHoldsEveryTakeWithinItsScheduleAndSaysWhenToComeBack() {
+        String topic = Topics.fresh("rate-take");
+        Partition p = store.partitionsOf(topic).get(0);
+        enqueueDue(p, "r", 60);
+        assertEquals(100.0, store.setRateLimit(topic, 100).rateLimit());
+        Set<Integer> older = new HashSet<>();
+        TakeResult first = store.take(p, 60, 30_000, "A:", older, List.of(), 0);
+        assertEquals(5, first.jobs().size(), "a batch of 40 ms worth, and the slack's 10 ms");
+        long start = first.now();
+        assertTrue(first.notBefore() >= start + 39 && first.notBefore() <= start + 41,
+                "the next batch 10 ms before it is due, in 50 ms: " + (first.notBefore() - start));
+        TakeResult held = store.take(p, 60, 30_000, "H:", older, List.of(), 0);
+        assertEquals(0, held.jobs().size(), "held back at once");
+        assertEquals(first.notBefore(), held.notBefore());
+        try (Resp redis = RedisTestResource.resp()) {
+            Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> redisTime(redis) >= held.notBefore());
+        }
+        TakeResult batch = store.take(p, 60, 30_000, "N:", older, List.of(), 0);
+        assertTrue(batch.jobs().size() >= 4, "back when told: a batch of 4 (" + batch.jobs().size() + ")");
+        int taken = first.jobs().size() + batch.jobs().size();
+        int calls = 1;
+        while (taken < 60) {
+            TakeResult r = store.take(p, 60, 30_000, "B" + calls++ + ":", older, List.of(), 0);
+            taken += r.jobs().size();
+            assertTrue(taken <= 5 + (r.now() - start) * 100 / 1000 + 1,
+                    taken + " jobs taken " + (r.now() - start) + " ms after the first take");
+            if (r.jobs().isEmpty()) {
+                assertTrue(r.notBefore() > r.now(), "held back: told when to come back");
+            }
+            assertTrue(calls < 100_000, "the limit let the jobs go");
+        }
+        try (Resp redis = RedisTestResource.resp()) {
+            long span = redisTime(redis) - start;
+            assertTrue(span >= 540, "60 jobs at 100/s with a burst of 5 take at least 550 ms: " + span);
+            assertNotNull(redis.str("GET", Topics.keys(topic) + "ratetat"), "the schedule is kept in Redis");
+        }
+
+        store.clearRateLimit(topic);
+        enqueueDue(p, "s", 30);
+        TakeResult unlimited = store.take(p, 60, 30_000, "C:", older, List.of(), 0);
+        assertEquals(30, unlimited.jobs().size(), "no limit: everything due at once");
+        assertEquals(0, unlimited.notBefore());
+    }
+
+    @Test
+    void aRaisedLimitTakesEffectAtOnceAndFlowSettingsAreTheSameInEveryRead() {
+        String topic = Topics.fresh("rate-raise");
+        Partition p = store.partitionsOf(topic).get(0);
+        enqueueDue(p, "x", 10);
+        store.setRateLimit(topic, 0.1); // one job per 10 s
+        Set<Integer> older = new HashSet<>();
+        assertEquals(1, store.take(p, 10, 30_000, "A:", older, List.of(), 0).jobs().size());
+        TakeResult held = store.take(p, 10, 30_000, "B:", older, List.of(), 0);
+        assertEquals(0, held.jobs().size());
+        assertTrue(held.notBefore() - held.now() > 9_000, "the next job in 10 s");
+        store.setRateLimit(topic, 1000);
+        assertEquals(9, store.take(p, 10, 30_000, "C:", older, List.of(), 0).jobs().size(),
+                "the old limit's schedule does not hold the new one up");
+        FlowSettings read = store.flows(List.of(topic)).get(topic);
+        assertEquals(1000.0, read.rateLimit());
+        assertTrue(!read.paused());
+        assertNull(store.flows(List.of(Topics.fresh("never"))).values().iterator().next().rateLimit());
+    }
+
+    private static long redisTime(Resp redis) {
+        List<Object> t = redis.list("TIME");
+        return Long.parseLong(t.get(0).toString()) * 1000 + Long.parseLong(t.get(1).toString()) / 1000;
+    }
+}
