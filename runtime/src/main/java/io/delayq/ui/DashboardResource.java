@@ -28,6 +28,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.delayq.core.JobInfo;
 import io.delayq.core.JobValidator;
 import io.delayq.core.Jobs;
+import io.delayq.core.TopicControl;
+import io.delayq.core.TopicFlow;
 import io.delayq.ops.ReplicaRegistry;
 import io.delayq.schedule.Schedule;
 import io.delayq.schedule.Schedules;
@@ -63,15 +65,17 @@ public class DashboardResource {
     private final Jobs jobs;
     private final Schedules schedules;
     private final ReplicaRegistry replicas;
+    private final TopicControl control;
     private final Pages pages;
     private final ObjectMapper mapper;
 
-    public DashboardResource(JobStore store, Jobs jobs, Schedules schedules, ReplicaRegistry replicas, Pages pages,
-            ObjectMapper mapper) {
+    public DashboardResource(JobStore store, Jobs jobs, Schedules schedules, ReplicaRegistry replicas,
+            TopicControl control, Pages pages, ObjectMapper mapper) {
         this.store = store;
         this.jobs = jobs;
         this.schedules = schedules;
         this.replicas = replicas;
+        this.control = control;
         this.pages = pages;
         this.mapper = mapper;
     }
@@ -183,6 +187,41 @@ public class DashboardResource {
     }
 
     @POST
+    @Path("/topics/{topic}/jobs/{id}/run-now")
+    @Operation(hidden = true)
+    public Response runNow(@PathParam("topic") String topic, @PathParam("id") String id, @Context UriInfo uri,
+            @Context SecurityContext security, @HeaderParam(UI_HEADER) String ui, @HeaderParam("Sec-Fetch-Site") String site) {
+        return act(topic, uri, security, ui, site, false, () -> switch (jobs.runNow(topic, id).outcome()) {
+            case RESCHEDULED -> id + " is due now";
+            case INFLIGHT -> id + " is already running";
+            case DEAD -> id + " is dead: requeue it instead";
+            case UNKNOWN -> "no scheduled job " + id;
+        });
+    }
+
+    @POST
+    @Path("/topics/{topic}/pause")
+    @Operation(hidden = true)
+    public Response pause(@PathParam("topic") String topic, @Context UriInfo uri, @Context SecurityContext security,
+            @HeaderParam(UI_HEADER) String ui, @HeaderParam("Sec-Fetch-Site") String site) {
+        return act(topic, uri, security, ui, site, true, () -> {
+            control.pause(topic);
+            return "paused " + topic + ": no replica takes its jobs until it is resumed";
+        });
+    }
+
+    @POST
+    @Path("/topics/{topic}/resume")
+    @Operation(hidden = true)
+    public Response resume(@PathParam("topic") String topic, @Context UriInfo uri, @Context SecurityContext security,
+            @HeaderParam(UI_HEADER) String ui, @HeaderParam("Sec-Fetch-Site") String site) {
+        return act(topic, uri, security, ui, site, true, () -> {
+            control.resume(topic);
+            return "resumed " + topic + ": its due jobs are taken now";
+        });
+    }
+
+    @POST
     @Path("/schedules/{name}/trigger")
     @Operation(hidden = true)
     public Response trigger(@PathParam("name") String name, @Context UriInfo uri, @Context SecurityContext security,
@@ -267,8 +306,10 @@ public class DashboardResource {
         Map<String, TopicStats> all = new java.util.TreeMap<>();
         store.topics().forEach(t -> all.put(t.topic(), t));
         live.values().forEach(r -> r.serves().forEach(t -> all.putIfAbsent(t, new TopicStats(t, 0, 0, 0, -1))));
+        Map<String, TopicFlow> flows = control.flows(all.keySet());
         for (TopicStats t : all.values()) {
             TopicSnapshot s = store.peek(t.topic(), HOUR_MS, 0, 0, 0);
+            TopicFlow flow = flows.get(t.topic());
             double enq = 0, ok = 0, fail = 0, p99 = -1;
             for (ReplicaRegistry.Replica r : live.values()) {
                 ReplicaRegistry.Rates rates = r.rates().get(t.topic());
@@ -280,7 +321,8 @@ public class DashboardResource {
                 }
             }
             rows.add(new Views.TopicRow(t.topic(), t.scheduled(), s.dueNow(), age(s.oldestDueMs(), s.redisNowMs()),
-                    t.inflight(), t.dead(), false, "none", servedBy(live, t.topic()), rate(enq), rate(ok), rate(fail),
+                    t.inflight(), t.dead(), flow != null && flow.paused(), rateLimit(flow), servedBy(live, t.topic()),
+                    rate(enq), rate(ok), rate(fail),
                     p99 < 0 ? "—" : "≤ " + (long) p99 + " ms"));
         }
         List<Views.ScheduleRow> sched = new ArrayList<>();
@@ -327,9 +369,19 @@ public class DashboardResource {
                     d.record().lastError(), preview(d.record().payloadOrNull())));
         }
         Map<String, ReplicaRegistry.Replica> live = replicas.live();
+        TopicFlow flow = control.flow(topic);
         return new Views.Topic(page, topic, message, counts[0], s.dueNow(), age(s.oldestDueMs(), s.redisNowMs()),
-                counts[1], counts[2], false, "none", servedBy(live, topic), bars, next, running, dead,
+                counts[1], counts[2], flow.paused(), rateLimit(flow), servedBy(live, topic), bars, next, running, dead,
                 TIME.format(Instant.ofEpochMilli(s.redisNowMs())) + " UTC");
+    }
+
+    private static String rateLimit(TopicFlow flow) {
+        if (flow == null || flow.rateLimit() == null) {
+            return "none";
+        }
+        double r = flow.rateLimit().perSecond();
+        return (r == Math.rint(r) ? Long.toString((long) r) : Double.toString(r)) + "/s ("
+                + flow.rateLimit().source().json() + ")";
     }
 
     private static String servedBy(Map<String, ReplicaRegistry.Replica> live, String topic) {

@@ -94,6 +94,28 @@ class DashboardBrowserTest {
     }
 
     @Test
+    void pauseStopsDispatchOfADueJobUntilResume() {
+        String id = "paused-" + System.nanoTime();
+        try (Browser b = new Browser(base.toString()).open("/delayq/topics/ui-run")) {
+            b.find("#pause").click();
+            b.driver.switchTo().alert().accept();
+            b.await(PATIENCE, x -> x.find("#topic-body [data-col='state']").getText().equals("paused"));
+            enqueue("{\"topic\":\"ui-run\",\"id\":\"" + id + "\"}"); // due now
+            b.await(PATIENCE, x -> !x.all("tr[data-id='" + id + "']").isEmpty()); // listed as due, not taken
+            Awaitility.await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3))
+                    .until(() -> !UiObservers.RUNS.containsKey(id));
+            assertEquals(JobState.SCHEDULED, store.get("ui-run", id).orElseThrow().state());
+            b.screenshot("paused-with-a-due-job");
+            b.find("#resume").click();
+            b.driver.switchTo().alert().accept();
+            Awaitility.await().atMost(PATIENCE).until(() -> UiObservers.RUNS.containsKey(id));
+            b.await(PATIENCE, x -> x.find("#topic-body [data-col='state']").getText().equals("running"));
+            assertEquals(1, UiObservers.RUNS.get(id).get());
+            b.screenshot("resumed");
+        }
+    }
+
+    @Test
     void aScriptInAPayloadShowsAsTextAndRunsNothing() {
         String topic = Topics.fresh("ui-xss");
         enqueue("{\"topic\":\"" + topic + "\",\"id\":\"xss\",\"delayMs\":600000,"
