@@ -1,0 +1,37 @@
+package io.delayq.security;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+import io.delayq.support.AppProcess;
+import io.delayq.support.OwnRedisTest;
+
+/** A production start with no credential configured warns that the API is open; one with a credential does not. */
+class AccessWarningIT extends OwnRedisTest {
+    private static final String WARNING = "delayq's REST API and dashboard are OPEN to anyone";
+
+    @Test
+    void anOpenProductionStartLogsAWarning() {
+        try (AppProcess app = AppProcess.start("open", redis.port(), Map.of())) {
+            String log = app.logText();
+            assertTrue(log.contains("WARN") && log.contains(WARNING), log);
+            assertTrue(app.post("/jobs", "{\"topic\":\"warned\"}").statusCode() == 201, "and the API is open");
+        }
+    }
+
+    @Test
+    void aProductionStartWithACredentialDoesNot() {
+        try (AppProcess token = AppProcess.start("token", redis.port(), Map.of("delayq.api.token", "x"));
+                AppProcess users = AppProcess.start("users", redis.port(),
+                        Map.of("quarkus.security.users.embedded.users.alice", "0123abcd",
+                                "quarkus.security.users.embedded.roles.alice", "delayq-viewer"))) {
+            assertFalse(token.logText().contains(WARNING), token.logText());
+            assertFalse(users.logText().contains(WARNING), users.logText());
+            assertTrue(users.getResponse("/topics").statusCode() == 401, "embedded users close the API");
+        }
+    }
+}
