@@ -37,4 +37,12 @@ class OpenAccessTest {
         given().delete("/schedules/" + topic).then().statusCode(204);
         given().post("/topics/" + topic + "/dead/x/requeue").then().statusCode(404);
     }
+
+    @Test
+    void evenOpenTheApiRefusesCrossSiteRequests() {
+        String topic = Topics.fresh("open");
+        given().header("Sec-Fetch-Site", "cross-site").contentType(ContentType.JSON)
+                .body("{\"topic\":\"" + topic + "\"}").post("/jobs").then().statusCode(403);
+        given().header("Origin", "https://evil.example").post("/schedules/test-nightly/trigger").then().statusCode(403);
+    }
 }
