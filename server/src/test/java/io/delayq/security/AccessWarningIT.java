@@ -1,8 +1,17 @@
 package io.delayq.security;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.Base64;
+import java.util.HexFormat;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
@@ -24,14 +33,24 @@ class AccessWarningIT extends OwnRedisTest {
     }
 
     @Test
-    void aProductionStartWithACredentialDoesNot() {
+    void aProductionStartWithACredentialDoesNot() throws Exception {
         try (AppProcess token = AppProcess.start("token", redis.port(), Map.of("delayq.api.token", "x"));
                 AppProcess users = AppProcess.start("users", redis.port(),
-                        Map.of("quarkus.security.users.embedded.users.alice", "0123abcd",
+                        Map.of("quarkus.security.users.embedded.users.alice", sha512Hex("alice:delayq:s3cret"),
                                 "quarkus.security.users.embedded.roles.alice", "delayq-viewer"))) {
             assertFalse(token.logText().contains(WARNING), token.logText());
             assertFalse(users.logText().contains(WARNING), users.logText());
             assertTrue(users.getResponse("/topics").statusCode() == 401, "embedded users close the API");
+            // The hash the README shows: hex SHA-512 of user:realm:password, the server's realm being delayq.
+            HttpResponse<String> alice = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                    URI.create(users.baseUrl() + "/topics")).header("Authorization", "Basic " + Base64.getEncoder()
+                            .encodeToString("alice:s3cret".getBytes(StandardCharsets.UTF_8))).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, alice.statusCode(), alice.body());
         }
+    }
+
+    private static String sha512Hex(String s) throws Exception {
+        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-512").digest(s.getBytes(StandardCharsets.UTF_8)));
     }
 }

@@ -153,6 +153,14 @@ class RoleMatrixTest {
     }
 
     @Test
+    void aRoleOfAnotherNameCanBeMappedToDelayqs() {
+        given().auth().preemptive().basic("mapped", "m-pass").contentType(ContentType.JSON).body(job(fresh()))
+                .post("/jobs").then().statusCode(201);
+        given().auth().preemptive().basic("mapped", "m-pass").post("/schedules/test-nightly/trigger").then()
+                .statusCode(403);
+    }
+
+    @Test
     void theTokenIsAnOperator() {
         given().header("Authorization", "Bearer " + SecuredProfile.TOKEN).get("/topics").then().statusCode(200);
     }

@@ -22,6 +22,10 @@ public class SecuredProfile implements QuarkusTestProfile {
                 Map.entry("quarkus.security.users.embedded.roles.operator", "delayq-operator"),
                 Map.entry("quarkus.security.users.embedded.users.stranger", "s-pass"),
                 Map.entry("quarkus.security.users.embedded.roles.stranger", "billing"),
+                // A role of another name, mapped to delayq's (as one would map an identity provider's groups).
+                Map.entry("quarkus.security.users.embedded.users.mapped", "m-pass"),
+                Map.entry("quarkus.security.users.embedded.roles.mapped", "ops-team"),
+                Map.entry("quarkus.http.auth.roles-mapping.ops-team", "delayq-producer"),
                 Map.entry("delayq.api.token", TOKEN));
     }
 }
