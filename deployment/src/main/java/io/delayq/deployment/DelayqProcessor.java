@@ -52,7 +52,8 @@ import io.quarkus.vertx.http.security.AuthorizationPolicy;
 /**
  * Build steps of the delayq extension: the feature, the runtime jar in the index, the
  * {@code @JobTopic} observers (checked, then recorded for runtime), the Lua scripts in a native
- * image, and the REST API's paths checked against the service's own.
+ * image, the REST API's paths checked against the service's own, and delayq's resources checked
+ * for its access policy.
  */
 class DelayqProcessor {
     static final String FEATURE = "delayq";
