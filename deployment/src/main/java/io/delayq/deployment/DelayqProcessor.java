@@ -28,6 +28,7 @@ import io.delayq.core.JobTopic;
 import io.delayq.core.JobValidator;
 import io.delayq.dispatch.DelayqRecorder;
 import io.delayq.ops.tracing.OtelJobTracing;
+import io.delayq.security.DelayqAccessPolicy;
 import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
 import io.quarkus.arc.deployment.BeanDiscoveryFinishedBuildItem;
 import io.quarkus.arc.deployment.ValidationPhaseBuildItem;
@@ -45,11 +46,13 @@ import io.quarkus.deployment.builditem.FeatureBuildItem;
 import io.quarkus.deployment.builditem.IndexDependencyBuildItem;
 import io.quarkus.deployment.builditem.RunTimeConfigurationDefaultBuildItem;
 import io.quarkus.deployment.builditem.nativeimage.NativeImageResourcePatternsBuildItem;
+import io.quarkus.vertx.http.security.AuthorizationPolicy;
 
 /**
  * Build steps of the delayq extension: the feature, the runtime jar in the index, the
  * {@code @JobTopic} observers checked (recorded for runtime by {@link TopicObserverProcessor}),
- * the Lua scripts in a native image, and the REST API's paths checked against the service's own.
+ * the Lua scripts and dashboard templates in a native image, the REST API's and dashboard's
+ * paths checked against the service's own, and delayq's resources checked for its access policy.
  */
 class DelayqProcessor {
     static final String FEATURE = "delayq";
@@ -65,6 +68,9 @@ class DelayqProcessor {
     /** The root path of delayq's dashboard, and its package. */
     private static final String UI_ROOT = "delayq";
     private static final String UI_PACKAGE = "io.delayq.ui";
+    private static final DotName AUTHORIZATION_POLICY = DotName.createSimple(AuthorizationPolicy.class);
+    /** The packages of delayq's own endpoints (the REST API, the dashboard), which its access rules guard. */
+    private static final Set<String> GUARDED_PACKAGES = Set.of(API_PACKAGE, UI_PACKAGE);
 
     @BuildStep
     FeatureBuildItem feature() {
@@ -263,6 +269,36 @@ class DelayqProcessor {
         }
         if (!clashes.isEmpty()) {
             errors.produce(new ValidationErrorBuildItem(clashes));
+        }
+    }
+
+    /**
+     * Every resource of delayq's API and dashboard must carry
+     * {@code @AuthorizationPolicy(name = DelayqAccessPolicy.NAME)}: without it its endpoints would
+     * skip delayq's access rules and be open to anyone.
+     */
+    @BuildStep
+    void checkAccessPolicy(CombinedIndexBuildItem index, ValidationPhaseBuildItem validation,
+            BuildProducer<ValidationErrorBuildItem> errors) {
+        List<Throwable> unguarded = new ArrayList<>();
+        for (AnnotationInstance a : index.getIndex().getAnnotations(PATH)) {
+            if (a.target().kind() != AnnotationTarget.Kind.CLASS) {
+                continue;
+            }
+            ClassInfo c = a.target().asClass();
+            if (c.isInterface() || Modifier.isAbstract(c.flags())
+                    || !GUARDED_PACKAGES.contains(c.name().packagePrefix())) {
+                continue;
+            }
+            AnnotationInstance policy = c.declaredAnnotation(AUTHORIZATION_POLICY);
+            if (policy == null || !DelayqAccessPolicy.NAME.equals(policy.value("name").asString())) {
+                unguarded.add(new DeploymentException("delayq resource " + c.name() + " has no @AuthorizationPolicy(name = "
+                        + "DelayqAccessPolicy.NAME): its endpoints would skip delayq's access rules (io.delayq.security."
+                        + "AccessRules); annotate the class"));
+            }
+        }
+        if (!unguarded.isEmpty()) {
+            errors.produce(new ValidationErrorBuildItem(unguarded));
         }
     }
 

@@ -30,11 +30,14 @@ import io.delayq.core.Jobs;
 import io.delayq.core.NewJob;
 import io.delayq.core.RescheduleResult;
 import io.delayq.store.JobStore;
+import io.delayq.security.DelayqAccessPolicy;
 import io.quarkus.arc.properties.IfBuildProperty;
 import io.quarkus.runtime.annotations.RegisterForReflection;
+import io.quarkus.vertx.http.security.AuthorizationPolicy;
 
 /** Enqueue, inspect and cancel jobs. */
 @IfBuildProperty(name = "delayq.api.enabled", stringValue = "true", enableIfMissing = true)
+@AuthorizationPolicy(name = DelayqAccessPolicy.NAME)
 @Path("/jobs")
 @Produces(MediaType.APPLICATION_JSON)
 @Consumes(MediaType.WILDCARD)

@@ -11,7 +11,13 @@ import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 
 import io.delayq.core.InvalidJobException;
+import io.delayq.security.AccessProblems;
 import io.delayq.store.StoreUnavailableException;
+import io.quarkus.security.AuthenticationCompletionException;
+import io.quarkus.security.AuthenticationFailedException;
+import io.quarkus.security.AuthenticationRedirectException;
+import io.quarkus.security.ForbiddenException;
+import io.quarkus.security.UnauthorizedException;
 
 /**
  * The one place errors become RFC 9457 problem bodies: a broken rule names its field (4xx),
@@ -58,7 +64,7 @@ public class ProblemMappers {
     public Response unmatched(WebApplicationException e, UriInfo uri) {
         String path = uri == null ? "" : uri.getPath();
         String root = path.replaceAll("^/+", "").split("/", 2)[0];
-        return root.equals("jobs") || root.equals("topics") ? web(e, uri) : e.getResponse();
+        return root.equals("jobs") || root.equals("topics") || root.equals("schedules") ? web(e, uri) : e.getResponse();
     }
 
     /** Any exception out of a delayq resource, as a problem body. */
@@ -71,6 +77,17 @@ public class ProblemMappers {
         }
         if (e instanceof WebApplicationException web) {
             return web(web, uri);
+        }
+        // Access control (io.delayq.security.DelayqAccessPolicy) refused, or authentication failed on the way.
+        if (e instanceof UnauthorizedException || e instanceof AuthenticationFailedException
+                || e instanceof AuthenticationCompletionException) {
+            return AccessProblems.unauthorized(path(uri));
+        }
+        if (e instanceof ForbiddenException) {
+            return AccessProblems.forbidden(path(uri));
+        }
+        if (e instanceof AuthenticationRedirectException redirect) {
+            return Response.status(redirect.getCode()).location(java.net.URI.create(redirect.getRedirectUri())).build();
         }
         return unexpected(e, uri);
     }

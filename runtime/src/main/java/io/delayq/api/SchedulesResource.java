@@ -38,12 +38,15 @@ import io.delayq.schedule.Schedule;
 import io.delayq.schedule.Schedule.Fields;
 import io.delayq.schedule.Schedules;
 import io.delayq.store.JobStore;
+import io.delayq.security.DelayqAccessPolicy;
 import io.quarkus.arc.properties.IfBuildProperty;
 import io.quarkus.runtime.annotations.RegisterForReflection;
+import io.quarkus.vertx.http.security.AuthorizationPolicy;
 import io.quarkus.runtime.configuration.DurationConverter;
 
 /** Recurring schedules: list, create or replace, delete, and run one now. */
 @IfBuildProperty(name = "delayq.api.enabled", stringValue = "true", enableIfMissing = true)
+@AuthorizationPolicy(name = DelayqAccessPolicy.NAME)
 @Path("/schedules")
 @Produces(MediaType.APPLICATION_JSON)
 @Consumes(MediaType.WILDCARD)

@@ -32,11 +32,14 @@ import io.delayq.dispatch.TopicRegistry;
 import io.delayq.store.DeadJob;
 import io.delayq.store.JobStore;
 import io.delayq.store.TopicStats;
+import io.delayq.security.DelayqAccessPolicy;
 import io.quarkus.arc.properties.IfBuildProperty;
 import io.quarkus.runtime.annotations.RegisterForReflection;
+import io.quarkus.vertx.http.security.AuthorizationPolicy;
 
 /** Topics overview, flow control (pause, resume, rate limit) and the dead-letter set. */
 @IfBuildProperty(name = "delayq.api.enabled", stringValue = "true", enableIfMissing = true)
+@AuthorizationPolicy(name = DelayqAccessPolicy.NAME)
 @Path("/topics")
 @Produces(MediaType.APPLICATION_JSON)
 public class TopicsResource {

@@ -109,8 +109,11 @@ public interface DelayqConfig {
 
     interface Api {
         /**
-         * Bearer token required on mutating endpoints ({@code POST}, {@code DELETE}). Unset (the
-         * default) leaves the API open.
+         * An operator credential: a request with {@code Authorization: Bearer <token>} holds the
+         * role {@code delayq-operator} and may call every delayq endpoint. Other credentials come
+         * from the service's Quarkus Security setup (embedded users, OIDC, ...). Unset (the
+         * default) with no other credential configured leaves delayq's endpoints open, and a
+         * production start logs a warning saying so.
          */
         Optional<String> token();
 

@@ -32,6 +32,11 @@ import io.delayq.core.TopicControl;
 import io.delayq.core.TopicFlow;
 import io.delayq.ops.ReplicaRegistry;
 import io.delayq.schedule.Schedule;
+import io.delayq.security.AccessMode;
+import io.delayq.security.DelayqAccessPolicy;
+import io.delayq.security.DelayqRole;
+import io.quarkus.security.identity.SecurityIdentity;
+import io.quarkus.vertx.http.security.AuthorizationPolicy;
 import io.delayq.schedule.Schedules;
 import io.delayq.store.DeadJob;
 import io.delayq.store.JobRecord;
@@ -52,6 +57,7 @@ import io.quarkus.arc.properties.IfBuildProperty;
 @IfBuildProperty(name = "delayq.ui.enabled", stringValue = "true", enableIfMissing = true)
 @Path("/delayq")
 @Produces(MediaType.TEXT_HTML)
+@AuthorizationPolicy(name = DelayqAccessPolicy.NAME)
 public class DashboardResource {
     static final String UI_HEADER = "X-Delayq-UI";
     private static final int BUCKETS = 24;
@@ -67,10 +73,14 @@ public class DashboardResource {
     private final ReplicaRegistry replicas;
     private final TopicControl control;
     private final Pages pages;
+    private final AccessMode access;
+    private final SecurityIdentity identity;
     private final ObjectMapper mapper;
 
     public DashboardResource(JobStore store, Jobs jobs, Schedules schedules, ReplicaRegistry replicas,
-            TopicControl control, Pages pages, ObjectMapper mapper) {
+            TopicControl control, Pages pages, ObjectMapper mapper, AccessMode access, SecurityIdentity identity) {
+        this.access = access;
+        this.identity = identity;
         this.store = store;
         this.jobs = jobs;
         this.schedules = schedules;
@@ -253,7 +263,7 @@ public class DashboardResource {
      * 403 for a request a browser may have sent on another site's behalf (no {@value #UI_HEADER}
      * header, or {@code Sec-Fetch-Site: cross-site}), or by a user without the role.
      */
-    private static Response refuse(SecurityContext security, String ui, String site, boolean operator) {
+    private Response refuse(SecurityContext security, String ui, String site, boolean operator) {
         if (!"1".equals(ui) || "cross-site".equals(site)) {
             return Response.status(403).type(MediaType.TEXT_PLAIN)
                     .entity("dashboard actions are sent by the dashboard itself (header " + UI_HEADER + ")").build();
@@ -284,19 +294,17 @@ public class DashboardResource {
 
     // ---------------------------------------------------------------- views
 
-    /**
-     * The viewer's rights. An anonymous request reaching the dashboard means no credential is
-     * configured (delayq's access rules turn anonymous requests away otherwise): everything.
-     */
-    private static Views.Page page(UriInfo uri, SecurityContext security, String title) {
+    /** Where the pages are, and what the viewer may do. */
+    private Views.Page page(UriInfo uri, SecurityContext security, String title) {
         String root = uri == null ? "/" : uri.getBaseUri().getPath();
         if (!root.endsWith("/")) {
             root = root + "/";
         }
-        boolean anonymous = security == null || security.getUserPrincipal() == null;
-        boolean operator = anonymous || security.isUserInRole("delayq-operator");
-        boolean producer = operator || security.isUserInRole("delayq-producer");
-        return new Views.Page(root, title, producer, operator);
+        // The roles as delayq's access policy reads them (each includes those below it; mapped
+        // roles count); with nothing configured the API is open, and so are the buttons.
+        Optional<DelayqRole> role = access.open() ? Optional.of(DelayqRole.OPERATOR) : DelayqRole.of(identity);
+        return new Views.Page(root, title, role.map(r -> r.includes(DelayqRole.PRODUCER)).orElse(false),
+                role.map(r -> r.includes(DelayqRole.OPERATOR)).orElse(false));
     }
 
     private Views.Overview overview(Views.Page page) {

@@ -2,7 +2,7 @@ package io.delayq.api;
 
 import io.quarkus.test.junit.QuarkusIntegrationTest;
 
-/** Bearer-token checks, against the packaged application. */
+/** The API token as the only credential, against the packaged application. */
 @QuarkusIntegrationTest
 class AuthIT extends AuthTest {
 }

@@ -59,6 +59,7 @@ class ReactiveJobsTest {
 
     /** A reactive endpoint, as a service would write one: Quarkus REST runs it on an event loop. */
     @Path("/test/reactive-jobs")
+    @io.quarkus.vertx.http.security.AuthorizationPolicy(name = io.delayq.security.DelayqAccessPolicy.NAME)
     public static class Endpoint {
         static final AtomicInteger ON_EVENT_LOOP = new AtomicInteger();
         static final AtomicInteger ELSEWHERE = new AtomicInteger();

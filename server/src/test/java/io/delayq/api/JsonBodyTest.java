@@ -1,0 +1,68 @@
+package io.delayq.api;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.startsWith;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.net.URI;
+import java.net.URL;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+
+import org.junit.jupiter.api.Test;
+
+import io.delayq.dev.Resp;
+import io.delayq.support.RedisTestResource;
+import io.delayq.support.Topics;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+
+/** Request bodies must be application/json: anything else is a 415 that writes nothing. */
+@QuarkusTest
+@QuarkusTestResource(RedisTestResource.class)
+class JsonBodyTest {
+    @TestHTTPResource("/")
+    URL base;
+
+    @Test
+    void aBodyThatIsNotJsonIsRefusedWith415AndNothingIsWritten() throws Exception {
+        String topic = Topics.fresh("media");
+        String job = "{\"topic\":\"" + topic + "\",\"id\":\"a\"}";
+        given().contentType(ContentType.TEXT).body(job).post("/jobs").then().statusCode(415)
+                .contentType(startsWith("application/problem+json")).body("status", equalTo(415))
+                .body("field", equalTo("Content-Type")).body("detail", containsString("text/plain"));
+        given().contentType(ContentType.URLENC).body("topic=" + topic).post("/jobs").then().statusCode(415);
+        given().contentType("multipart/form-data; boundary=x").body("--x--".getBytes()).post("/jobs").then().statusCode(415);
+        given().contentType(ContentType.TEXT).body("[" + job + "]").post("/jobs/batch").then().statusCode(415);
+        given().contentType(ContentType.TEXT).body("{\"every\":\"1h\",\"topic\":\"" + topic + "\"}")
+                .put("/schedules/" + topic).then().statusCode(415);
+        // No Content-Type at all is no declaration of JSON either.
+        HttpResponse<String> bare = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(base + "jobs"))
+                .POST(HttpRequest.BodyPublishers.ofString(job)).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(415, bare.statusCode(), bare.body());
+        try (Resp redis = RedisTestResource.resp()) {
+            assertEquals(0L, redis.countKeys("dq:{" + topic + "*"));
+            assertNull(redis.str("HGET", "dq:schedules", topic));
+        }
+        given().contentType("application/json; charset=UTF-8").body(job).post("/jobs").then().statusCode(201);
+    }
+
+    @Test
+    void bodylessActionsNeedNoContentType() throws Exception {
+        // RestAssured names a form type for an empty POST; curl -X POST names none: both are fine.
+        given().post("/schedules/test-nightly/trigger").then().statusCode(201);
+        HttpResponse<String> bare = HttpClient.newHttpClient().send(
+                HttpRequest.newBuilder(URI.create(base + "schedules/test-nightly/trigger"))
+                        .POST(HttpRequest.BodyPublishers.noBody()).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(201, bare.statusCode(), bare.body());
+        given().contentType(ContentType.TEXT).post("/topics/" + Topics.fresh("media") + "/dead/x/requeue").then()
+                .statusCode(404);
+    }
+}
