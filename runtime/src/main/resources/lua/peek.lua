@@ -17,7 +17,9 @@ local past = rcall('ZRANGE', K_DAYS, '-inf', today, 'BYSCORE', 'LIMIT', 0, 32)
 local first = rcall('ZRANGE', K_DAYS, 0, 7)
 local needed, timeline_days = {}, {}
 for _, d in ipairs(past) do needed[#needed + 1] = tonumber(d) end
-for _, d in ipairs(first) do needed[#needed + 1] = tonumber(d) end
+if want_next > 0 then
+  for _, d in ipairs(first) do needed[#needed + 1] = tonumber(d) end
+end
 local d = today
 while day_start(d) <= horizon and #timeline_days < 400 do
   timeline_days[#timeline_days + 1] = d

@@ -46,7 +46,10 @@ else
     interval = 1000 * tonumber(ARGV[A + 6]) / rate
     local batch = math.max(1, math.floor(BATCH_MS / interval))
     local tolerance = (batch - 1) * interval + SLACK_MS
-    rate_tat = math.max(tonumber(flow[3]) or 0, now)
+    -- Never further ahead than one batch: a state written under a slower limit (a configuration
+    -- changed by a rolling restart) or before Redis' clock stepped back must not hold the
+    -- partition for that long.
+    rate_tat = math.min(math.max(tonumber(flow[3]) or 0, now), now + tolerance + interval)
     -- (+1e-6: (batch - 1) * interval / interval must not round down to batch - 2)
     allowed = math.max(0, math.floor((now + tolerance - rate_tat) / interval + 1e-6) + 1)
     if allowed < limit then limit = allowed end

@@ -24,6 +24,8 @@ import io.delayq.store.JobStore;
 public class TopicControl {
     /** Far above what one Redis can take; a typo (5e9) should not read as "no limit". */
     public static final double MAX_RATE = 1_000_000;
+    /** One job in about 17 minutes: slower limits are pauses, and would overflow the pace's arithmetic. */
+    public static final double MIN_RATE = 0.001;
     private final JobStore store;
 
     public TopicControl(JobStore store) {
@@ -78,9 +80,9 @@ public class TopicControl {
 
     /** The rule for a rate limit, for callers that read one from input. */
     public static void checkRate(String field, double perSecond) {
-        if (!(perSecond > 0) || perSecond > MAX_RATE) {
-            throw new InvalidJobException(field, field + " must be a number of jobs per second above 0 and at most "
-                    + (long) MAX_RATE + " (to stop a topic, pause it)");
+        if (!(perSecond >= MIN_RATE) || perSecond > MAX_RATE) {
+            throw new InvalidJobException(field, field + " must be a number of jobs per second from " + MIN_RATE
+                    + " to " + (long) MAX_RATE + " (to stop a topic, pause it)");
         }
     }
 

@@ -63,9 +63,10 @@ public class JobStore {
         config.topics().forEach((topic, t) -> t.dedupWindow().filter(w -> w.toMillis() > 0)
                 .ifPresent(w -> dedupWindows.put(topic, w.toMillis())));
         config.topics().forEach((topic, t) -> t.rateLimit().ifPresent(r -> {
-            if (!(r > 0) || Double.isInfinite(r)) {
+            if (!(r >= 0.001) || r > 1_000_000) {
                 throw new IllegalStateException("delayq.topics." + topic + ".rate-limit must be a number of jobs per"
-                        + " second above 0, not " + r + " (to stop a topic, pause it: POST /topics/" + topic + "/pause)");
+                        + " second from 0.001 to 1000000, not " + r + " (to stop a topic, pause it: POST /topics/" + topic
+                        + "/pause)");
             }
             rateLimits.put(topic, r);
         }));
@@ -601,6 +602,22 @@ public class JobStore {
             case -2 -> CancelOutcome.DEAD;
             default -> CancelOutcome.UNKNOWN;
         });
+    }
+
+    /**
+     * Ids of a topic's jobs that died at or before {@code diedByMs}, oldest first, at most
+     * {@code limit} per partition: what "requeue all" and "purge all" go through, so that a job
+     * that dies again meanwhile is not taken a second time.
+     */
+    public List<String> deadIdsUpTo(String topic, long diedByMs, int limit) {
+        ensureLayout();
+        List<String> out = new ArrayList<>();
+        for (Partition p : partitionsOf(topic)) {
+            Response ids = redis.send(Request.cmd(Command.ZRANGE).arg(keys.dead(p)).arg("-inf").arg(diedByMs)
+                    .arg("BYSCORE").arg("LIMIT").arg(0).arg(limit));
+            ids.forEach(r -> out.add(r.toString()));
+        }
+        return out;
     }
 
     /** Dead jobs of a topic, newest first, at most {@code limit}. */

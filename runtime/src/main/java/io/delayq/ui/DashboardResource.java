@@ -64,6 +64,7 @@ public class DashboardResource {
     private static final long HOUR_MS = 3_600_000L;
     private static final int LIST = 20;
     private static final int DEAD_LIST = 50;
+    private static final int MAX_TOPICS = 200;
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
     private static final DateTimeFormatter HOUR = DateTimeFormatter.ofPattern("HH:mm").withZone(ZoneOffset.UTC);
 
@@ -75,12 +76,17 @@ public class DashboardResource {
     private final Pages pages;
     private final AccessMode access;
     private final SecurityIdentity identity;
+    /** The HTTP root path (static files such as the htmx WebJar are under it, not under quarkus.rest.path). */
+    private final String assets;
     private final ObjectMapper mapper;
 
     public DashboardResource(JobStore store, Jobs jobs, Schedules schedules, ReplicaRegistry replicas,
             TopicControl control, Pages pages, ObjectMapper mapper, AccessMode access, SecurityIdentity identity) {
         this.access = access;
         this.identity = identity;
+        String httpRoot = org.eclipse.microprofile.config.ConfigProvider.getConfig()
+                .getOptionalValue("quarkus.http.root-path", String.class).orElse("/");
+        this.assets = httpRoot.endsWith("/") ? httpRoot : httpRoot + "/";
         this.store = store;
         this.jobs = jobs;
         this.schedules = schedules;
@@ -170,7 +176,7 @@ public class DashboardResource {
             @HeaderParam(UI_HEADER) String ui, @HeaderParam("Sec-Fetch-Site") String site) {
         return act(topic, uri, security, ui, site, true, () -> {
             int n = eachDead(topic, id -> store.revive(topic, id).isPresent());
-            return "requeued " + n + " dead job(s): due now";
+            return "requeued " + n + " dead job(s): due now (those that died after the click are left)";
         });
     }
 
@@ -276,16 +282,21 @@ public class DashboardResource {
         return null;
     }
 
-    /** Applies {@code action} to every dead job of the topic (in pages: never the whole set at once). */
+    /**
+     * Applies {@code action} to the topic's jobs that were dead when it was asked, oldest first,
+     * 500 at a time: a requeued job that fails for good again dies after that instant and is not
+     * taken twice (nor is the request endless).
+     */
     private int eachDead(String topic, java.util.function.Predicate<String> action) {
+        long asked = store.redisTimeMs();
         int done = 0;
         for (int round = 0; round < 1000; round++) {
-            List<DeadJob> page = store.dead(topic, 500);
+            List<String> ids = store.deadIdsUpTo(topic, asked, 500);
             int before = done;
-            for (DeadJob d : page) {
-                done += action.test(d.id()) ? 1 : 0;
+            for (String id : ids) {
+                done += action.test(id) ? 1 : 0;
             }
-            if (page.size() < 500 || done == before) {
+            if (ids.isEmpty() || done == before) {
                 break;
             }
         }
@@ -303,7 +314,7 @@ public class DashboardResource {
         // The roles as delayq's access policy reads them (each includes those below it; mapped
         // roles count); with nothing configured the API is open, and so are the buttons.
         Optional<DelayqRole> role = access.open() ? Optional.of(DelayqRole.OPERATOR) : DelayqRole.of(identity);
-        return new Views.Page(root, title, role.map(r -> r.includes(DelayqRole.PRODUCER)).orElse(false),
+        return new Views.Page(root, assets, title, role.map(r -> r.includes(DelayqRole.PRODUCER)).orElse(false),
                 role.map(r -> r.includes(DelayqRole.OPERATOR)).orElse(false));
     }
 
@@ -311,9 +322,12 @@ public class DashboardResource {
         Map<String, ReplicaRegistry.Replica> live = replicas.live();
         List<Views.TopicRow> rows = new ArrayList<>();
         // Topics with jobs, and those a live replica serves that never had one.
-        Map<String, TopicStats> all = new java.util.TreeMap<>();
-        store.topics().forEach(t -> all.put(t.topic(), t));
-        live.values().forEach(r -> r.serves().forEach(t -> all.putIfAbsent(t, new TopicStats(t, 0, 0, 0, -1))));
+        java.util.TreeMap<String, TopicStats> known = new java.util.TreeMap<>();
+        store.topics().forEach(t -> known.put(t.topic(), t));
+        live.values().forEach(r -> r.serves().forEach(t -> known.putIfAbsent(t, new TopicStats(t, 0, 0, 0, -1))));
+        // The overview reads each topic (one bounded script per partition): at most MAX_TOPICS of them.
+        boolean capped = known.size() > MAX_TOPICS;
+        Map<String, TopicStats> all = capped ? known.headMap(new ArrayList<>(known.keySet()).get(MAX_TOPICS)) : known;
         Map<String, TopicFlow> flows = control.flows(all.keySet());
         for (TopicStats t : all.values()) {
             TopicSnapshot s = store.peek(t.topic(), HOUR_MS, 0, 0, 0);
@@ -341,7 +355,8 @@ public class DashboardResource {
                     last < 0 ? "—" : TIME.format(Instant.ofEpochMilli(last)),
                     next == Long.MAX_VALUE ? "—" : TIME.format(Instant.ofEpochMilli(next))));
         }
-        return new Views.Overview(page, rows, live.size(), sched, TIME.format(Instant.now()) + " UTC");
+        return new Views.Overview(page, rows, live.size(), sched, TIME.format(Instant.now()) + " UTC"
+                + (capped ? " · the first " + MAX_TOPICS + " topics by name (find the others with their topic page)" : ""));
     }
 
     private Views.Topic topic(Views.Page page, String topic, String message) {
@@ -448,6 +463,16 @@ public class DashboardResource {
             return mapper.writerWithDefaultPrettyPrinter().writeValueAsString(mapper.readTree(payload));
         } catch (java.io.IOException | RuntimeException e) {
             return payload;
+        }
+    }
+
+    /** No page of the dashboard may be framed by another site (its buttons would be clicked for it). */
+    @org.jboss.resteasy.reactive.server.ServerResponseFilter
+    public void noFraming(jakarta.ws.rs.container.ContainerResponseContext response,
+            org.jboss.resteasy.reactive.server.SimpleResourceInfo resource) {
+        if (resource != null && resource.getResourceClass() == DashboardResource.class) {
+            response.getHeaders().putSingle("Content-Security-Policy", "frame-ancestors 'none'");
+            response.getHeaders().putSingle("X-Frame-Options", "DENY");
         }
     }
 

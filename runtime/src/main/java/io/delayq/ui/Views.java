@@ -12,9 +12,12 @@ final class Views {
     private Views() {
     }
 
-    /** What every page knows: where the application is mounted, and what the viewer may do. */
+    /**
+     * What every page knows: where delayq's endpoints are ({@code root}, the REST root) and the
+     * static files ({@code assets}, the HTTP root), and what the viewer may do.
+     */
     @TemplateData
-    record Page(String root, String title, boolean producer, boolean operator) {
+    record Page(String root, String assets, String title, boolean producer, boolean operator) {
     }
 
     @TemplateData

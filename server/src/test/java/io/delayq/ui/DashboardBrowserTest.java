@@ -67,6 +67,12 @@ class DashboardBrowserTest {
             long bars = b.all(".timeline .bar").size();
             assertEquals(24, bars, "a 24-hour timeline");
             b.screenshot("topic");
+            // On a phone: the page fits the screen's width (wide tables scroll inside their box).
+            b.driver.manage().window().setSize(new org.openqa.selenium.Dimension(390, 844));
+            Object overflow = b.driver.executeScript(
+                    "return document.documentElement.scrollWidth - document.documentElement.clientWidth;");
+            assertEquals(0L, ((Number) overflow).longValue(), "no sideways scrolling of the page on a phone");
+            b.screenshot("topic-phone");
         }
     }
 

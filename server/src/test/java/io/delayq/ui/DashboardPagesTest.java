@@ -22,6 +22,7 @@ class DashboardPagesTest {
         given().contentType(ContentType.JSON).body("{\"topic\":\"" + topic + "\",\"id\":\"x1\",\"delayMs\":3600000,"
                 + "\"payload\":{\"html\":\"<script>alert(1)</script>\"}}").post("/jobs").then().statusCode(201);
         given().get("/delayq").then().statusCode(200).contentType(containsString("text/html"))
+                .header("Content-Security-Policy", "frame-ancestors 'none'")
                 .body(containsString("data-topic=\"" + topic + "\""));
         given().get("/delayq/topics/" + topic).then().statusCode(200)
                 .body(containsString("&lt;script&gt;alert(1)&lt;/script&gt;"))
