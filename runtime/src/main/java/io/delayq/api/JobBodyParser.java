@@ -242,7 +242,8 @@ public class JobBodyParser {
         }
     }
 
-    private static String text(JsonNode node, String field) {
+    /** A string field of a JSON body: null when absent or null, 400 naming it when not a string. */
+    static String text(JsonNode node, String field) {
         JsonNode v = node.get(field);
         if (v == null || v.isNull()) {
             return null;

@@ -176,7 +176,7 @@ public class SchedulesResource {
             }
         }
         Duration every = null;
-        String everyText = text(node, "every");
+        String everyText = JobBodyParser.text(node, "every");
         if (everyText != null) {
             try {
                 every = DurationConverter.parseDuration(everyText);
@@ -190,19 +190,10 @@ public class SchedulesResource {
         JsonNode p = node.get("payload");
         String payload = p == null || p.isNull() ? null : parser.rawPayload(body);
         schedules.checkPayload(payload, "payload");
-        return Schedule.of(name, text(node, "cron"), every, text(node, "topic"), payload, text(node, "timeZone"),
-                text(node, "misfire"), Schedule.Source.API, 0, Fields.JSON); // since: set by Schedules.put
-    }
-
-    private static String text(JsonNode node, String field) {
-        JsonNode v = node.get(field);
-        if (v == null || v.isNull()) {
-            return null;
-        }
-        if (!v.isTextual()) {
-            throw new InvalidJobException(field, field + " must be a string");
-        }
-        return v.textValue();
+        // since 0: Schedules.put sets the definition time (Redis time)
+        return Schedule.of(name, JobBodyParser.text(node, "cron"), every, JobBodyParser.text(node, "topic"), payload,
+                JobBodyParser.text(node, "timeZone"), JobBodyParser.text(node, "misfire"), Schedule.Source.API, 0,
+                Fields.JSON);
     }
 
     /** Errors of this resource as problem bodies: a schedule of the configuration is a 409. */
