@@ -9,14 +9,16 @@ import java.util.List;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import io.quarkus.qute.Engine;
+import io.quarkus.qute.HtmlEscaper;
+import io.quarkus.qute.ReflectionValueResolver;
 import io.quarkus.qute.Template;
 import io.quarkus.qute.Variant;
 
 /**
  * The dashboard's Qute templates ({@code delayq-ui/*.html} among the runtime's resources),
- * parsed once as HTML: Qute then escapes every value it writes into them, so a payload holding
- * {@code <script>} shows as text. They are registered under {@code delayq/<name>} so that pages
- * can include the layout.
+ * parsed once as HTML by an engine of its own: Qute then escapes every value it writes into
+ * them, so a payload holding {@code <script>} shows as text. They are registered under
+ * {@code delayq/<name>} so that pages can include the layout.
  */
 @ApplicationScoped
 public class Pages {
@@ -24,8 +26,11 @@ public class Pages {
     private static final Variant HTML = Variant.forContentType(Variant.TEXT_HTML);
     private final Engine engine;
 
-    public Pages(Engine engine) {
-        this.engine = engine;
+    public Pages() {
+        // Values are read through reflection (the view records are registered for it, for a native
+        // image); every value written into a text/html template is escaped.
+        this.engine = Engine.builder().addDefaults().addValueResolver(new ReflectionValueResolver())
+                .addResultMapper(new HtmlEscaper(List.of(Variant.TEXT_HTML))).build();
         for (String name : NAMES) {
             String id = "delayq/" + name;
             engine.putTemplate(id, engine.parse(read(name), HTML, id));
