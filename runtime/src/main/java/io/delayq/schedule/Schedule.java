@@ -4,7 +4,6 @@ import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.util.Locale;
 import java.util.Optional;
@@ -29,6 +28,8 @@ public final class Schedule {
     public static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,100}");
     private static final CronParser CRON = new CronParser(CronType.QUARTZ);
     private static final long MIN_EVERY_MS = 1000;
+    /** The default time zone, by its region id ("UTC", as users write it, not the offset's "Z"). */
+    private static final ZoneId UTC = ZoneId.of("UTC");
 
     public enum Source {
         /** {@code delayq.schedules.<name>} of this replica's configuration. */
@@ -136,7 +137,7 @@ public final class Schedule {
                         + "Europe/Berlin or UTC): " + timeZone);
             }
         } else if (cron != null) {
-            zone = ZoneOffset.UTC;
+            zone = UTC;
         }
         Misfire m = Misfire.of(fields.misfire, misfire);
         return new Schedule(name, cron, every, topic, payloadJson, zone, m, source, since, execution);

@@ -100,6 +100,7 @@ class ScheduleTest {
     @Test
     void aCronScheduleWithoutTimeZoneReadsItsExpressionInUtc() {
         assertEquals(List.of(Instant.parse("2026-12-02T02:00:00Z")), ticks(cron("0 0 2 * * ?", null), "2026-12-01T10:00:00Z", 1));
+        assertEquals("UTC", cron("0 0 2 * * ?", null).zone().getId(), "shown as users write it");
     }
 
     @Test
