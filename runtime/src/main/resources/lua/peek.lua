@@ -5,7 +5,8 @@
 -- ARGV[A+2] = how many of the next due jobs to list; ARGV[A+3] = how many in-flight jobs to list
 -- Returns {now, due now (runAt <= now, not taken), oldest due runAt or -1, {bucket counts},
 --          {id, runAt, record, ...} of the next jobs by runAt (due ones first),
---          {id, lease deadline, lease token, record, ...} of in-flight jobs by lease deadline}.
+--          {id, lease deadline, lease token, record, ...} of in-flight jobs by lease deadline,
+--          all jobs (records), in flight, dead}.
 -- Every loop is bounded by the limits above (a dashboard read must never scan a partition).
 local now = now_ms()
 local width, buckets = tonumber(ARGV[A]), tonumber(ARGV[A + 1])
@@ -94,4 +95,5 @@ if want_inflight > 0 then
   end
 end
 
-return { now, due, oldest, counts, listed, running }
+return { now, due, oldest, counts, listed, running, rcall('HLEN', K_JOBS), rcall('ZCARD', K_INFLIGHT),
+  rcall('ZCARD', K_DEAD) }

@@ -2,7 +2,6 @@ package io.delayq.api;
 
 import java.net.URI;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
@@ -37,7 +36,6 @@ import io.delayq.core.InvalidJobException;
 import io.delayq.schedule.Schedule;
 import io.delayq.schedule.Schedule.Fields;
 import io.delayq.schedule.Schedules;
-import io.delayq.store.JobStore;
 import io.delayq.security.DelayqAccessPolicy;
 import io.quarkus.arc.properties.IfBuildProperty;
 import io.quarkus.runtime.annotations.RegisterForReflection;
@@ -53,13 +51,11 @@ import io.quarkus.runtime.configuration.DurationConverter;
 public class SchedulesResource {
     private static final Set<String> FIELDS = Set.of("cron", "every", "topic", "payload", "timeZone", "misfire");
     private final Schedules schedules;
-    private final JobStore store;
     private final JobBodyParser parser;
     private final ObjectMapper mapper;
 
-    public SchedulesResource(Schedules schedules, JobStore store, JobBodyParser parser, ObjectMapper mapper) {
+    public SchedulesResource(Schedules schedules, JobBodyParser parser, ObjectMapper mapper) {
         this.schedules = schedules;
-        this.store = store;
         this.parser = parser;
         this.mapper = mapper;
     }
@@ -76,13 +72,10 @@ public class SchedulesResource {
     }
 
     private View view(Schedule s) {
-        long last = store.lastTick(s.name(), s.topic());
-        long now = System.currentTimeMillis();
-        long next = s.nextAfter(Math.max(now, last));
+        Schedules.Ticks t = schedules.ticks(s);
         return new View(s.name(), s.source().json(), s.cron(), s.every() == null ? null : Schedule.format(s.every()),
                 s.zone() == null ? null : s.zone().getId(), s.topic(), s.payloadJson(), s.misfire().json(),
-                last < 0 ? null : Instant.ofEpochMilli(last).toString(),
-                next == Long.MAX_VALUE ? null : Instant.ofEpochMilli(next).toString());
+                t.last() == null ? null : t.last().toString(), t.next() == null ? null : t.next().toString());
     }
 
     @GET

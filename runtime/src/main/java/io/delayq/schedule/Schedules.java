@@ -2,6 +2,7 @@ package io.delayq.schedule;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -88,6 +89,17 @@ public class Schedules {
             throw new InvalidJobException(field, field + " is " + size + " bytes, more than the limit of "
                     + maxPayloadBytes, 413);
         }
+    }
+
+    /** A schedule's latest tick fired or skipped, and its next one; null for none. */
+    public record Ticks(Instant last, Instant next) {
+    }
+
+    /** Its last tick from the records in Redis, and the next one after it (or after now). */
+    public Ticks ticks(Schedule s) {
+        long last = store.lastTick(s.name(), s.topic());
+        long next = s.nextAfter(Math.max(System.currentTimeMillis(), last));
+        return new Ticks(last < 0 ? null : Instant.ofEpochMilli(last), next == Long.MAX_VALUE ? null : Instant.ofEpochMilli(next));
     }
 
     /** Called after the set of schedules changed (the ticker wakes up). */

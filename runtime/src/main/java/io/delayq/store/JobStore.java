@@ -451,7 +451,7 @@ public class JobStore {
      * {@code nextLimit} jobs, {@code inflightLimit} jobs in flight), merged.
      */
     public TopicSnapshot peek(String topic, long bucketMs, int buckets, int nextLimit, int inflightLimit) {
-        long now = 0, due = 0, oldest = -1;
+        long now = 0, due = 0, oldest = -1, jobs = 0, inflightCount = 0, dead = 0;
         long[] timeline = new long[buckets];
         List<TopicSnapshot.Scheduled> next = new ArrayList<>();
         List<TopicSnapshot.Running> inflight = new ArrayList<>();
@@ -460,6 +460,9 @@ public class JobStore {
                     Integer.toString(nextLimit), Integer.toString(inflightLimit)));
             now = Math.max(now, r.get(0).toLong());
             due += r.get(1).toLong();
+            jobs += r.get(6).toLong();
+            inflightCount += r.get(7).toLong();
+            dead += r.get(8).toLong();
             long o = r.get(2).toLong();
             if (o >= 0) {
                 oldest = oldest < 0 ? o : Math.min(oldest, o);
@@ -483,7 +486,7 @@ public class JobStore {
         }
         next.sort(java.util.Comparator.comparingLong(TopicSnapshot.Scheduled::runAtMs));
         inflight.sort(java.util.Comparator.comparingLong(TopicSnapshot.Running::leaseDeadlineMs));
-        return new TopicSnapshot(now, due, oldest, bucketMs, timeline,
+        return new TopicSnapshot(now, jobs - inflightCount - dead, due, oldest, inflightCount, dead, timeline,
                 next.size() > nextLimit ? next.subList(0, nextLimit) : next,
                 inflight.size() > inflightLimit ? inflight.subList(0, inflightLimit) : inflight);
     }
@@ -859,17 +862,8 @@ public class JobStore {
     public int releaseTakes(Partition p, List<String> tokenPrefixes) {
         ensureLayout();
         List<Lease> orphans = new ArrayList<>();
-        Response all = redis.send(Request.cmd(Command.HGETALL).arg(keys.leases(p)));
-        // RESP3: a map; RESP2: [id, token, id, token...]
-        if (all.isMap()) {
-            for (String id : all.getKeys()) {
-                addIfOrphan(orphans, id, all.get(id).toString(), tokenPrefixes);
-            }
-        } else {
-            for (int i = 0; i + 1 < all.size(); i += 2) {
-                addIfOrphan(orphans, all.get(i).toString(), all.get(i + 1).toString(), tokenPrefixes);
-            }
-        }
+        pairs(redis.send(Request.cmd(Command.HGETALL).arg(keys.leases(p))))
+                .forEach((id, token) -> addIfOrphan(orphans, id, token, tokenPrefixes));
         return orphans.isEmpty() ? 0 : requeue(p, orphans);
     }
 

@@ -101,7 +101,7 @@ public class DashboardResource {
     @GET
     @Operation(hidden = true)
     public String overview(@Context UriInfo uri, @Context SecurityContext security) {
-        return pages.render("overview", overview(page(uri, security, "delayq")));
+        return pages.render("overview", overview(page(uri, security)));
     }
 
     /** The overview's topic table alone: what the page re-reads every few seconds. */
@@ -109,7 +109,7 @@ public class DashboardResource {
     @Path("/fragments/topics")
     @Operation(hidden = true)
     public String topicsFragment(@Context UriInfo uri, @Context SecurityContext security) {
-        return pages.render("topics", overview(page(uri, security, "delayq")));
+        return pages.render("topics", overview(page(uri, security)));
     }
 
     @GET
@@ -117,7 +117,7 @@ public class DashboardResource {
     @Operation(hidden = true)
     public String topic(@PathParam("topic") String topic, @Context UriInfo uri, @Context SecurityContext security) {
         JobValidator.checkTopic("topic", topic);
-        return pages.render("topic", topic(page(uri, security, topic), topic, null));
+        return pages.render("topic", topic(page(uri, security), topic, null));
     }
 
     @GET
@@ -126,7 +126,7 @@ public class DashboardResource {
     public String topicFragment(@PathParam("topic") String topic, @Context UriInfo uri,
             @Context SecurityContext security) {
         JobValidator.checkTopic("topic", topic);
-        return pages.render("topic-body", topic(page(uri, security, topic), topic, null));
+        return pages.render("topic-body", topic(page(uri, security), topic, null));
     }
 
     @GET
@@ -136,7 +136,7 @@ public class DashboardResource {
             @Context SecurityContext security) {
         JobValidator.checkTopic("topic", topic);
         JobValidator.checkId("id", id);
-        Views.Page page = page(uri, security, id);
+        Views.Page page = page(uri, security);
         Optional<JobStore.JobDetail> found = store.lookup(topic, id);
         if (found.isEmpty()) {
             return Response.status(404).entity(pages.render("job",
@@ -246,7 +246,7 @@ public class DashboardResource {
         if (refused != null) {
             return refused;
         }
-        Views.Page page = page(uri, security, "delayq");
+        Views.Page page = page(uri, security);
         Views.Overview o = overview(page);
         String msg = schedules.trigger(name).map(j -> "triggered " + name + ": job " + j.id()).orElse("no schedule " + name);
         return Response.ok(pages.render("topics", new Views.Overview(page, o.topics(), o.replicas(), o.schedules(),
@@ -262,7 +262,7 @@ public class DashboardResource {
             return refused;
         }
         String message = action.get();
-        return Response.ok(pages.render("topic-body", topic(page(uri, security, topic), topic, message))).build();
+        return Response.ok(pages.render("topic-body", topic(page(uri, security), topic, message))).build();
     }
 
     /**
@@ -274,7 +274,7 @@ public class DashboardResource {
             return Response.status(403).type(MediaType.TEXT_PLAIN)
                     .entity("dashboard actions are sent by the dashboard itself (header " + UI_HEADER + ")").build();
         }
-        Views.Page p = page(null, security, "");
+        Views.Page p = page(null, security);
         if (operator ? !p.operator() : !p.producer()) {
             return Response.status(403).type(MediaType.TEXT_PLAIN)
                     .entity("this action needs the role " + (operator ? "delayq-operator" : "delayq-producer")).build();
@@ -306,7 +306,7 @@ public class DashboardResource {
     // ---------------------------------------------------------------- views
 
     /** Where the pages are, and what the viewer may do. */
-    private Views.Page page(UriInfo uri, SecurityContext security, String title) {
+    private Views.Page page(UriInfo uri, SecurityContext security) {
         String root = uri == null ? "/" : uri.getBaseUri().getPath();
         if (!root.endsWith("/")) {
             root = root + "/";
@@ -314,7 +314,7 @@ public class DashboardResource {
         // The roles as delayq's access policy reads them (each includes those below it; mapped
         // roles count); with nothing configured the API is open, and so are the buttons.
         Optional<DelayqRole> role = access.open() ? Optional.of(DelayqRole.OPERATOR) : DelayqRole.of(identity);
-        return new Views.Page(root, assets, title, role.map(r -> r.includes(DelayqRole.PRODUCER)).orElse(false),
+        return new Views.Page(root, assets, role.map(r -> r.includes(DelayqRole.PRODUCER)).orElse(false),
                 role.map(r -> r.includes(DelayqRole.OPERATOR)).orElse(false));
     }
 
@@ -349,11 +349,9 @@ public class DashboardResource {
         }
         List<Views.ScheduleRow> sched = new ArrayList<>();
         for (Schedule s : schedules.all()) {
-            long last = store.lastTick(s.name(), s.topic());
-            long next = s.nextAfter(Math.max(System.currentTimeMillis(), last));
+            Schedules.Ticks t = schedules.ticks(s);
             sched.add(new Views.ScheduleRow(s.name(), s.source().json(), s.describe(), s.topic(),
-                    last < 0 ? "—" : TIME.format(Instant.ofEpochMilli(last)),
-                    next == Long.MAX_VALUE ? "—" : TIME.format(Instant.ofEpochMilli(next))));
+                    t.last() == null ? "—" : TIME.format(t.last()), t.next() == null ? "—" : TIME.format(t.next())));
         }
         return new Views.Overview(page, rows, live.size(), sched, TIME.format(Instant.now()) + " UTC"
                 + (capped ? " · the first " + MAX_TOPICS + " topics by name (find the others with their topic page)" : ""));
@@ -361,7 +359,6 @@ public class DashboardResource {
 
     private Views.Topic topic(Views.Page page, String topic, String message) {
         TopicSnapshot s = store.peek(topic, HOUR_MS, BUCKETS, LIST, LIST);
-        long[] counts = store.gauges(topic);
         long max = 1;
         for (long c : s.timeline()) {
             max = Math.max(max, c);
@@ -393,8 +390,8 @@ public class DashboardResource {
         }
         Map<String, ReplicaRegistry.Replica> live = replicas.live();
         TopicFlow flow = control.flow(topic);
-        return new Views.Topic(page, topic, message, counts[0], s.dueNow(), age(s.oldestDueMs(), s.redisNowMs()),
-                counts[1], counts[2], flow.paused(), rateLimit(flow), servedBy(live, topic), bars, next, running, dead,
+        return new Views.Topic(page, topic, message, s.scheduled(), s.dueNow(), age(s.oldestDueMs(), s.redisNowMs()),
+                s.inflightCount(), s.dead(), flow.paused(), rateLimit(flow), servedBy(live, topic), bars, next, running, dead,
                 TIME.format(Instant.ofEpochMilli(s.redisNowMs())) + " UTC");
     }
 

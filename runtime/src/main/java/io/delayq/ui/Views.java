@@ -18,7 +18,7 @@ public final class Views {
      * static files ({@code assets}, the HTTP root), and what the viewer may do.
      */
     @RegisterForReflection
-    public record Page(String root, String assets, String title, boolean producer, boolean operator) {
+    public record Page(String root, String assets, boolean producer, boolean operator) {
     }
 
     @RegisterForReflection
