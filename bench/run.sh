@@ -10,6 +10,8 @@
 #   bench/run.sh spread,burst --n 50000 --window 10 --start 5
 #   bench/run.sh backlog --small 10000 --big 5000000
 #   bench/run.sh smoke                a few hundred jobs per scenario (CI)
+#   bench/run.sh coldwarm [--n 50000] burst and spread, each in a fresh JVM: first cold (the first
+#                                     thing the JVM runs), then the same again after a warm-up
 #   bench/run.sh burst,dedup          dedup (on request only): a burst on a topic with a dedup
 #                                     window, memory per remembered id, the ids enqueued again
 #   bench/run.sh spread,burst --cluster 3 [--partitions 3]
@@ -25,4 +27,13 @@ fi
 if [ "${BENCH_NO_BUILD:-}" != "1" ]; then
   ./mvnw -B -q package -DskipTests -pl bench -am
 fi
-exec "${JAVA_HOME:+$JAVA_HOME/bin/}java" -Xmx2g -jar bench/target/quarkus-app/quarkus-run.jar "$@"
+java="${JAVA_HOME:+$JAVA_HOME/bin/}java"
+if [ "${1:-}" = "coldwarm" ]; then
+  # Each kind in a fresh JVM: its first run is cold (no warm-up before it), then the same again warm.
+  shift
+  status=0
+  "$java" -Xmx2g -jar bench/target/quarkus-app/quarkus-run.jar burst-cold "$@" || status=$?
+  BENCH_APPEND=1 "$java" -Xmx2g -jar bench/target/quarkus-app/quarkus-run.jar spread-cold "$@" || status=$?
+  exit $status
+fi
+exec "$java" -Xmx2g -jar bench/target/quarkus-app/quarkus-run.jar "$@"

@@ -88,9 +88,21 @@ public class BenchApp implements QuarkusApplication {
         sink.recorder = recorder;
         System.err.printf("delayq bench: scenarios %s, Redis pid %s, %d cores%n", o.scenarios(),
                 System.getProperty("bench.redis.pid"), Runtime.getRuntime().availableProcessors());
-        warmUp();
+        // A cold scenario is the first thing this JVM runs: no warm-up before it.
+        if (o.scenarios().isEmpty() || !o.scenarios().get(0).endsWith("-cold")) {
+            warmUp();
+        }
         for (String s : o.scenarios()) {
             switch (s) {
+                // What a user sees first (a fresh JVM, classes loading and the JIT compiling during
+                // the run), then the same scenario again in the same JVM after a warm-up.
+                case "burst-cold", "spread-cold" -> {
+                    boolean burst = s.startsWith("burst");
+                    String kind = burst ? "burst" : "spread";
+                    schedule(kind + "-cold", "bench", o.n(), burst ? 0 : o.window() * 1000L, o.start() * 1000L, burst, true, 0);
+                    warmUp();
+                    schedule(kind + "-warm", "bench", o.n(), burst ? 0 : o.window() * 1000L, o.start() * 1000L, burst, true, 0);
+                }
                 case "spread" -> schedule("spread", "bench", o.n(), o.window() * 1000L, o.start() * 1000L, false, true, 0);
                 case "steady500" -> schedule("spread-500/s", "bench", 5000, 10_000, o.start() * 1000L, false, true, 0);
                 case "spread200k" -> schedule("spread-200k", "bench", 200_000, 10_000, 10_000, false, false, 0);
@@ -430,7 +442,7 @@ public class BenchApp implements QuarkusApplication {
         try {
             Path dir = Files.createDirectories(Path.of("bench", "results"));
             Files.writeString(dir.resolve("last-run.jsonl"), Report.json(r) + "\n",
-                    results.size() == 1 ? java.nio.file.StandardOpenOption.TRUNCATE_EXISTING : java.nio.file.StandardOpenOption.APPEND,
+                    results.size() == 1 && System.getenv("BENCH_APPEND") == null ? java.nio.file.StandardOpenOption.TRUNCATE_EXISTING : java.nio.file.StandardOpenOption.APPEND,
                     java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE);
         } catch (Exception e) {
             System.err.println("could not write bench/results: " + e);
