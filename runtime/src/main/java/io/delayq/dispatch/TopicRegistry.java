@@ -51,7 +51,7 @@ public class TopicRegistry {
             if (map.containsKey(topic)) {
                 throw new IllegalStateException("topic " + topic + " has both an observer and an HTTP target");
             }
-            map.put(topic, new HttpTargetHandler(url, t.http().timeout()));
+            map.put(topic, new HttpTargetHandler(vertx, url, t.http().timeout(), t.http().maxConnections(), t.http().h2c()));
         }));
         this.handlers = Collections.unmodifiableMap(new TreeMap<>(map));
     }
