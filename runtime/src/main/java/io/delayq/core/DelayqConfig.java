@@ -333,5 +333,15 @@ public interface DelayqConfig {
          */
         @WithDefault("false")
         boolean h2c();
+
+        /**
+         * For an {@code https://} target: the name of a TLS configuration of the Quarkus TLS
+         * registry ({@code quarkus.tls.<name>.trust-store...}, {@code .key-store...} for a client
+         * certificate, {@code .trust-all}, {@code .hostname-verification-algorithm}) to call it
+         * with, e.g. to trust an internal CA. Unset: the registry's default configuration
+         * ({@code quarkus.tls.trust-store...}) when there is one, else the JVM's trusted CAs; the
+         * target's host name is checked either way unless the configuration turns it off.
+         */
+        Optional<String> tlsConfigurationName();
     }
 }

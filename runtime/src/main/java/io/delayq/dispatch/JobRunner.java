@@ -31,11 +31,12 @@ import io.delayq.store.TakenJob;
 import io.vertx.core.Context;
 
 /**
- * Runs one attempt on a worker thread (a reactive observer: started there, run on an event loop)
- * and settles it: normal completion → ack (batched by the
- * {@link Acker}); {@link JobSnoozedException} → the snooze script (due again later, the attempt
- * not counted); any other exception → the fail script, which retries with backoff or buries the job
- * ({@link PermanentJobFailureException}: at once).
+ * Runs one attempt on a worker thread (a reactive observer: started there, run on an event loop;
+ * an HTTP target: started on the taker's thread, answered on an event loop) and settles it:
+ * normal completion → ack (batched by the {@link Acker}); {@link JobSnoozedException} → the
+ * snooze script (due again later, the attempt not counted); any other exception → the fail
+ * script, which retries with backoff or buries the job ({@link PermanentJobFailureException}: at
+ * once).
  */
 @ApplicationScoped
 public class JobRunner {
@@ -195,7 +196,9 @@ public class JobRunner {
      */
     private void settle(TakenJob taken, Job job, JobTracing.AttemptSpan span, long start, Throwable error,
             Consumer<TakenJob> done) {
-        try (JobLogContext log = JobLogContext.of(job)) {
+        // The job in the logging context for the lines a failure or a snooze logs; a success logs
+        // nothing, and settles on an event loop, whose logging context is better left untouched.
+        try (JobLogContext log = error == null ? null : JobLogContext.of(job)) {
             span.end(find(error, JobSnoozedException.class) != null ? null : error); // a snooze is no error
             record(taken, job, System.nanoTime() - start, error);
         } finally {

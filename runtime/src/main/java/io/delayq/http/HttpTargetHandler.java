@@ -7,14 +7,19 @@ import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.util.List;
+import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.delayq.core.Job;
 import io.delayq.core.PermanentJobFailureException;
 import io.delayq.dispatch.AttemptContext;
 import io.delayq.dispatch.JobHandler;
 import io.delayq.dispatch.JobRunner;
+import io.quarkus.tls.TlsConfiguration;
+import io.vertx.core.Context;
 import io.vertx.core.MultiMap;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -27,6 +32,7 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpVersion;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
+import io.vertx.core.impl.VertxInternal;
 
 /**
  * The built-in observer of a topic with {@code delayq.topics.<topic>.http.url}: POSTs the job's
@@ -59,12 +65,18 @@ public final class HttpTargetHandler implements JobHandler {
     private final long timeoutMs;
     private final Vertx vertx;
     private final HttpClient client;
+    /** The event loop this target's calls run on, and the calls queued for it. */
+    private final Context context;
+    private final Queue<Runnable> toStart = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean handOff = new AtomicBoolean();
 
     /**
      * @param maxConnections most connections to the target (HTTP/1.1 and HTTP/2 alike)
      * @param h2c HTTP/2 with prior knowledge on an {@code http://} URL
+     * @param tls for an {@code https://} URL, the Quarkus TLS configuration to call it with; null: the JVM's trusted CAs
      */
-    public HttpTargetHandler(Vertx vertx, String url, Duration timeout, int maxConnections, boolean h2c) {
+    public HttpTargetHandler(Vertx vertx, String url, Duration timeout, int maxConnections, boolean h2c,
+            TlsConfiguration tls) {
         URI uri = URI.create(url);
         if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getHost() == null) {
             throw new IllegalArgumentException("delayq.topics.*.http.url must be an http(s) URL: " + url);
@@ -93,14 +105,27 @@ public final class HttpTargetHandler implements JobHandler {
                 .setVerifyHost(true)
                 .setDecompressionSupported(false);
         if (ssl) {
-            // HTTP/2 when the target offers it, HTTP/1.1 otherwise; trust as the JVM's default.
+            // HTTP/2 when the target offers it, HTTP/1.1 otherwise.
             options.setUseAlpn(true).setProtocolVersion(HttpVersion.HTTP_2)
                     .setAlpnVersions(List.of(HttpVersion.HTTP_2, HttpVersion.HTTP_1_1));
+            if (tls != null) {
+                if (tls.getTrustStoreOptions() != null) {
+                    options.setTrustOptions(tls.getTrustStoreOptions());
+                }
+                if (tls.getKeyStoreOptions() != null) {
+                    options.setKeyCertOptions(tls.getKeyStoreOptions()); // a client certificate (mTLS)
+                }
+                options.setTrustAll(tls.isTrustAll())
+                        .setVerifyHost(!"NONE".equalsIgnoreCase(tls.getHostnameVerificationAlgorithm().orElse("HTTPS")));
+            }
         } else if (h2c) {
             options.setProtocolVersion(HttpVersion.HTTP_2).setHttp2ClearTextUpgrade(false);
         } else {
             options.setProtocolVersion(HttpVersion.HTTP_1_1);
         }
+        // An event loop of its own for the target (Vert.x assigns them round robin), not the
+        // caller's: the constructor may run on an event loop that serves something else.
+        this.context = ((VertxInternal) vertx).createEventLoopContext();
         this.client = vertx.createHttpClient(options,
                 new PoolOptions().setHttp1MaxSize(maxConnections).setHttp2MaxSize(maxConnections));
     }
@@ -127,6 +152,36 @@ public final class HttpTargetHandler implements JobHandler {
         RequestOptions request = new RequestOptions().setMethod(HttpMethod.POST).setHost(host).setPort(port)
                 .setSsl(ssl).setURI(path).setHeaders(headers).setConnectTimeout(timeoutMs);
         Call call = new Call(job);
+        onLoop(() -> start(call, request, body, deadline));
+        return call;
+    }
+
+    /**
+     * Runs {@code task} on this target's event loop. Calls started from the taker's thread are
+     * queued and handed over together (one wake-up of the event loop per take, not per job: the
+     * wake-up is a system call and cost more than the rest of the call's start), and all of the
+     * target's connections, timers and answers stay on that one loop: no hop between threads.
+     */
+    private void onLoop(Runnable task) {
+        if (Vertx.currentContext() == context) {
+            task.run();
+            return;
+        }
+        toStart.add(task);
+        if (handOff.compareAndSet(false, true)) {
+            context.runOnContext(v -> {
+                handOff.set(false); // before polling: a task queued from now on schedules another run
+                for (Runnable t; (t = toStart.poll()) != null;) {
+                    t.run();
+                }
+            });
+        }
+    }
+
+    private void start(Call call, RequestOptions request, Buffer body, long deadline) {
+        if (call.isDone()) {
+            return; // cancelled (the attempt's own timeout) before it started
+        }
         client.request(request).onComplete(ar -> {
             if (ar.failed()) {
                 // No connection: the target did not get the call.
@@ -155,7 +210,6 @@ public final class HttpTargetHandler implements JobHandler {
                 }
             });
         });
-        return call;
     }
 
     /** One call's outcome; cancelling it (the attempt's timeout) aborts the call. */

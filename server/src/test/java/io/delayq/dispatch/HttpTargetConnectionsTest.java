@@ -4,6 +4,9 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
@@ -29,11 +32,14 @@ import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpVersion;
+import io.vertx.core.net.PfxOptions;
 
 /**
  * How HTTP targets are called, seen by a real Vert.x server started here (HTTP/1.1 and h2c on one
  * port; each topic posts to its own path): at most {@code max-connections} connections, kept alive
- * and reused across jobs, and HTTP/2 (one multiplexed connection) when the topic says {@code h2c}.
+ * and reused across jobs, HTTP/2 (one multiplexed connection) when the topic says {@code h2c}, and
+ * HTTP/2 by ALPN to an {@code https} target whose self-signed certificate a Quarkus TLS
+ * configuration trusts.
  */
 @QuarkusTest
 @QuarkusTestResource(RedisTestResource.class)
@@ -42,6 +48,7 @@ class HttpTargetConnectionsTest {
     static final String LIMITED = "http-limited";
     static final String KEEP_ALIVE = "http-keep-alive";
     static final String H2C = "http-h2c";
+    static final String TLS = "http-tls";
 
     public static class Targets implements QuarkusTestProfile {
         @Override
@@ -55,7 +62,45 @@ class HttpTargetConnectionsTest {
                     Map.entry("delayq.topics." + H2C + ".http.url", base + "/" + H2C),
                     Map.entry("delayq.topics." + H2C + ".http.h2c", "true"),
                     Map.entry("delayq.topics." + H2C + ".http.max-connections", "1"),
-                    Map.entry("delayq.topics." + H2C + ".concurrency", "20"));
+                    Map.entry("delayq.topics." + H2C + ".concurrency", "20"),
+                    Map.entry("delayq.topics." + TLS + ".http.url",
+                            "https://localhost:" + FixedPort.forRun("connections-tls-target") + "/" + TLS),
+                    Map.entry("delayq.topics." + TLS + ".http.tls-configuration-name", "target"),
+                    Map.entry("quarkus.tls.target.trust-store.pem.certs", TargetCertificate.get().cert().toString()));
+        }
+    }
+
+    /**
+     * A self-signed certificate for localhost made by keytool for the run (the profile is read by
+     * more than one class loader: the files are made once, their directory kept in a property).
+     */
+    record TargetCertificate(Path keyStore, Path cert) {
+        static synchronized TargetCertificate get() {
+            try {
+                String dir = System.getProperty("dqtest.tls-target.dir");
+                if (dir == null) {
+                    Path d = Files.createTempDirectory("delayq-tls-target");
+                    String keytool = Path.of(System.getProperty("java.home"), "bin", "keytool").toString();
+                    run(keytool, "-genkeypair", "-alias", "target", "-keyalg", "EC", "-dname", "CN=localhost", "-ext",
+                            "SAN=dns:localhost,ip:127.0.0.1", "-validity", "2", "-storetype", "PKCS12", "-keystore",
+                            d.resolve("target.p12").toString(), "-storepass", "secret");
+                    run(keytool, "-exportcert", "-rfc", "-alias", "target", "-keystore", d.resolve("target.p12").toString(),
+                            "-storepass", "secret", "-file", d.resolve("target.pem").toString());
+                    dir = d.toString();
+                    System.setProperty("dqtest.tls-target.dir", dir);
+                }
+                return new TargetCertificate(Path.of(dir, "target.p12"), Path.of(dir, "target.pem"));
+            } catch (IOException | InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        private static void run(String... cmd) throws IOException, InterruptedException {
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes());
+            if (p.waitFor() != 0) {
+                throw new IllegalStateException(String.join(" ", cmd) + " failed: " + out);
+            }
         }
     }
 
@@ -72,9 +117,10 @@ class HttpTargetConnectionsTest {
 
     static final Map<String, Seen> SEEN = new ConcurrentHashMap<>();
     /** How long the server holds each call, by path. */
-    static final Map<String, Long> HOLD_MS = Map.of("/" + LIMITED, 300L, "/" + KEEP_ALIVE, 0L, "/" + H2C, 300L);
+    static final Map<String, Long> HOLD_MS = Map.of("/" + LIMITED, 300L, "/" + KEEP_ALIVE, 0L, "/" + H2C, 300L, "/" + TLS, 0L);
     static Vertx vertx;
     static HttpServer server;
+    static HttpServer tlsServer;
 
     @BeforeAll
     static void startTarget() throws Exception {
@@ -111,6 +157,12 @@ class HttpTargetConnectionsTest {
             });
         });
         server.listen().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        // The same handler over TLS, offering HTTP/2 and HTTP/1.1 by ALPN.
+        tlsServer = vertx.createHttpServer(new HttpServerOptions().setHost("127.0.0.1")
+                .setPort(FixedPort.forRun("connections-tls-target")).setSsl(true).setUseAlpn(true)
+                .setKeyCertOptions(new PfxOptions().setPath(TargetCertificate.get().keyStore().toString()).setPassword("secret")));
+        tlsServer.requestHandler(server.requestHandler());
+        tlsServer.listen().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
 
     @AfterAll
@@ -153,5 +205,11 @@ class HttpTargetConnectionsTest {
         assertEquals(Set.of(HttpVersion.HTTP_2), s.versions);
         assertEquals(1, s.connections.size(), "connections: " + s.connections);
         assertTrue(s.maxInFlight.get() > 1, "calls in flight at once on the one connection: " + s.maxInFlight.get());
+    }
+
+    @Test
+    void anHttpsTargetTrustedThroughATlsConfigurationIsCalledOverHttp2NegotiatedByAlpn() {
+        Seen s = deliver(TLS, 5);
+        assertEquals(Set.of(HttpVersion.HTTP_2), s.versions);
     }
 }
