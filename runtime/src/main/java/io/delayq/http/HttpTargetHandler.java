@@ -33,6 +33,7 @@ import io.vertx.core.http.HttpVersion;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.impl.VertxInternal;
+import io.vertx.core.tracing.TracingPolicy;
 
 /**
  * The built-in observer of a topic with {@code delayq.topics.<topic>.http.url}: POSTs the job's
@@ -103,7 +104,9 @@ public final class HttpTargetHandler implements JobHandler {
                 .setTcpNoDelay(true)
                 .setSsl(ssl)
                 .setVerifyHost(true)
-                .setDecompressionSupported(false);
+                .setDecompressionSupported(false)
+                // The call carries the attempt's own traceparent; no client span of Vert.x' tracer.
+                .setTracingPolicy(TracingPolicy.IGNORE);
         if (ssl) {
             // HTTP/2 when the target offers it, HTTP/1.1 otherwise.
             options.setUseAlpn(true).setProtocolVersion(HttpVersion.HTTP_2)
