@@ -67,7 +67,7 @@ final class HttpScenario {
             int burst = smoke ? 300 : 30_000;
             app.pendingFields.put("protocol", protocol);
             app.pendingFields.put("receiver_ceiling_rps", Math.round(ceilingBefore));
-            app.schedule("http-burst" + suffix(protocol), topic, burst, 0, smoke ? 2000 : 3000, true, false, 0);
+            app.schedule("http-burst" + suffix(protocol), topic, burst, 0, smoke ? 2000 : 5000, true, false, 0);
             Map<String, Object> b = app.results.get(app.results.size() - 1);
             int windowS = smoke ? 2 : 10;
             int rate = smoke ? 100 : 5000;
