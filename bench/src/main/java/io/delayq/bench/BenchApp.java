@@ -34,7 +34,6 @@ import io.quarkus.runtime.QuarkusApplication;
  * (script internals included) less our INFO calls; Redis CPU from used_cpu_sys + used_cpu_user.
  */
 public class BenchApp implements QuarkusApplication {
-    static HttpSink sink;
     /** 16 bytes of JSON, the peers' --payload 16. */
     static final String PAYLOAD = "\"xxxxxxxxxxxxxx\"";
 
@@ -70,7 +69,7 @@ public class BenchApp implements QuarkusApplication {
                 scenarios.addAll(List.of("spread", "burst", "idle", "backlog", "http"));
             }
             if (scenarios.isEmpty() || scenarios.remove("all")) {
-                scenarios.addAll(List.of("steady500", "spread", "spread200k", "burst", "idle", "backlog", "replicas", "http"));
+                scenarios.addAll(List.of("steady500", "spread", "spread200k", "burst", "idle", "backlog", "replicas", "http", "h2c"));
             }
             int n = Integer.parseInt(opts.getOrDefault("n", smoke ? "300" : "50000"));
             return new Options(scenarios, n, Integer.parseInt(opts.getOrDefault("window", smoke ? "2" : "10")),
@@ -85,7 +84,6 @@ public class BenchApp implements QuarkusApplication {
     public int run(String... args) throws Exception {
         o = Options.parse(args);
         base = "http://127.0.0.1:" + ConfigProvider.getConfig().getValue("quarkus.http.port", Integer.class);
-        sink.recorder = recorder;
         System.err.printf("delayq bench: scenarios %s, Redis pid %s, %d cores%n", o.scenarios(),
                 System.getProperty("bench.redis.pid"), Runtime.getRuntime().availableProcessors());
         // A cold scenario is the first thing this JVM runs: no warm-up before it.
@@ -118,8 +116,8 @@ public class BenchApp implements QuarkusApplication {
                     }
                 }
                 case "dedup" -> dedup();
-                case "http" -> schedule("http-target", "bench-http", o.smoke() ? 200 : 5000, o.smoke() ? 2000 : 5000,
-                        o.smoke() ? 2000 : 3000, false, true, 0);
+                case "http" -> new HttpScenario(this).run("bench-http", "http/1.1");
+                case "h2c" -> new HttpScenario(this).run("bench-h2c", "h2c");
                 default -> throw new IllegalArgumentException("unknown scenario " + s);
             }
         }

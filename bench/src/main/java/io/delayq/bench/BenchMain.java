@@ -12,19 +12,24 @@ import io.quarkus.runtime.annotations.QuarkusMain;
  * Entry point of the benchmark build ({@code bench/run.sh}). The main process starts its own
  * redis-server on a free port, then runs delayq in-process (the real application: REST API,
  * takers, workers) with no-op observers, and drives the scenarios from {@link BenchApp}. With
- * {@code --replica <redis-uri> <records-file>} it is an extra replica process instead. With
+ * {@code --replica <redis-uri> <records-file>} it is an extra replica process instead, with
+ * {@code --receiver <records-file> <port>} the HTTP scenarios' target ({@link HttpReceiver}). With
  * {@code --cluster M} Redis is a local Redis Cluster of M masters (no replicas: the figures are
  * the masters' own work), delayq uses it with {@code delayq.partitions} = M unless
  * {@code --partitions P} says otherwise, and the scenarios report each master's CPU.
  */
 @QuarkusMain
 public class BenchMain {
-    public static void main(String... args) {
+    public static void main(String... args) throws Exception {
         List<String> rest = new ArrayList<>(List.of(args));
         System.setProperty("quarkus.http.port", Integer.toString(RedisProcess.freePort()));
         System.setProperty("quarkus.log.level", "WARN");
         System.setProperty("quarkus.banner.enabled", "false");
         System.setProperty("quarkus.shutdown.delay-enabled", "false");
+        if (!rest.isEmpty() && rest.get(0).equals("--receiver")) {
+            HttpReceiver.serve(rest.get(1), Integer.parseInt(rest.get(2)));
+            return;
+        }
         if (!rest.isEmpty() && rest.get(0).equals("--replica")) {
             System.setProperty("quarkus.redis.hosts", rest.get(1));
             System.setProperty("bench.replica.records", rest.get(2));
@@ -47,9 +52,12 @@ public class BenchMain {
             System.setProperty("bench.redis.nodes", Integer.toString(redis.port()));
             System.setProperty("bench.redis.pid", Long.toString(redis.pid()));
         }
-        HttpSink sink = new HttpSink();
-        System.setProperty("delayq.topics.bench-http.http.url", sink.url());
-        BenchApp.sink = sink;
+        // The HTTP scenarios' target: a process of its own, so that its CPU is not counted as delayq's.
+        HttpReceiver receiver = HttpReceiver.start();
+        System.setProperty("delayq.topics.bench-http.http.url", receiver.url());
+        System.setProperty("delayq.topics.bench-h2c.http.url", receiver.url());
+        System.setProperty("delayq.topics.bench-h2c.http.h2c", "true");
+        HttpScenario.receiver = receiver;
         Quarkus.run(BenchApp.class, rest.toArray(String[]::new));
     }
 

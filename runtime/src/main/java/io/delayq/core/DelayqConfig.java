@@ -304,8 +304,44 @@ public interface DelayqConfig {
          */
         Optional<String> url();
 
-        /** Time allowed for the HTTP call; past it the attempt fails. Default 10 s. */
+        /**
+         * Time allowed for the HTTP call, from the moment it asks for a connection to the end of
+         * the answer; past it the attempt fails. A call that timed out before it got a connection
+         * never reached the target and may be retried at once; one that was sent is retried no
+         * sooner than this long after it timed out (the target may still be running it). Default 10 s.
+         */
         @WithDefault("10s")
         Duration timeout();
+
+        /**
+         * Most connections this replica opens to the target. Over HTTP/1.1 each connection carries
+         * one call at a time (kept alive and reused, never pipelined), so this is also the most
+         * calls in flight; calls beyond it wait for a free connection, within their
+         * {@code timeout}. Over HTTP/2 one connection carries many calls at once (as many as the
+         * target allows, often 100 or more), and a further one opens only when those are all in
+         * use. The topic's {@code concurrency} bounds the calls in flight as well. Default 32.
+         */
+        @WithDefault("32")
+        int maxConnections();
+
+        /**
+         * Speak HTTP/2 over cleartext ({@code h2c}, with prior knowledge: no upgrade round trip) to an
+         * {@code http://} target. Only for a target that accepts it (Vert.x, Netty, Node's
+         * {@code http2.createServer}, gRPC-style servers, Envoy...): an HTTP/1.1-only server
+         * answers nothing sensible. An {@code https://} target needs no setting: HTTP/2 is
+         * negotiated by ALPN when the target offers it, HTTP/1.1 otherwise. Default false.
+         */
+        @WithDefault("false")
+        boolean h2c();
+
+        /**
+         * For an {@code https://} target: the name of a TLS configuration of the Quarkus TLS
+         * registry ({@code quarkus.tls.<name>.trust-store...}, {@code .key-store...} for a client
+         * certificate, {@code .trust-all}, {@code .hostname-verification-algorithm}) to call it
+         * with, e.g. to trust an internal CA. Unset: the registry's default configuration
+         * ({@code quarkus.tls.trust-store...}) when there is one, else the JVM's trusted CAs; the
+         * target's host name is checked either way unless the configuration turns it off.
+         */
+        Optional<String> tlsConfigurationName();
     }
 }

@@ -6,7 +6,8 @@ import io.delayq.core.Job;
 
 /**
  * Runs one job attempt; normal completion acks it, exceptional completion fails the attempt.
- * Called on a worker (virtual) thread, so an implementation may block. It runs the observer
+ * Called on a worker (virtual) thread, so an implementation may block (unless it says it
+ * does not: {@link #blocking()}). It runs the observer
  * inside {@code context} (MDC, span), on whichever thread the observer runs.
  */
 public interface JobHandler {
@@ -21,5 +22,14 @@ public interface JobHandler {
      */
     default long minRetryDelayMs(Throwable error) {
         return 0;
+    }
+
+    /**
+     * Whether {@link #handle} may block its thread. A handler that only starts asynchronous work
+     * and returns (the HTTP target) answers false: it is called on the taker's thread, and no
+     * thread is started or held per job.
+     */
+    default boolean blocking() {
+        return true;
     }
 }

@@ -31,11 +31,12 @@ import io.delayq.store.TakenJob;
 import io.vertx.core.Context;
 
 /**
- * Runs one attempt on a worker thread (a reactive observer: started there, run on an event loop)
- * and settles it: normal completion → ack (batched by the
- * {@link Acker}); {@link JobSnoozedException} → the snooze script (due again later, the attempt
- * not counted); any other exception → the fail script, which retries with backoff or buries the job
- * ({@link PermanentJobFailureException}: at once).
+ * Runs one attempt on a worker thread (a reactive observer: started there, run on an event loop;
+ * an HTTP target: started on the taker's thread, answered on an event loop) and settles it:
+ * normal completion → ack (batched by the {@link Acker}); {@link JobSnoozedException} → the
+ * snooze script (due again later, the attempt not counted); any other exception → the fail
+ * script, which retries with backoff or buries the job ({@link PermanentJobFailureException}: at
+ * once).
  */
 @ApplicationScoped
 public class JobRunner {
@@ -82,6 +83,15 @@ public class JobRunner {
         this.config = config;
     }
 
+    /**
+     * Whether running the job may block the calling thread: false for a handler that only starts
+     * asynchronous work (an HTTP target), which {@link WorkerPool} then runs on the taker's thread.
+     */
+    boolean blocks(TakenJob taken) {
+        JobHandler handler = topics.handlers().get(taken.partition().topic());
+        return taken.record() != null && (handler == null || handler.blocking());
+    }
+
     /** Runs the job; {@code done} is called once the observer finished (before the ack is flushed). */
     void run(TakenJob taken, Consumer<TakenJob> done) {
         String topic = taken.partition().topic();
@@ -113,12 +123,17 @@ public class JobRunner {
         };
         // The attempt is settled once: by its observer, or by its timeout, whichever comes first.
         AtomicBoolean settled = new AtomicBoolean();
-        Thread worker = Thread.currentThread();
+        JobHandler handler = topics.handlers().get(topic);
+        boolean blocking = handler.blocking();
+        // Interrupted at the timeout: a worker of its own, never the taker's thread.
+        Thread worker = blocking ? Thread.currentThread() : null;
         long timeoutMs = retry.attemptTimeoutMs(topic);
         AtomicReference<CompletionStage<Void>> running = new AtomicReference<>();
         ScheduledFuture<?> timer = timeouts.schedule(() -> {
             if (settled.compareAndSet(false, true)) {
-                worker.interrupt(); // a synchronous observer blocked in I/O or a wait may give up
+                if (worker != null) {
+                    worker.interrupt(); // a synchronous observer blocked in I/O or a wait may give up
+                }
                 CompletionStage<Void> pending = running.get();
                 if (pending != null) {
                     pending.toCompletableFuture().cancel(true); // an HTTP call in flight is aborted
@@ -130,11 +145,11 @@ public class JobRunner {
         }, timeoutMs, TimeUnit.MILLISECONDS);
         CompletionStage<Void> stage;
         try {
-            stage = topics.handlers().get(topic).handle(job, context);
+            stage = handler.handle(job, context);
         } catch (Throwable e) {
             if (settled.compareAndSet(false, true)) {
                 timer.cancel(false);
-                settle(taken, job, span, start, e, done);
+                settleWhereItMayBlock(taken, job, span, start, e, done, !blocking);
             }
             return;
         }
@@ -142,15 +157,27 @@ public class JobRunner {
         stage.whenComplete((v, e) -> {
             if (settled.compareAndSet(false, true)) {
                 timer.cancel(false);
-                if (Context.isOnEventLoopThread()) {
-                    // A reactive observer completes on an event loop; recording a failure or a
-                    // snooze is a blocking Redis call: not there.
-                    Thread.ofVirtual().name("delayq-settle").start(() -> settle(taken, job, span, start, e, done));
-                } else {
-                    settle(taken, job, span, start, e, done);
-                }
+                // A reactive observer and an HTTP call complete on an event loop (an HTTP call
+                // that completed at once: on the taker's thread), where a success is settled at
+                // once (an ack is queued, not sent) but a failure or a snooze, a blocking Redis
+                // call, is not recorded.
+                settleWhereItMayBlock(taken, job, span, start, e, done, !blocking || Context.isOnEventLoopThread());
             }
         });
+    }
+
+    /**
+     * Settles on this thread a success (which only queues the ack), and an outcome that needs a
+     * Redis call on this thread too unless {@code mustNotBlock} (an event loop, the taker's thread):
+     * then on a virtual thread of its own.
+     */
+    private void settleWhereItMayBlock(TakenJob taken, Job job, JobTracing.AttemptSpan span, long start, Throwable error,
+            Consumer<TakenJob> done, boolean mustNotBlock) {
+        if (error == null || !mustNotBlock) {
+            settle(taken, job, span, start, error, done);
+        } else {
+            Thread.ofVirtual().name("delayq-settle").start(() -> settle(taken, job, span, start, error, done));
+        }
     }
 
     /** An attempt that ran past {@code delayq.dispatch.attempt-timeout}. */
@@ -169,7 +196,9 @@ public class JobRunner {
      */
     private void settle(TakenJob taken, Job job, JobTracing.AttemptSpan span, long start, Throwable error,
             Consumer<TakenJob> done) {
-        try (JobLogContext log = JobLogContext.of(job)) {
+        // The job in the logging context for the lines a failure or a snooze logs; a success logs
+        // nothing, and settles on an event loop, whose logging context is better left untouched.
+        try (JobLogContext log = error == null ? null : JobLogContext.of(job)) {
             span.end(find(error, JobSnoozedException.class) != null ? null : error); // a snooze is no error
             record(taken, job, System.nanoTime() - start, error);
         } finally {

@@ -3,6 +3,7 @@ package io.delayq.dispatch;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -14,6 +15,8 @@ import io.delayq.core.Job;
 import io.delayq.core.JobTopic;
 import io.delayq.core.JobValidator;
 import io.delayq.http.HttpTargetHandler;
+import io.quarkus.tls.TlsConfiguration;
+import io.quarkus.tls.TlsConfigurationRegistry;
 import io.vertx.core.Vertx;
 
 /**
@@ -29,7 +32,7 @@ public class TopicRegistry {
     private final Map<String, JobHandler> handlers;
     private final Map<String, String> observers;
 
-    public TopicRegistry(@Any Event<Job> events, DelayqConfig config, Vertx vertx) {
+    public TopicRegistry(@Any Event<Job> events, DelayqConfig config, Vertx vertx, TlsConfigurationRegistry tls) {
         Map<String, boolean[]> kinds = new TreeMap<>(); // topic -> {sync, async}
         Map<String, String> describe = new TreeMap<>();
         Map<String, TopicObserver> reactive = new TreeMap<>();
@@ -51,7 +54,14 @@ public class TopicRegistry {
             if (map.containsKey(topic)) {
                 throw new IllegalStateException("topic " + topic + " has both an observer and an HTTP target");
             }
-            map.put(topic, new HttpTargetHandler(url, t.http().timeout()));
+            Optional<TlsConfiguration> tlsConfig = TlsConfiguration.from(tls, t.http().tlsConfigurationName());
+            if (t.http().tlsConfigurationName().isPresent() && tlsConfig.isEmpty()) {
+                throw new IllegalStateException("delayq.topics." + topic + ".http.tls-configuration-name: no TLS configuration "
+                        + "named " + t.http().tlsConfigurationName().get() + " (quarkus.tls." + t.http().tlsConfigurationName().get()
+                        + ".*)");
+            }
+            map.put(topic, new HttpTargetHandler(vertx, url, t.http().timeout(), t.http().maxConnections(), t.http().h2c(),
+                    tlsConfig.orElse(null)));
         }));
         this.handlers = Collections.unmodifiableMap(new TreeMap<>(map));
     }

@@ -7,6 +7,8 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
+import org.jboss.logging.Logger;
+
 import io.delayq.store.Lease;
 import io.delayq.store.TakenJob;
 
@@ -16,6 +18,7 @@ import io.delayq.store.TakenJob;
  * replica could be running.
  */
 final class WorkerPool {
+    private static final Logger LOG = Logger.getLogger(WorkerPool.class);
     private final int concurrency;
     private final Semaphore slots;
     private final Executor executor;
@@ -65,10 +68,25 @@ final class WorkerPool {
         }
     }
 
-    /** Starts taken jobs, each in one of the slots reserved for the take. */
+    /**
+     * Starts taken jobs, each in one of the slots reserved for the take. A job whose handler does
+     * not block (an HTTP target: it only starts the call) is started on this thread: a thread per
+     * job would cost more than the call's start itself.
+     */
     void start(List<TakenJob> jobs) {
         for (TakenJob job : jobs) {
             running.put(job.lease(), job);
+            if (!runner.blocks(job)) {
+                try {
+                    runner.run(job, this::finished);
+                } catch (RuntimeException e) {
+                    // Not the taker's problem, nor the other jobs' of the take: this one's lease
+                    // expires and the job runs again.
+                    finished(job);
+                    LOG.errorf(e, "could not start job %s", job.lease().id());
+                }
+                continue;
+            }
             executor.execute(() -> {
                 try {
                     runner.run(job, this::finished);

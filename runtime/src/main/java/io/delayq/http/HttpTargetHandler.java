@@ -1,24 +1,39 @@
 package io.delayq.http;
 
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpConnectTimeoutException;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
-import java.util.Optional;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.delayq.core.Job;
 import io.delayq.core.PermanentJobFailureException;
 import io.delayq.dispatch.AttemptContext;
 import io.delayq.dispatch.JobHandler;
 import io.delayq.dispatch.JobRunner;
+import io.quarkus.tls.TlsConfiguration;
+import io.vertx.core.Context;
+import io.vertx.core.MultiMap;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpClientRequest;
+import io.vertx.core.http.HttpClientResponse;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpVersion;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.core.http.RequestOptions;
+import io.vertx.core.impl.VertxInternal;
+import io.vertx.core.tracing.TracingPolicy;
 
 /**
  * The built-in observer of a topic with {@code delayq.topics.<topic>.http.url}: POSTs the job's
@@ -29,67 +44,224 @@ import io.delayq.dispatch.JobRunner;
  * the timeout fails the attempt (and the retry policy applies), and a non-2xx answer with
  * {@code X-Delayq-Permanent: true} sends the job to the dead set at once. Lets services in any
  * language use delayq.
+ *
+ * <p>Each target has its own Vert.x HTTP client (on the event loops Quarkus runs), so its
+ * connection limit is its own: keep-alive connections, HTTP/2 by ALPN on {@code https}, or
+ * h2c with prior knowledge when configured. No thread waits for a call: the call is started
+ * on the taker's thread and its answer settles the attempt on the event loop.
  */
 public final class HttpTargetHandler implements JobHandler {
-    // One client for all targets: the JDK client pools connections per host and is native-safe.
-    private static volatile HttpClient client;
-    private final URI url;
-    private final Duration timeout;
+    private static final CharSequence JOB_ID = HttpHeaders.createOptimized("X-Delayq-Job-Id");
+    private static final CharSequence TOPIC = HttpHeaders.createOptimized("X-Delayq-Topic");
+    private static final CharSequence ATTEMPT = HttpHeaders.createOptimized("X-Delayq-Attempt");
+    private static final CharSequence TRACEPARENT = HttpHeaders.createOptimized("traceparent");
+    private static final CharSequence JSON = HttpHeaders.createOptimized("application/json");
+    private static final Buffer NULL_BODY = Buffer.buffer("null");
 
-    public HttpTargetHandler(String url, Duration timeout) {
-        this.url = URI.create(url);
-        this.timeout = timeout;
-        if (!"http".equals(this.url.getScheme()) && !"https".equals(this.url.getScheme())) {
+    private final String url;
+    private final String host;
+    private final int port;
+    private final boolean ssl;
+    private final String path;
+    private final long timeoutMs;
+    private final Vertx vertx;
+    private final HttpClient client;
+    /** The event loop this target's calls run on, and the calls queued for it. */
+    private final Context context;
+    private final Queue<Runnable> toStart = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean handOff = new AtomicBoolean();
+
+    /**
+     * @param maxConnections most connections to the target (HTTP/1.1 and HTTP/2 alike)
+     * @param h2c HTTP/2 with prior knowledge on an {@code http://} URL
+     * @param tls for an {@code https://} URL, the Quarkus TLS configuration to call it with; null: the JVM's trusted CAs
+     */
+    public HttpTargetHandler(Vertx vertx, String url, Duration timeout, int maxConnections, boolean h2c,
+            TlsConfiguration tls) {
+        URI uri = URI.create(url);
+        if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getHost() == null) {
             throw new IllegalArgumentException("delayq.topics.*.http.url must be an http(s) URL: " + url);
         }
-        client(); // built at start-up, not on the first job (it costs a few hundred ms cold)
+        if (maxConnections < 1) {
+            throw new IllegalArgumentException("delayq.topics.*.http.max-connections must be at least 1, not " + maxConnections);
+        }
+        this.url = url;
+        this.vertx = vertx;
+        this.ssl = "https".equals(uri.getScheme());
+        this.host = uri.getHost();
+        this.port = uri.getPort() > 0 ? uri.getPort() : ssl ? 443 : 80;
+        String p = uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath();
+        this.path = uri.getRawQuery() == null ? p : p + "?" + uri.getRawQuery();
+        this.timeoutMs = Math.max(1, timeout.toMillis());
+        int connectMs = (int) Math.min(Integer.MAX_VALUE, timeoutMs);
+        HttpClientOptions options = new HttpClientOptions()
+                .setConnectTimeout(connectMs)
+                .setKeepAlive(true)
+                // Below the idle timeout of common servers (Node: 5 s), so that a call is never sent
+                // on a connection the target is closing at that moment.
+                .setKeepAliveTimeout(4)
+                .setPipelining(false)
+                .setTcpNoDelay(true)
+                .setSsl(ssl)
+                .setVerifyHost(true)
+                .setDecompressionSupported(false)
+                // The call carries the attempt's own traceparent; no client span of Vert.x' tracer.
+                .setTracingPolicy(TracingPolicy.IGNORE);
+        if (ssl) {
+            // HTTP/2 when the target offers it, HTTP/1.1 otherwise.
+            options.setUseAlpn(true).setProtocolVersion(HttpVersion.HTTP_2)
+                    .setAlpnVersions(List.of(HttpVersion.HTTP_2, HttpVersion.HTTP_1_1));
+            if (tls != null) {
+                if (tls.getTrustStoreOptions() != null) {
+                    options.setTrustOptions(tls.getTrustStoreOptions());
+                }
+                if (tls.getKeyStoreOptions() != null) {
+                    options.setKeyCertOptions(tls.getKeyStoreOptions()); // a client certificate (mTLS)
+                }
+                options.setTrustAll(tls.isTrustAll())
+                        .setVerifyHost(!"NONE".equalsIgnoreCase(tls.getHostnameVerificationAlgorithm().orElse("HTTPS")));
+            }
+        } else if (h2c) {
+            options.setProtocolVersion(HttpVersion.HTTP_2).setHttp2ClearTextUpgrade(false);
+        } else {
+            options.setProtocolVersion(HttpVersion.HTTP_1_1);
+        }
+        // An event loop of its own for the target (Vert.x assigns them round robin), not the
+        // caller's: the constructor may run on an event loop that serves something else.
+        this.context = ((VertxInternal) vertx).createEventLoopContext();
+        this.client = vertx.createHttpClient(options,
+                new PoolOptions().setHttp1MaxSize(maxConnections).setHttp2MaxSize(maxConnections));
     }
 
-    private static HttpClient client() {
-        HttpClient c = client;
-        if (c == null) {
-            synchronized (HttpTargetHandler.class) {
-                if (client == null) {
-                    client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5))
-                            .version(HttpClient.Version.HTTP_1_1).build();
-                }
-                c = client;
-            }
-        }
-        return c;
+    /** Only starts the call: the taker's thread may run it, no thread of its own per job. */
+    @Override
+    public boolean blocking() {
+        return false;
     }
 
     @Override
     public CompletionStage<Void> handle(Job job, AttemptContext context) {
-        String body = job.payloadJson() == null ? "null" : job.payloadJson();
-        HttpRequest.Builder request = HttpRequest.newBuilder(url).timeout(timeout)
-                .header("Content-Type", "application/json")
-                .header("X-Delayq-Job-Id", job.id())
-                .header("X-Delayq-Topic", job.topic())
-                .header("X-Delayq-Attempt", Integer.toString(job.attempt()));
+        Buffer body = job.payloadJson() == null ? NULL_BODY : Buffer.buffer(job.payloadJson());
+        MultiMap headers = HttpHeaders.headers()
+                .add(HttpHeaders.CONTENT_TYPE, JSON)
+                .add(JOB_ID, job.id())
+                .add(TOPIC, job.topic())
+                .add(ATTEMPT, Integer.toString(job.attempt()));
         // The target's spans join the job's trace (W3C Trace Context).
-        job.traceparent().ifPresent(t -> request.header("traceparent", t));
-        return client().sendAsync(request.POST(HttpRequest.BodyPublishers.ofString(body)).build(),
-                HttpResponse.BodyHandlers.discarding()).thenApply(response -> {
-            // Only a header of delayq's own snoozes: 202 + Retry-After is also what an API answers
-            // for "accepted, poll later", which must stay a completed job (2xx = done).
-            Optional<String> snoozeFor = response.headers().firstValue("X-Delayq-Snooze");
-            if (snoozeFor.isPresent()) {
-                snooze(job, snoozeFor.get().trim());
+        job.traceparent().ifPresent(t -> headers.add(TRACEPARENT, t));
+        long deadline = System.nanoTime() + timeoutMs * 1_000_000;
+        // The wait for a connection (a free one of the pool, or a new one) is bounded by the
+        // timeout; the call on it by what is left of the timeout, by a timer on the event loop.
+        RequestOptions request = new RequestOptions().setMethod(HttpMethod.POST).setHost(host).setPort(port)
+                .setSsl(ssl).setURI(path).setHeaders(headers).setConnectTimeout(timeoutMs);
+        Call call = new Call(job);
+        onLoop(() -> start(call, request, body, deadline));
+        return call;
+    }
+
+    /**
+     * Runs {@code task} on this target's event loop. Calls started from the taker's thread are
+     * queued and handed over together (one wake-up of the event loop per take, not per job: the
+     * wake-up is a system call and cost more than the rest of the call's start), and all of the
+     * target's connections, timers and answers stay on that one loop: no hop between threads.
+     */
+    private void onLoop(Runnable task) {
+        if (Vertx.currentContext() == context) {
+            task.run();
+            return;
+        }
+        toStart.add(task);
+        if (handOff.compareAndSet(false, true)) {
+            context.runOnContext(v -> {
+                handOff.set(false); // before polling: a task queued from now on schedules another run
+                for (Runnable t; (t = toStart.poll()) != null;) {
+                    t.run();
+                }
+            });
+        }
+    }
+
+    private void start(Call call, RequestOptions request, Buffer body, long deadline) {
+        if (call.isDone()) {
+            return; // cancelled (the attempt's own timeout) before it started
+        }
+        client.request(request).onComplete(ar -> {
+            if (ar.failed()) {
+                // No connection: the target did not get the call.
+                call.completeExceptionally(new HttpTargetException("HTTP target " + url + " not reached: " + ar.cause(), false));
+                return;
             }
-            if (response.statusCode() / 100 != 2
-                    && response.headers().firstValue("X-Delayq-Permanent").filter("true"::equalsIgnoreCase).isPresent()) {
-                // Only the target's own code sends this header. A status alone (400, 404, 422) is also
-                // what a proxy, an ingress or a framework answers for a wrong path or a mid-rollout
-                // config: permanent by status would bury every job until that is fixed.
-                throw new PermanentJobFailureException("HTTP target " + url + " answered " + response.statusCode()
-                        + " with X-Delayq-Permanent: true");
+            HttpClientRequest req = ar.result();
+            call.request = req;
+            if (call.isDone()) {
+                req.reset(); // cancelled (the attempt's own timeout) while it waited for a connection
+                return;
             }
-            if (response.statusCode() / 100 != 2) {
-                throw new HttpTargetException("HTTP target " + url + " answered " + response.statusCode());
-            }
-            return null;
+            long leftMs = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
+            long timer = vertx.setTimer(leftMs, id -> {
+                if (call.completeExceptionally(new HttpTargetException(
+                        "HTTP target " + url + " did not answer within " + timeoutMs + " ms", true))) {
+                    req.reset();
+                }
+            });
+            req.send(body).compose(response -> response.end().map(response)).onComplete(sent -> {
+                vertx.cancelTimer(timer);
+                if (sent.failed()) {
+                    call.completeExceptionally(new HttpTargetException("HTTP target " + url + ": " + sent.cause(), false));
+                } else {
+                    call.answered(sent.result());
+                }
+            });
         });
+    }
+
+    /** One call's outcome; cancelling it (the attempt's timeout) aborts the call. */
+    private final class Call extends CompletableFuture<Void> {
+        private final Job job;
+        volatile HttpClientRequest request;
+
+        Call(Job job) {
+            this.job = job;
+        }
+
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            boolean cancelled = super.cancel(mayInterruptIfRunning);
+            HttpClientRequest r = request;
+            if (cancelled && r != null) {
+                r.reset();
+            }
+            return cancelled;
+        }
+
+        void answered(HttpClientResponse response) {
+            try {
+                check(job, response);
+                complete(null);
+            } catch (RuntimeException e) {
+                completeExceptionally(e);
+            }
+        }
+    }
+
+    private void check(Job job, HttpClientResponse response) {
+        int status = response.statusCode();
+        // Only a header of delayq's own snoozes: 202 + Retry-After is also what an API answers
+        // for "accepted, poll later", which must stay a completed job (2xx = done).
+        String snoozeFor = response.getHeader("X-Delayq-Snooze");
+        if (snoozeFor != null) {
+            snooze(job, snoozeFor.trim());
+        }
+        if (status / 100 != 2 && "true".equalsIgnoreCase(response.getHeader("X-Delayq-Permanent"))) {
+            // Only the target's own code sends this header. A status alone (400, 404, 422) is also
+            // what a proxy, an ingress or a framework answers for a wrong path or a mid-rollout
+            // config: permanent by status would bury every job until that is fixed.
+            throw new PermanentJobFailureException("HTTP target " + url + " answered " + status
+                    + " with X-Delayq-Permanent: true");
+        }
+        if (status / 100 != 2) {
+            throw new HttpTargetException("HTTP target " + url + " answered " + status, false);
+        }
     }
 
     /**
@@ -104,7 +276,8 @@ public final class HttpTargetHandler implements JobHandler {
             job.snoozeUntil(Instant.from(ZonedDateTime.parse(when, DateTimeFormatter.RFC_1123_DATE_TIME)));
         } catch (DateTimeParseException e) {
             // The target meant to be called again, but not when: a failed attempt shows why.
-            throw new HttpTargetException("HTTP target " + url + " answered with an unreadable X-Delayq-Snooze: " + when);
+            throw new HttpTargetException("HTTP target " + url + " answered with an unreadable X-Delayq-Snooze: " + when,
+                    false);
         }
     }
 
@@ -112,15 +285,16 @@ public final class HttpTargetHandler implements JobHandler {
      * A call that timed out may still be running at the target: the retry waits at least the
      * timeout again, so that it does not overlap a first call that takes up to twice the timeout
      * (a target that answers, late, within the time it was given does not see two calls at once).
+     * A call that never got a connection did not reach the target: no wait.
      */
     @Override
     public long minRetryDelayMs(Throwable error) {
         for (Throwable e = error; e != null; e = e.getCause()) {
-            if (e instanceof HttpConnectTimeoutException) {
-                return 0; // never connected: the target did not get the call
+            if (e instanceof HttpTargetException h) {
+                return h.timedOutAfterSending ? timeoutMs : 0;
             }
-            if (e instanceof HttpTimeoutException || e instanceof JobRunner.AttemptTimeoutException) {
-                return timeout.toMillis();
+            if (e instanceof JobRunner.AttemptTimeoutException) {
+                return timeoutMs;
             }
         }
         return 0;
@@ -131,12 +305,19 @@ public final class HttpTargetHandler implements JobHandler {
         return "HTTP target " + url;
     }
 
-    /** A non-2xx answer of the target. */
+    /** A non-2xx answer of the target, no answer in time, or no connection. */
     public static final class HttpTargetException extends RuntimeException {
         private static final long serialVersionUID = 1L;
+        private final boolean timedOutAfterSending;
 
-        HttpTargetException(String message) {
+        HttpTargetException(String message, boolean timedOutAfterSending) {
             super(message, null, false, false);
+            this.timedOutAfterSending = timedOutAfterSending;
+        }
+
+        /** True when the call reached the target and got no answer in time: it may still run there. */
+        public boolean timedOutAfterSending() {
+            return timedOutAfterSending;
         }
     }
 }
