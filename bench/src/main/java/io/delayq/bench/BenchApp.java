@@ -67,10 +67,10 @@ public class BenchApp implements QuarkusApplication {
             }
             boolean smoke = scenarios.remove("smoke");
             if (smoke) {
-                scenarios.addAll(List.of("spread", "burst", "idle", "backlog", "http"));
+                scenarios.addAll(List.of("spread", "burst", "idle", "backlog", "http", "wrk"));
             }
             if (scenarios.isEmpty() || scenarios.remove("all")) {
-                scenarios.addAll(List.of("steady500", "spread", "spread200k", "burst", "idle", "backlog", "replicas", "http"));
+                scenarios.addAll(List.of("steady500", "spread", "spread200k", "burst", "idle", "backlog", "replicas", "http", "wrk"));
             }
             int n = Integer.parseInt(opts.getOrDefault("n", smoke ? "300" : "50000"));
             return new Options(scenarios, n, Integer.parseInt(opts.getOrDefault("window", smoke ? "2" : "10")),
@@ -106,6 +106,7 @@ public class BenchApp implements QuarkusApplication {
                     }
                 }
                 case "dedup" -> dedup();
+                case "wrk" -> new WrkScenario(this).run();
                 case "http" -> schedule("http-target", "bench-http", o.smoke() ? 200 : 5000, o.smoke() ? 2000 : 5000,
                         o.smoke() ? 2000 : 3000, false, true, 0);
                 default -> throw new IllegalArgumentException("unknown scenario " + s);
