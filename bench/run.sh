@@ -5,8 +5,12 @@
 # replica processes of the same jar. Prints one JSON line per scenario and a table; the lines
 # also go to bench/results/last-run.jsonl.
 #
-#   bench/run.sh                      all default scenarios (about 7 minutes on 2 cores):
-#                                     steady500 spread spread200k burst idle backlog replicas http
+#   bench/run.sh                      all default scenarios (about 8 minutes on 2 cores):
+#                                     steady500 spread spread200k burst idle backlog replicas http wrk
+#   bench/run.sh wrk                  single-job POST /jobs under wrk (from PATH; Debian:
+#                                     apt-get install -y wrk), -t2 -c64 -d15s, against a 404 in the
+#                                     same run; BENCH_WRK_THREADS, BENCH_WRK_CONNECTIONS,
+#                                     BENCH_WRK_SECONDS, BENCH_WRK_BATCH_JOBS change it
 #   bench/run.sh spread,burst --n 50000 --window 10 --start 5
 #   bench/run.sh backlog --small 10000 --big 5000000
 #   bench/run.sh smoke                a few hundred jobs per scenario (CI)
