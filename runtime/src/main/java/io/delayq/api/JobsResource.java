@@ -19,6 +19,8 @@ import jakarta.ws.rs.core.UriInfo;
 
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
@@ -91,9 +93,11 @@ public class JobsResource {
             + "201 + Location for a new job; 200 with the existing job when the id exists (idempotent), or with "
             + "state succeeded and finishedAt when it succeeded within the topic's dedup window.")
     @RequestBody(description = "the job")
-    @APIResponse(responseCode = "201", description = "created")
+    @APIResponse(responseCode = "201", description = "created", content = @Content(mediaType = MediaType.APPLICATION_JSON,
+            schema = @Schema(implementation = Enqueued.class)))
     @APIResponse(responseCode = "200", description = "a job with this topic and id already exists, or succeeded"
-            + " within the topic's dedup window (not run again)")
+            + " within the topic's dedup window (not run again)", content = @Content(mediaType = MediaType.APPLICATION_JSON,
+                    schema = @Schema(implementation = Enqueued.class)))
     public Uni<Response> enqueue(String body) {
         NewJob job = parser.one(body);
         return uni(jobs.scheduleAllAsync(List.of(job)).map(all -> {
