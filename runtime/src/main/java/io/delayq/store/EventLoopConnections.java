@@ -6,7 +6,6 @@ import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import io.quarkus.redis.client.RedisOptionsCustomizer;
-import io.quarkus.redis.runtime.client.VertxRedisClientFactory;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -39,6 +38,8 @@ public class EventLoopConnections implements RedisOptionsCustomizer {
     /** Commands waiting on one connection beyond which the pool takes the next: far below the client's queue (2048). */
     static final int MAX_IN_FLIGHT = 256;
     private static final long RETRY_MS = 1000;
+    /** The name Quarkus gives the default Redis client (the one delayq injects). */
+    private static final String DEFAULT_CLIENT = "<default>";
     private final AtomicReference<RedisOptions> options = new AtomicReference<>();
     private final ThreadLocal<Slot> slots = ThreadLocal.withInitial(Slot::new);
     private volatile Redis client;
@@ -61,7 +62,7 @@ public class EventLoopConnections implements RedisOptionsCustomizer {
 
     @Override
     public void customize(String clientName, RedisOptions built) {
-        if (VertxRedisClientFactory.DEFAULT_CLIENT.equals(clientName)) {
+        if (DEFAULT_CLIENT.equals(clientName)) {
             options.set(new RedisOptions(built));
         }
     }
