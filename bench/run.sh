@@ -6,10 +6,14 @@
 # also go to bench/results/last-run.jsonl.
 #
 #   bench/run.sh                      all default scenarios (about 8 minutes on 2 cores):
-#                                     steady500 spread spread200k burst idle backlog replicas http h2c
+#                                     steady500 spread spread200k burst idle backlog replicas http h2c wrk
 #   bench/run.sh http,h2c             the HTTP-target path (HTTP/1.1, h2c) to a receiver process
 #                                     started from the same jar (--receiver): its ceiling, a burst,
 #                                     a 5,000 jobs/s spread, delayq CPU per job
+#   bench/run.sh wrk                  single-job POST /jobs under wrk (from PATH; Debian:
+#                                     apt-get install -y wrk), -t2 -c64 -d15s, against a 404 in the
+#                                     same run; BENCH_WRK_THREADS, BENCH_WRK_CONNECTIONS,
+#                                     BENCH_WRK_SECONDS, BENCH_WRK_BATCH_JOBS change it
 #   bench/run.sh spread,burst --n 50000 --window 10 --start 5
 #   bench/run.sh backlog --small 10000 --big 5000000
 #   bench/run.sh smoke                a few hundred jobs per scenario (CI)

@@ -66,10 +66,10 @@ public class BenchApp implements QuarkusApplication {
             }
             boolean smoke = scenarios.remove("smoke");
             if (smoke) {
-                scenarios.addAll(List.of("spread", "burst", "idle", "backlog", "http"));
+                scenarios.addAll(List.of("spread", "burst", "idle", "backlog", "http", "wrk"));
             }
             if (scenarios.isEmpty() || scenarios.remove("all")) {
-                scenarios.addAll(List.of("steady500", "spread", "spread200k", "burst", "idle", "backlog", "replicas", "http", "h2c"));
+                scenarios.addAll(List.of("steady500", "spread", "spread200k", "burst", "idle", "backlog", "replicas", "http", "h2c", "wrk"));
             }
             int n = Integer.parseInt(opts.getOrDefault("n", smoke ? "300" : "50000"));
             return new Options(scenarios, n, Integer.parseInt(opts.getOrDefault("window", smoke ? "2" : "10")),
@@ -118,6 +118,7 @@ public class BenchApp implements QuarkusApplication {
                 case "dedup" -> dedup();
                 case "http" -> new HttpScenario(this).run("bench-http", "http/1.1");
                 case "h2c" -> new HttpScenario(this).run("bench-h2c", "h2c");
+                case "wrk" -> new WrkScenario(this).run();
                 default -> throw new IllegalArgumentException("unknown scenario " + s);
             }
         }

@@ -19,6 +19,8 @@ import jakarta.ws.rs.core.UriInfo;
 
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
@@ -34,6 +36,8 @@ import io.delayq.security.DelayqAccessPolicy;
 import io.quarkus.arc.properties.IfBuildProperty;
 import io.quarkus.runtime.annotations.RegisterForReflection;
 import io.quarkus.vertx.http.security.AuthorizationPolicy;
+import io.smallrye.mutiny.Uni;
+import io.vertx.core.Future;
 
 /** Enqueue, inspect and cancel jobs. */
 @IfBuildProperty(name = "delayq.api.enabled", stringValue = "true", enableIfMissing = true)
@@ -76,21 +80,34 @@ public class JobsResource {
         return t == null ? null : t.toString();
     }
 
+    /*
+     * Both enqueues run on the event loop that read the request and hold no thread while Redis
+     * works (Jobs.scheduleAllAsync: the Redis client's futures down to the script): a worker
+     * thread blocked on each round trip was what capped single-job enqueue. Parsing and validation
+     * are CPU only; a broken rule throws before anything is sent, as on the blocking path, and a
+     * failed future (Redis away: 503, not replicated: 503) goes through the same problem mapper.
+     */
+
     @POST
     @Operation(summary = "Enqueue one job", description = "Body: {\"topic\", \"id\"?, \"payload\"?, \"delayMs\" | \"runAt\"?, \"maxAttempts\"?}. "
             + "201 + Location for a new job; 200 with the existing job when the id exists (idempotent), or with "
             + "state succeeded and finishedAt when it succeeded within the topic's dedup window.")
     @RequestBody(description = "the job")
-    @APIResponse(responseCode = "201", description = "created")
+    @APIResponse(responseCode = "201", description = "created", content = @Content(mediaType = MediaType.APPLICATION_JSON,
+            schema = @Schema(implementation = Enqueued.class)))
     @APIResponse(responseCode = "200", description = "a job with this topic and id already exists, or succeeded"
-            + " within the topic's dedup window (not run again)")
-    public Response enqueue(String body) {
+            + " within the topic's dedup window (not run again)", content = @Content(mediaType = MediaType.APPLICATION_JSON,
+                    schema = @Schema(implementation = Enqueued.class)))
+    public Uni<Response> enqueue(String body) {
         NewJob job = parser.one(body);
-        JobInfo info = jobs.scheduleAll(List.of(job)).get(0);
-        if (info.created()) {
-            return Response.created(URI.create("/jobs/" + info.topic() + "/" + info.id())).entity(Enqueued.of(info)).build();
-        }
-        return Response.ok(Enqueued.of(info)).build();
+        return uni(jobs.scheduleAllAsync(List.of(job)).map(all -> {
+            JobInfo info = all.get(0);
+            if (info.created()) {
+                return Response.created(URI.create("/jobs/" + info.topic() + "/" + info.id())).entity(Enqueued.of(info))
+                        .build();
+            }
+            return Response.ok(Enqueued.of(info)).build();
+        }));
     }
 
     @POST
@@ -98,14 +115,21 @@ public class JobsResource {
     @Operation(summary = "Enqueue up to 1000 jobs", description = "Body: a JSON array of jobs (or {\"jobs\": [...]}). "
             + "Validation is all-or-nothing: one invalid item → 400 naming it, nothing written. "
             + "Reply: one result per item, in order, status 201 (created) or 200 (existed).")
-    public List<BatchItem> batch(String body) {
+    public Uni<List<BatchItem>> batch(String body) {
         List<NewJob> batch = parser.batch(body);
-        List<BatchItem> out = new ArrayList<>(batch.size());
-        for (JobInfo info : jobs.scheduleAll(batch)) {
-            out.add(new BatchItem(info.created() ? 201 : 200, info.id(), info.topic(), text(info.runAt()),
-                    info.state().json(), info.attempts(), text(info.finishedAt())));
-        }
-        return out;
+        return uni(jobs.scheduleAllAsync(batch).map(all -> {
+            List<BatchItem> out = new ArrayList<>(all.size());
+            for (JobInfo info : all) {
+                out.add(new BatchItem(info.created() ? 201 : 200, info.id(), info.topic(), text(info.runAt()),
+                        info.state().json(), info.attempts(), text(info.finishedAt())));
+            }
+            return out;
+        }));
+    }
+
+    /** A future of the store as a Uni, its failure unwrapped (the problem mapper sees the store's own exception). */
+    private static <T> Uni<T> uni(Future<T> future) {
+        return Uni.createFrom().emitter(e -> future.onComplete(e::complete, e::fail));
     }
 
     @GET

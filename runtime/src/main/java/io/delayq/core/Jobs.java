@@ -151,9 +151,10 @@ public class Jobs {
 
     /**
      * As {@link #scheduleAll}, holding no thread: the partitions one after the other, as there,
-     * so that a failure leaves the later partitions unwritten.
+     * so that a failure leaves the later partitions unwritten. May be called on an event loop; the
+     * future may complete on one. (The REST API's enqueue; reactive code uses {@link ReactiveJobs}.)
      */
-    Future<List<JobInfo>> scheduleAllAsync(List<NewJob> jobs) {
+    public Future<List<JobInfo>> scheduleAllAsync(List<NewJob> jobs) {
         String trace = tracing.currentContext();
         Map<Partition, List<Integer>> byPartition = new LinkedHashMap<>();
         for (int i = 0; i < jobs.size(); i++) {

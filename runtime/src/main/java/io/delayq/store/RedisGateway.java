@@ -41,14 +41,22 @@ public class RedisGateway {
     private static final java.util.regex.Pattern EXCEPTION_TEXT = java.util.regex.Pattern
             .compile("[a-z][a-z0-9_]*(\\.[A-Za-z0-9_$]+)+(: .*)?");
     private final Redis redis;
+    private final EventLoopConnections loops;
     private final long timeoutMs;
     private final boolean cluster;
     private final Counter unavailable;
     private final Counter errorReplies;
     private volatile boolean answering = true;
 
+    /** A gateway that sends every command through the pool (tests build one by hand). */
     public RedisGateway(Redis redis, DelayqConfig config, MeterRegistry registry) {
+        this(redis, EventLoopConnections.none(), config, registry);
+    }
+
+    @jakarta.inject.Inject
+    public RedisGateway(Redis redis, EventLoopConnections loops, DelayqConfig config, MeterRegistry registry) {
         this.redis = redis;
+        this.loops = loops;
         this.timeoutMs = config.redisTimeout().toMillis();
         this.cluster = "cluster".equalsIgnoreCase(org.eclipse.microprofile.config.ConfigProvider.getConfig()
                 .getOptionalValue("quarkus.redis.client-type", String.class).orElse("standalone"));
@@ -90,17 +98,26 @@ public class RedisGateway {
      * for an error reply). Its callbacks run on a Redis client (event loop) thread.
      */
     public Future<Response> sendAsync(Request request) {
-        return settle(redis.send(request), timeoutMs);
+        return settle(send0(request), timeoutMs);
     }
 
     /** As {@link #sendAsync(Request)}, with {@link #send(Request, Consumer)}'s {@code late}. */
     public Future<Response> sendAsync(Request request, Consumer<Response> late) {
-        Future<Response> reply = redis.send(request);
+        Future<Response> reply = send0(request);
         return settle(reply, timeoutMs).onFailure(e -> {
             if (e instanceof StoreUnavailableException) {
                 reply.onSuccess(late::accept);
             }
         });
+    }
+
+    /**
+     * One command that does not block Redis: on an event loop, on that event loop's own connection
+     * ({@link EventLoopConnections}: no hand-over to another thread and back), else through the pool.
+     */
+    private Future<Response> send0(Request request) {
+        Future<Response> own = loops.send(request);
+        return own != null ? own : redis.send(request);
     }
 
     /** Pipelined requests on one connection: one round trip. */
