@@ -35,21 +35,27 @@ local shard_count = tonumber(ARGV[1])
 local shard_of_day = {}
 for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[12 + i] end
 local A = 2 + shard_count -- first script-specific ARGV
+local floor = math.floor
+
+-- @optional: each paragraph below goes into a script only when the script (or a paragraph it
+-- took) names what the paragraph defines: Scripts.java assembles them at load time. Lua creates
+-- a closure per local function on every call, and the code a script carries is Redis memory and
+-- GC work, so a script pays only for the functions it calls.
 
 local function now_ms()
   local t = rcall('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  return tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
 
 -- yyyymmdd (UTC) of epoch ms, after H. Hinnant's civil_from_days.
 local function day_of(ms)
-  local z = math.floor(ms / DAY_MS) + 719468
-  local era = math.floor(z / 146097)
+  local z = floor(ms / DAY_MS) + 719468
+  local era = floor(z / 146097)
   local doe = z - era * 146097
-  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
-  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
-  local mp = math.floor((5 * doy + 2) / 153)
-  local d = doy - math.floor((153 * mp + 2) / 5) + 1
+  local yoe = floor((doe - floor(doe / 1460) + floor(doe / 36524) - floor(doe / 146096)) / 365)
+  local doy = doe - (365 * yoe + floor(yoe / 4) - floor(yoe / 100))
+  local mp = floor((5 * doy + 2) / 153)
+  local d = doy - floor((153 * mp + 2) / 5) + 1
   local m = mp < 10 and mp + 3 or mp - 9
   local y = yoe + era * 400
   if m <= 2 then y = y + 1 end
@@ -58,13 +64,13 @@ end
 
 -- epoch ms of 00:00 UTC of a yyyymmdd day (days_from_civil).
 local function day_start(day)
-  local y, m, d = math.floor(day / 10000), math.floor(day / 100) % 100, day % 100
+  local y, m, d = floor(day / 10000), floor(day / 100) % 100, day % 100
   if m <= 2 then y = y - 1 end
-  local era = math.floor(y / 400)
+  local era = floor(y / 400)
   local yoe = y - era * 400
   local mp = m > 2 and m - 3 or m + 9
-  local doy = math.floor((153 * mp + 2) / 5) + d - 1
-  local doe = yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy
+  local doy = floor((153 * mp + 2) / 5) + d - 1
+  local doe = yoe * 365 + floor(yoe / 4) - floor(yoe / 100) + doy
   return (era * 146097 + doe - 719468) * DAY_MS
 end
 
@@ -86,17 +92,18 @@ end
 -- script that rewrites a record keeps it, so retries and requeues stay in the enqueue's trace;
 -- a release that predates it reads it as part of the error text (harmless during a rolling
 -- update), never as a malformed record.
-local B36 = '0123456789abcdefghijklmnopqrstuvwxyz'
 local TRACE_MARK, TRACE_LEN = '\30', 50
+-- base 36 of a non-negative integer, lowercase: the digits as bytes, one string.char at the end
+-- (a concatenation per digit would make and hash a string per digit).
 local function b36(n)
-  if n == 0 then return '0' end
-  local s = ''
-  while n > 0 do
+  local digits, i = {}, 14
+  repeat
     local r = n % 36
-    s = string.sub(B36, r + 1, r + 1) .. s
+    i = i - 1
+    digits[i] = r < 10 and 48 + r or 87 + r
     n = (n - r) / 36
-  end
-  return s
+  until n <= 0
+  return string.char(unpack(digits, i, 13))
 end
 
 local function decode(rec)
