@@ -93,6 +93,7 @@ end
 -- a release that predates it reads it as part of the error text (harmless during a rolling
 -- update), never as a malformed record.
 local TRACE_MARK, TRACE_LEN = '\30', 50
+
 -- base 36 of a non-negative integer, lowercase: the digits as bytes, one string.char at the end
 -- (a concatenation per digit would make and hash a string per digit).
 local function b36(n)

@@ -106,6 +106,7 @@ public class BenchApp implements QuarkusApplication {
                     }
                 }
                 case "dedup" -> dedup();
+                case "rediscost" -> emit(new RedisCostScenario(store, o.n()).run());
                 case "http" -> schedule("http-target", "bench-http", o.smoke() ? 200 : 5000, o.smoke() ? 2000 : 5000,
                         o.smoke() ? 2000 : 3000, false, true, 0);
                 default -> throw new IllegalArgumentException("unknown scenario " + s);

@@ -104,7 +104,7 @@ class EnqueueScriptsTest {
      * assembler's own rule, by calls ({@code f(}) against definitions ({@code local function f(}).
      */
     @Test
-    void everyScriptDefinesEveryLibFunctionItCallsAndNoMore() throws IOException {
+    void everyScriptCompilesAndDefinesEveryLibFunctionItCallsAndNoMore() throws IOException {
         String lib = read("lib");
         List<String> functions = Pattern.compile("(?m)^local function (\\w+)\\(").matcher(lib).results()
                 .map(m -> m.group(1)).toList();
@@ -115,6 +115,11 @@ class EnqueueScriptsTest {
                 boolean defined = code.contains("local function " + f + "(");
                 Matcher call = Pattern.compile("(?<![\\w.]|function )" + f + "\\(").matcher(code);
                 assertEquals(call.find(), defined, name + ".lua: " + f + (defined ? " carried but never called" : " called but not carried"));
+            }
+        }
+        try (Resp redis = RedisTestResource.resp()) {
+            for (String name : Scripts.NAMES) {
+                assertEquals(40, redis.str("SCRIPT", "LOAD", Scripts.assemble(lib, read(name))).length(), name + ".lua compiles");
             }
         }
         String one = Scripts.assemble(lib, read("enqueue1"));
