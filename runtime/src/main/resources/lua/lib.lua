@@ -47,9 +47,15 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
 
--- yyyymmdd (UTC) of epoch ms, after H. Hinnant's civil_from_days.
+-- yyyymmdd (UTC) of epoch ms, after H. Hinnant's civil_from_days; computed once per day a call
+-- meets (the jobs of a batch mostly share a few days, and the arithmetic costs as much as a
+-- Redis command).
+local days_seen = {}
 local function day_of(ms)
-  local z = floor(ms / DAY_MS) + 719468
+  local e = floor(ms / DAY_MS)
+  local known = days_seen[e]
+  if known then return known end
+  local z = e + 719468
   local era = floor(z / 146097)
   local doe = z - era * 146097
   local yoe = floor((doe - floor(doe / 1460) + floor(doe / 36524) - floor(doe / 146096)) / 365)
@@ -59,7 +65,8 @@ local function day_of(ms)
   local m = mp < 10 and mp + 3 or mp - 9
   local y = yoe + era * 400
   if m <= 2 then y = y + 1 end
-  return y * 10000 + m * 100 + d
+  days_seen[e] = y * 10000 + m * 100 + d
+  return days_seen[e]
 end
 
 -- epoch ms of 00:00 UTC of a yyyymmdd day (days_from_civil).
@@ -94,17 +101,37 @@ end
 -- update), never as a malformed record.
 local TRACE_MARK, TRACE_LEN = '\30', 50
 
--- base 36 of a non-negative integer, lowercase: the digits as bytes, one string.char at the end
--- (a concatenation per digit would make and hash a string per digit).
+-- base 36 of a non-negative integer, lowercase. The digits above the last three change once in
+-- 36^3 ms (47 s): the runAts of a batch share them, so they are made once per call and kept;
+-- the last three are bytes turned into a string by one string.char (a concatenation per digit
+-- would make and hash a string per digit).
+local B36_LOW = 46656 -- 36^3
+local b36_high = {}
+local function b36_digit(v) return v < 10 and 48 + v or 87 + v end
 local function b36(n)
-  local digits, i = {}, 14
-  repeat
-    local r = n % 36
-    i = i - 1
-    digits[i] = r < 10 and 48 + r or 87 + r
-    n = (n - r) / 36
-  until n <= 0
-  return string.char(unpack(digits, i, 13))
+  local low = n % B36_LOW
+  local high = (n - low) / B36_LOW
+  local a = low % 36
+  local b = (low - a) / 36 % 36
+  local c = (low - a - b * 36) / 1296
+  if high == 0 then
+    if c > 0 then return string.char(b36_digit(c), b36_digit(b), b36_digit(a)) end
+    if b > 0 then return string.char(b36_digit(b), b36_digit(a)) end
+    return string.char(b36_digit(a))
+  end
+  local prefix = b36_high[high]
+  if not prefix then
+    local digits, i, h = {}, 14, high
+    repeat
+      local r = h % 36
+      i = i - 1
+      digits[i] = b36_digit(r)
+      h = (h - r) / 36
+    until h <= 0
+    prefix = string.char(unpack(digits, i, 13))
+    b36_high[high] = prefix
+  end
+  return prefix .. string.char(b36_digit(c), b36_digit(b), b36_digit(a))
 end
 
 local function decode(rec)

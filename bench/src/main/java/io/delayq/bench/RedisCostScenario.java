@@ -68,7 +68,7 @@ final class RedisCostScenario {
         r.put("redis_mem_b_per_job", r.get("batch_mem_b_per_job"));
 
         flush();
-        enqueueBatches(System.currentTimeMillis() - 1000);
+        enqueueBatches(System.currentTimeMillis() - n - 1000); // every one due
         before = RedisInfo.read();
         int taken = takeAll();
         after = RedisInfo.read();
