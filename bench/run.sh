@@ -21,6 +21,9 @@
 #                                     thing the JVM runs), then the same again after a warm-up
 #   bench/run.sh burst,dedup          dedup (on request only): a burst on a topic with a dedup
 #                                     window, memory per remembered id, the ids enqueued again
+#   bench/run.sh rediscost --n 50000  rediscost (on request only): Redis µs per enqueue script, one job
+#                                     per call and 1,000 per call, Redis B per job, Redis µs per job
+#                                     taken and acked (INFO commandstats, used_memory)
 #   bench/run.sh spread,burst --cluster 3 [--partitions 3]
 #                                     on a local Redis Cluster of 3 masters (redis-server and
 #                                     redis-cli from PATH): Redis CPU per master and its balance

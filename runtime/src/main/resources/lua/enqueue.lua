@@ -17,15 +17,15 @@
 local channel = ARGV[A]
 local trace = ARGV[A + 1]
 local window = tonumber(ARGV[A + 2])
-local schedule = ARGV[A + 3]
+local recurring = ARGV[A + 3]
 local n = tonumber(ARGV[A + 5])
 local now = now_ms()
 local J = A + 6 -- first job's values
 
 -- A recurring tick runs once: every replica fires it, the first one records it in this
 -- partition (the tick's job lives here, so the record and the job are written together).
-if schedule ~= '' then
-  local last = tonumber(rcall('HGET', K_TICKS, schedule))
+if recurring ~= '' then
+  local last = tonumber(rcall('HGET', K_TICKS, recurring))
   if last and last >= tonumber(ARGV[A + 4]) then return { now, -1 } end
 end
 
@@ -111,7 +111,7 @@ for i = 1, n do
   end
 end
 
-if schedule ~= '' then rcall('HSET', K_TICKS, schedule, ARGV[A + 4]) end
+if recurring ~= '' then rcall('HSET', K_TICKS, recurring, ARGV[A + 4]) end
 if #forget > 0 then variadic('ZREM', K_DONE, forget) end
 if #fields > 0 then
   variadic('HSET', K_JOBS, fields)

@@ -35,36 +35,49 @@ local shard_count = tonumber(ARGV[1])
 local shard_of_day = {}
 for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[12 + i] end
 local A = 2 + shard_count -- first script-specific ARGV
+local floor = math.floor
+
+-- @optional: each paragraph below goes into a script only when the script (or a paragraph it
+-- took) names what the paragraph defines: Scripts.java assembles them at load time. Lua creates
+-- a closure per local function on every call, and the code a script carries is Redis memory and
+-- GC work, so a script pays only for the functions it calls.
 
 local function now_ms()
   local t = rcall('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  return tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
 
--- yyyymmdd (UTC) of epoch ms, after H. Hinnant's civil_from_days.
+-- yyyymmdd (UTC) of epoch ms, after H. Hinnant's civil_from_days; computed once per day a call
+-- meets (the jobs of a batch mostly share a few days, and the arithmetic costs as much as a
+-- Redis command).
+local days_seen = {}
 local function day_of(ms)
-  local z = math.floor(ms / DAY_MS) + 719468
-  local era = math.floor(z / 146097)
+  local e = floor(ms / DAY_MS)
+  local known = days_seen[e]
+  if known then return known end
+  local z = e + 719468
+  local era = floor(z / 146097)
   local doe = z - era * 146097
-  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
-  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
-  local mp = math.floor((5 * doy + 2) / 153)
-  local d = doy - math.floor((153 * mp + 2) / 5) + 1
+  local yoe = floor((doe - floor(doe / 1460) + floor(doe / 36524) - floor(doe / 146096)) / 365)
+  local doy = doe - (365 * yoe + floor(yoe / 4) - floor(yoe / 100))
+  local mp = floor((5 * doy + 2) / 153)
+  local d = doy - floor((153 * mp + 2) / 5) + 1
   local m = mp < 10 and mp + 3 or mp - 9
   local y = yoe + era * 400
   if m <= 2 then y = y + 1 end
-  return y * 10000 + m * 100 + d
+  days_seen[e] = y * 10000 + m * 100 + d
+  return days_seen[e]
 end
 
 -- epoch ms of 00:00 UTC of a yyyymmdd day (days_from_civil).
 local function day_start(day)
-  local y, m, d = math.floor(day / 10000), math.floor(day / 100) % 100, day % 100
+  local y, m, d = floor(day / 10000), floor(day / 100) % 100, day % 100
   if m <= 2 then y = y - 1 end
-  local era = math.floor(y / 400)
+  local era = floor(y / 400)
   local yoe = y - era * 400
   local mp = m > 2 and m - 3 or m + 9
-  local doy = math.floor((153 * mp + 2) / 5) + d - 1
-  local doe = yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy
+  local doy = floor((153 * mp + 2) / 5) + d - 1
+  local doe = yoe * 365 + floor(yoe / 4) - floor(yoe / 100) + doy
   return (era * 146097 + doe - 719468) * DAY_MS
 end
 
@@ -86,17 +99,39 @@ end
 -- script that rewrites a record keeps it, so retries and requeues stay in the enqueue's trace;
 -- a release that predates it reads it as part of the error text (harmless during a rolling
 -- update), never as a malformed record.
-local B36 = '0123456789abcdefghijklmnopqrstuvwxyz'
 local TRACE_MARK, TRACE_LEN = '\30', 50
+
+-- base 36 of a non-negative integer, lowercase. The digits above the last three change once in
+-- 36^3 ms (47 s): the runAts of a batch share them, so they are made once per call and kept;
+-- the last three are bytes turned into a string by one string.char (a concatenation per digit
+-- would make and hash a string per digit).
+local B36_LOW = 46656 -- 36^3
+local b36_high = {}
+local function b36_digit(v) return v < 10 and 48 + v or 87 + v end
 local function b36(n)
-  if n == 0 then return '0' end
-  local s = ''
-  while n > 0 do
-    local r = n % 36
-    s = string.sub(B36, r + 1, r + 1) .. s
-    n = (n - r) / 36
+  local low = n % B36_LOW
+  local high = (n - low) / B36_LOW
+  local a = low % 36
+  local b = (low - a) / 36 % 36
+  local c = (low - a - b * 36) / 1296
+  if high == 0 then
+    if c > 0 then return string.char(b36_digit(c), b36_digit(b), b36_digit(a)) end
+    if b > 0 then return string.char(b36_digit(b), b36_digit(a)) end
+    return string.char(b36_digit(a))
   end
-  return s
+  local prefix = b36_high[high]
+  if not prefix then
+    local digits, i, h = {}, 14, high
+    repeat
+      local r = h % 36
+      i = i - 1
+      digits[i] = b36_digit(r)
+      h = (h - r) / 36
+    until h <= 0
+    prefix = string.char(unpack(digits, i, 13))
+    b36_high[high] = prefix
+  end
+  return prefix .. string.char(b36_digit(c), b36_digit(b), b36_digit(a))
 end
 
 local function decode(rec)

@@ -119,6 +119,7 @@ public class BenchApp implements QuarkusApplication {
                 case "http" -> new HttpScenario(this).run("bench-http", "http/1.1");
                 case "h2c" -> new HttpScenario(this).run("bench-h2c", "h2c");
                 case "wrk" -> new WrkScenario(this).run();
+                case "rediscost" -> emit(new RedisCostScenario(store, o.n()).run());
                 default -> throw new IllegalArgumentException("unknown scenario " + s);
             }
         }

@@ -171,8 +171,11 @@ public class JobStore {
             args.add(Integer.toString(job.maxAttempts()));
             args.add(job.payloadJson() == null ? "" : job.payloadJson());
         }
+        // One job with neither a dedup window nor a tick (most calls): the script of fewer commands.
+        String script = jobs.size() == 1 && schedule.isEmpty() && !dedupWindows.containsKey(p.topic()) ? "enqueue1"
+                : "enqueue";
         return registerTopic(p.topic())
-                .compose(v -> runAsync("enqueue", p, days, args, durableReplicas, null))
+                .compose(v -> runAsync(script, p, days, args, durableReplicas, null))
                 .recover(e -> Future.failedFuture(e instanceof NotReplicatedException n ? notReplicated(n, jobs) : e));
     }
 

@@ -7,12 +7,15 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
@@ -31,7 +34,7 @@ import io.vertx.redis.client.Response;
  */
 @ApplicationScoped
 public class Scripts {
-    static final List<String> NAMES = List.of("peek", "enqueue", "take", "ack", "fail", "extend", "reclaim", "requeue",
+    public static final List<String> NAMES = List.of("peek", "enqueue", "enqueue1", "take", "ack", "fail", "extend", "reclaim", "requeue",
             "get", "cancel", "revive", "purge", "stats", "snooze", "fence", "flow", "reschedule");
 
     private final RedisGateway redis;
@@ -46,7 +49,7 @@ public class Scripts {
         this.redis = redis;
         String lib = read("lib");
         for (String name : NAMES) {
-            String source = lib + "\n" + read(name);
+            String source = assemble(lib, read(name));
             loaded.put(name, new String[] { sha1(source), source });
             // Tagged by script, not topic: where Redis time goes (take vs enqueue vs ack) is the question.
             timers.put(name, Timer.builder("delayq.redis.script").description("Round trip of one script call, by script")
@@ -136,6 +139,63 @@ public class Scripts {
             request.arg(arg);
         }
         return request;
+    }
+
+    /** Where lib.lua's optional part begins (see there): everything before it goes into every script. */
+    private static final String OPTIONAL = "-- @optional";
+    private static final Pattern PARAGRAPHS = Pattern.compile("\\n\\s*\\n");
+    /** A definition at the top level of lib.lua: {@code local function f(} or {@code local A, B =}. */
+    private static final Pattern DEFINES = Pattern.compile("(?m)^local (?:function (\\w+)|([\\w, ]+?)\\s*=)");
+    private static final Pattern COMMENT = Pattern.compile("--[^\\n]*");
+
+    /**
+     * A script's source: lib.lua's fixed prelude, then those paragraphs of its optional part that
+     * define a name the script uses, directly or through another paragraph taken (in lib.lua's
+     * order, so that a function comes after what it calls), then the script. A name counts as used
+     * where it appears as a word in code (comments aside, and not as a field after a dot): taking
+     * a paragraph too many costs a closure; one too few would fail, so every script is run by the
+     * tests.
+     */
+    public static String assemble(String lib, String script) {
+        int cut = lib.indexOf(OPTIONAL);
+        if (cut < 0) {
+            throw new IllegalStateException("lib.lua lacks its " + OPTIONAL + " marker");
+        }
+        String[] paragraphs = PARAGRAPHS.split(lib.substring(cut));
+        List<List<String>> defines = new ArrayList<>();
+        for (String paragraph : paragraphs) {
+            List<String> names = new ArrayList<>();
+            Matcher m = DEFINES.matcher(paragraph);
+            while (m.find()) {
+                for (String name : (m.group(1) != null ? m.group(1) : m.group(2)).split(",")) {
+                    names.add(name.trim());
+                }
+            }
+            defines.add(names);
+        }
+        boolean[] taken = new boolean[paragraphs.length];
+        StringBuilder used = new StringBuilder(COMMENT.matcher(script).replaceAll(""));
+        for (boolean more = true; more;) {
+            more = false;
+            for (int i = 0; i < paragraphs.length; i++) {
+                if (!taken[i] && defines.get(i).stream().anyMatch(name -> mentions(used, name))) {
+                    taken[i] = true;
+                    used.append('\n').append(COMMENT.matcher(paragraphs[i]).replaceAll(""));
+                    more = true;
+                }
+            }
+        }
+        StringBuilder source = new StringBuilder(lib.substring(0, cut));
+        for (int i = 0; i < paragraphs.length; i++) {
+            if (taken[i]) {
+                source.append(paragraphs[i]).append("\n\n");
+            }
+        }
+        return source.append(script).toString();
+    }
+
+    private static boolean mentions(CharSequence code, String name) {
+        return Pattern.compile("(?<![\\w.])" + Pattern.quote(name) + "(?!\\w)").matcher(code).find();
     }
 
     private static String read(String name) {

@@ -1,0 +1,31 @@
+-- enqueue1.lua: enqueue.lua for the most common call, one job with no dedup window and no
+-- recurring tick, in fewer commands: HSETNX both checks and writes the record (enqueue.lua reads
+-- all ids with HMGET first, for a batch), and Redis TIME is read only for a delay (a runAt
+-- needs no clock). Same KEYS, ARGV and reply as enqueue.lua with n = 1, except:
+-- ARGV[A+2] (dedup window) must be 0 and ARGV[A+3] (schedule) '' (Java sends those calls, and
+-- batches, to enqueue.lua); the reply's now is 0 when the job came with a runAt.
+-- Errors: DQNEEDDAY (see lib.lua) when the runAt falls on a day whose shard was not passed.
+local J = A + 6
+local id, mode, value = ARGV[J], ARGV[J + 1], tonumber(ARGV[J + 2])
+local now, run_at = 0, value
+if mode == 'd' then
+  now = now_ms()
+  run_at = now + value
+end
+local day = day_of(run_at)
+local shard = shard_of_day[day]
+if not shard then return require_days({ day }) end
+
+local r = { run_at = run_at, trace = ARGV[A + 1], attempts = 0, max = tonumber(ARGV[J + 3]), err = '', payload = ARGV[J + 4] }
+if rcall('HSETNX', K_JOBS, id, encode(r)) == 0 then
+  local found = decode(rcall('HGET', K_JOBS, id))
+  return { now, 0, found.run_at, found.attempts, state_of(id) }
+end
+rcall('ZADD', shard, run_at, id)
+rcall('ZADD', K_DAYS, day, day)
+local head = tonumber(rcall('GET', K_NEXT))
+if not head or run_at < head then
+  rcall('SET', K_NEXT, run_at)
+  wake(ARGV[A], run_at)
+end
+return { now, 1, run_at, 0, 's' }
