@@ -71,8 +71,8 @@ final class DueTaker {
     private State state = State.NEW;
     /** Redis time the taker sleeps until (NONE: until woken). */
     private long sleepUntil = NONE;
-    /** Identifies the current timer; a timer of an earlier sequence is stale. */
-    private long timerSeq;
+    /** The current timer (one at most), null when none. */
+    private TakerLoop.Timer timer;
     private long failures;
     private volatile boolean running = true;
     /** Earliest Redis-time due the taker must wake for; lowered by wake-ups (any thread). */
@@ -145,17 +145,18 @@ final class DueTaker {
      */
     void end() {
         running = false;
-        timerSeq++;
+        cancelTimer();
         if (state != State.TAKING) {
             state = State.STOPPED;
             busy = false;
         }
     }
 
-    void onTimer(long seq) {
-        if (seq != timerSeq) {
+    void onTimer(TakerLoop.Timer fired) {
+        if (fired != timer) {
             return; // a timer replaced by a later plan
         }
+        timer = null;
         switch (state) {
             case SLEEPING -> sleep();
             case WAITING_FOR_SLOTS, BACKING_OFF -> takeNow();
@@ -194,11 +195,24 @@ final class DueTaker {
         }
         state = State.SLEEPING;
         busy = false;
-        if (target != NONE) {
-            loop.at(partitionClock.nanosAt(target), this, ++timerSeq);
-        } else {
-            timerSeq++;
+        long at = target == NONE ? 0 : partitionClock.nanosAt(target);
+        if (timer != null && target != NONE && timer.atNanos() == at) {
+            return; // the plan stands (a safety-net poll told what the last take said)
         }
+        cancelTimer();
+        if (target != NONE) {
+            timer = loop.at(at, this);
+        }
+    }
+
+    private void cancelTimer() {
+        loop.cancel(timer);
+        timer = null;
+    }
+
+    private void timerIn(long ms) {
+        cancelTimer();
+        timer = loop.at(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms), this);
     }
 
     private void takeNow() {
@@ -216,11 +230,11 @@ final class DueTaker {
             if (want == 0) {
                 state = State.WAITING_FOR_SLOTS;
                 busy = false;
-                loop.at(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(safetyNetMs), this, ++timerSeq);
+                timerIn(safetyNetMs);
                 return;
             }
         }
-        timerSeq++;
+        cancelTimer();
         if (!loop.acquireTake(this)) {
             pool.release(want);
             state = State.QUEUED;
@@ -322,8 +336,7 @@ final class DueTaker {
         }
         state = State.BACKING_OFF;
         busy = false;
-        long ms = Math.min(safetyNetMs, 50L << Math.min(failures, 6));
-        loop.at(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms), this, ++timerSeq);
+        timerIn(Math.min(safetyNetMs, 50L << Math.min(failures, 6)));
     }
 
     /** Puts back the jobs of takes whose reply was lost; kept for the next take if Redis fails again. */

@@ -3,7 +3,7 @@ package io.delayq.dispatch;
 import java.util.ArrayDeque;
 import java.util.Comparator;
 import java.util.List;
-import java.util.PriorityQueue;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -34,11 +34,14 @@ final class TakerLoop {
     static final int MAX_TAKES_IN_FLIGHT = 64;
     private static final long SPIN_NANOS = 100_000;
 
-    private record Timer(long atNanos, DueTaker taker, long seq) {
+    /** A taker's timer; a taker holds at most one (a new plan cancels the old), so there are no more than takers. */
+    record Timer(long atNanos, long seq, DueTaker taker) {
     }
 
     private final ConcurrentLinkedQueue<Runnable> inbox = new ConcurrentLinkedQueue<>();
-    private final PriorityQueue<Timer> timers = new PriorityQueue<>(Comparator.comparingLong(Timer::atNanos));
+    private final TreeSet<Timer> timers = new TreeSet<>(
+            Comparator.comparingLong(Timer::atNanos).thenComparingLong(Timer::seq));
+    private long timerSeq;
     private final ArrayDeque<DueTaker> queued = new ArrayDeque<>();
     private final long beatNanos;
     private int takesInFlight;
@@ -96,9 +99,17 @@ final class TakerLoop {
 
     // ------------------------------------------------------------ loop thread only
 
-    /** Calls {@code taker.onTimer(seq)} at the monotonic instant {@code atNanos}. */
-    void at(long atNanos, DueTaker taker, long seq) {
-        timers.add(new Timer(atNanos, taker, seq));
+    /** Calls {@code taker.onTimer(timer)} at the monotonic instant {@code atNanos}, unless cancelled. */
+    Timer at(long atNanos, DueTaker taker) {
+        Timer t = new Timer(atNanos, ++timerSeq, taker);
+        timers.add(t);
+        return t;
+    }
+
+    void cancel(Timer t) {
+        if (t != null) {
+            timers.remove(t);
+        }
     }
 
     /** A permit for one take; false when {@value #MAX_TAKES_IN_FLIGHT} are in flight (the taker is queued). */
@@ -137,15 +148,15 @@ final class TakerLoop {
             }
             long now = System.nanoTime();
             Timer due;
-            while ((due = timers.peek()) != null && due.atNanos() - now <= 0) {
-                timers.poll();
+            while (!timers.isEmpty() && (due = timers.first()).atNanos() - now <= 0) {
+                timers.pollFirst();
                 Timer fired = due;
-                runSafely(() -> fired.taker().onTimer(fired.seq()));
+                runSafely(() -> fired.taker().onTimer(fired));
             }
             if (!inbox.isEmpty()) {
                 continue;
             }
-            Timer first = timers.peek();
+            Timer first = timers.isEmpty() ? null : timers.first();
             long wait = first == null ? beatNanos : Math.min(beatNanos, first.atNanos() - System.nanoTime());
             if (wait > SPIN_NANOS) {
                 LockSupport.parkNanos(wait - SPIN_NANOS);
