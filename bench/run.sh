@@ -12,6 +12,10 @@
 #   bench/run.sh smoke                a few hundred jobs per scenario (CI)
 #   bench/run.sh burst,dedup          dedup (on request only): a burst on a topic with a dedup
 #                                     window, memory per remembered id, the ids enqueued again
+#   bench/run.sh topics [--topics 250 --partitions 4]
+#                                     (on request only) one replica serving many HTTP-target
+#                                     topics: threads, RSS, idle commands/s, lateness and wake-up
+#                                     latency of many topics against one, in the same run
 #   bench/run.sh spread,burst --cluster 3 [--partitions 3]
 #                                     on a local Redis Cluster of 3 masters (redis-server and
 #                                     redis-cli from PATH): Redis CPU per master and its balance

@@ -67,7 +67,7 @@ public class BenchApp implements QuarkusApplication {
             }
             boolean smoke = scenarios.remove("smoke");
             if (smoke) {
-                scenarios.addAll(List.of("spread", "burst", "idle", "backlog", "http"));
+                scenarios.addAll(List.of("spread", "burst", "idle", "backlog", "http", "topics"));
             }
             if (scenarios.isEmpty() || scenarios.remove("all")) {
                 scenarios.addAll(List.of("steady500", "spread", "spread200k", "burst", "idle", "backlog", "replicas", "http"));
@@ -106,6 +106,7 @@ public class BenchApp implements QuarkusApplication {
                     }
                 }
                 case "dedup" -> dedup();
+                case "topics" -> new TopicsScenario(this).run();
                 case "http" -> schedule("http-target", "bench-http", o.smoke() ? 200 : 5000, o.smoke() ? 2000 : 5000,
                         o.smoke() ? 2000 : 3000, false, true, 0);
                 default -> throw new IllegalArgumentException("unknown scenario " + s);
