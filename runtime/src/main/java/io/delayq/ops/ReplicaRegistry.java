@@ -36,9 +36,9 @@ import io.quarkus.scheduler.Scheduled;
 public class ReplicaRegistry {
     private static final Logger LOG = Logger.getLogger(ReplicaRegistry.class);
     static final int EVERY_S = 5;
-    static final int GONE_S = 30;
-    /** An entry that did not change is rewritten this often (a third of GONE_S: two writes may fail). */
-    static final int UNCHANGED_S = 10;
+    static final int GONE_S = 45;
+    /** An entry that did not change is rewritten this often (GONE_S allows one write to fail). */
+    static final int UNCHANGED_S = 20;
     private Replica lastAnnounced;
     private long lastAnnouncedAtNanos;
     /** Snapshots kept: a minute and one. */
