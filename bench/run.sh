@@ -24,6 +24,10 @@
 #   bench/run.sh rediscost --n 50000  rediscost (on request only): Redis µs per enqueue script, one job
 #                                     per call and 1,000 per call, Redis B per job, Redis µs per job
 #                                     taken and acked (INFO commandstats, used_memory)
+#   bench/run.sh topics [--topics 250 --partitions 4]
+#                                     (on request only) one replica serving many HTTP-target
+#                                     topics: threads, RSS, idle commands/s, lateness and wake-up
+#                                     latency of many topics against one, in the same run
 #   bench/run.sh spread,burst --cluster 3 [--partitions 3]
 #                                     on a local Redis Cluster of 3 masters (redis-server and
 #                                     redis-cli from PATH): Redis CPU per master and its balance

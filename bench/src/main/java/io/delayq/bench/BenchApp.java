@@ -34,6 +34,8 @@ import io.quarkus.runtime.QuarkusApplication;
  * (script internals included) less our INFO calls; Redis CPU from used_cpu_sys + used_cpu_user.
  */
 public class BenchApp implements QuarkusApplication {
+    /** The topics scenario's in-process receiver; null when it was not asked for. */
+    static HttpSink sink;
     /** 16 bytes of JSON, the peers' --payload 16. */
     static final String PAYLOAD = "\"xxxxxxxxxxxxxx\"";
 
@@ -66,7 +68,7 @@ public class BenchApp implements QuarkusApplication {
             }
             boolean smoke = scenarios.remove("smoke");
             if (smoke) {
-                scenarios.addAll(List.of("spread", "burst", "idle", "backlog", "http", "wrk"));
+                scenarios.addAll(List.of("spread", "burst", "idle", "backlog", "http", "wrk", "topics"));
             }
             if (scenarios.isEmpty() || scenarios.remove("all")) {
                 scenarios.addAll(List.of("steady500", "spread", "spread200k", "burst", "idle", "backlog", "replicas", "http", "h2c", "wrk"));
@@ -83,6 +85,9 @@ public class BenchApp implements QuarkusApplication {
     @Override
     public int run(String... args) throws Exception {
         o = Options.parse(args);
+        if (sink != null) {
+            sink.recorder = recorder;
+        }
         base = "http://127.0.0.1:" + ConfigProvider.getConfig().getValue("quarkus.http.port", Integer.class);
         System.err.printf("delayq bench: scenarios %s, Redis pid %s, %d cores%n", o.scenarios(),
                 System.getProperty("bench.redis.pid"), Runtime.getRuntime().availableProcessors());
@@ -120,6 +125,7 @@ public class BenchApp implements QuarkusApplication {
                 case "h2c" -> new HttpScenario(this).run("bench-h2c", "h2c");
                 case "wrk" -> new WrkScenario(this).run();
                 case "rediscost" -> emit(new RedisCostScenario(store, o.n()).run());
+                case "topics" -> new TopicsScenario(this).run();
                 default -> throw new IllegalArgumentException("unknown scenario " + s);
             }
         }

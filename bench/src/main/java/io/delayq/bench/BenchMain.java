@@ -58,7 +58,33 @@ public class BenchMain {
         System.setProperty("delayq.topics.bench-h2c.http.url", receiver.url());
         System.setProperty("delayq.topics.bench-h2c.http.h2c", "true");
         HttpScenario.receiver = receiver;
+        serveManyTopics(rest, cluster > 0);
         Quarkus.run(BenchApp.class, rest.toArray(String[]::new));
+    }
+
+    /**
+     * The topics scenario ({@link TopicsScenario}) needs its topics served from the start: HTTP
+     * targets configured as a user would ({@code delayq.topics.<t>.http.url}), {@code --topics N}
+     * of them (250; 100 in the smoke set), with {@code --partitions P} each (4; the smoke set keeps
+     * 1, so its other scenarios run as usual). Every scenario of that run serves them too.
+     */
+    private static void serveManyTopics(List<String> args, boolean cluster) {
+        boolean asked = args.stream().anyMatch(a -> List.of(a.split(",")).contains("topics"));
+        boolean smoke = args.contains("smoke");
+        int topics = intOption(args, "--topics", smoke && !asked ? 100 : 250);
+        if (!asked && !smoke) {
+            return;
+        }
+        if (!cluster) {
+            System.setProperty("delayq.partitions", Integer.toString(intOption(args, "--partitions", asked ? 4 : 1)));
+        }
+        HttpSink sink = new HttpSink();
+        BenchApp.sink = sink;
+        System.setProperty("delayq.topics." + TopicsScenario.TOPIC_ONE + ".http.url", sink.url());
+        for (int t = 0; t < topics; t++) {
+            System.setProperty("delayq.topics." + TopicsScenario.topic(t) + ".http.url", sink.url());
+        }
+        System.setProperty("bench.topics", Integer.toString(topics));
     }
 
     /** Removes {@code name value} from the arguments and returns the value (or the default). */

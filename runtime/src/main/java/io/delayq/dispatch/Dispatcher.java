@@ -30,7 +30,8 @@ import io.quarkus.runtime.StartupEvent;
 
 /**
  * Starts and stops the dispatch machinery of this replica: a worker pool per served topic, a
- * {@link DueTaker} per served partition, the {@link WakeUps} subscription and the {@link Acker}.
+ * {@link DueTaker} per served partition (all driven by one {@link TakerLoop} thread, however
+ * many partitions), the {@link WakeUps} subscription and the {@link Acker}.
  */
 @ApplicationScoped
 public class Dispatcher {
@@ -52,6 +53,7 @@ public class Dispatcher {
     private final Map<String, WorkerPool> pools = new LinkedHashMap<>();
     private final List<DueTaker> takers = new ArrayList<>();
     private ExecutorService workers;
+    private TakerLoop loop;
     private WakeUps wakeUps;
     private SafetyNetPoll safetyNet;
     private volatile boolean started;
@@ -118,13 +120,18 @@ public class Dispatcher {
         Map<String, DueTaker> byChannel = new HashMap<>();
         long leaseMs = config.dispatch().lease().toMillis();
         long safetyNetMs = config.dispatch().safetyNet().toMillis();
+        loop = new TakerLoop(safetyNetMs);
         topics.handlers().forEach((topic, handler) -> {
             WorkerPool pool = new WorkerPool(retry.concurrency(topic), workers, runner);
             pools.put(topic, pool);
+            List<DueTaker> ofTopic = new ArrayList<>();
+            TakerLoop.SlotSignal slots = new TakerLoop.SlotSignal(loop, ofTopic);
+            pool.onSlotFreed(slots);
             for (Partition p : store.partitionsOf(topic)) {
-                DueTaker taker = new DueTaker(p, pool, store, clock, acker, metrics, replicaId, MAX_BATCH, leaseMs,
-                        safetyNetMs, config.dispatch().takeGap().toMillis(), config.redisTimeout().toMillis());
+                DueTaker taker = new DueTaker(p, pool, loop, slots, store, clock, acker, metrics, replicaId, MAX_BATCH,
+                        leaseMs, safetyNetMs, config.dispatch().takeGap().toMillis(), config.redisTimeout().toMillis());
                 takers.add(taker);
+                ofTopic.add(taker);
                 byChannel.put(store.wakeChannel(p), taker);
             }
             LOG.infof("delayq replica %s serves topic %s: %s, concurrency %d", replicaId, topic, handler.describe(),
@@ -133,7 +140,7 @@ public class Dispatcher {
         acker.start();
         wakeUps = new WakeUps(redis, byChannel);
         wakeUps.start();
-        takers.forEach(DueTaker::start);
+        loop.start(takers);
         safetyNet = new SafetyNetPoll(store, takers, safetyNetMs, clock, reclaimer::reclaimExpired);
         safetyNet.start();
         started = true;
@@ -165,8 +172,9 @@ public class Dispatcher {
         draining = true;
         long deadline = System.nanoTime() + config.drain().timeout().toNanos();
         try {
-            for (DueTaker taker : takers) {
-                taker.stop();
+            // Takes in flight complete and their jobs start; then the loop ends.
+            if (loop != null && loop.stop(takers, 10_000)) {
+                takers.forEach(DueTaker::releaseUncertain);
             }
             if (wakeUps != null) {
                 wakeUps.stop();

@@ -6,7 +6,6 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 
 import org.jboss.logging.Logger;
 
@@ -17,20 +16,36 @@ import io.delayq.store.Partition;
 import io.delayq.store.RedisReplyException;
 import io.delayq.store.StoreUnavailableException;
 import io.delayq.store.TakeResult;
+import io.vertx.core.AsyncResult;
+import io.vertx.core.Future;
 
 /**
- * Takes the due jobs of one topic partition, on its own thread. It sleeps until the earliest due
- * time it knows, and takes then; {@link #wake(long)} (a wake-up message: an earlier job was
- * enqueued on some replica) cuts the sleep short. Pub/sub is fire-and-forget, so the replica's
- * {@link SafetyNetPoll} also reads every partition's earliest due time about once a second and
- * wakes a taker that missed a message.
+ * Takes the due jobs of one topic partition. It is a state machine run by the replica's
+ * {@link TakerLoop} (one thread for every partition), not a thread of its own: it sleeps until
+ * the earliest due time it knows, and takes then; {@link #wake(long)} (a wake-up message: an
+ * earlier job was enqueued on some replica) cuts the sleep short. Pub/sub is fire-and-forget, so
+ * the replica's {@link SafetyNetPoll} also reads every partition's earliest due time about once a
+ * second and wakes a taker that missed a message.
+ * <p>
+ * States: {@code SLEEPING} (a timer at the earliest due time, or none), {@code WAITING_FOR_SLOTS}
+ * (its topic's worker pool is full; a freed slot or the safety-net interval ends it),
+ * {@code QUEUED} (for a take permit of the loop), {@code TAKING} (a take in flight),
+ * {@code BACKING_OFF} (after a failed take), {@code STOPPED}. Every field but {@link #wakeFor}
+ * and {@link #running} belongs to the loop thread.
  */
 final class DueTaker {
     private static final Logger LOG = Logger.getLogger(DueTaker.class);
     private static final long NONE = Long.MAX_VALUE;
+    private static final int MAX_UNCERTAIN = 1000;
+
+    private enum State {
+        NEW, SLEEPING, WAITING_FOR_SLOTS, QUEUED, TAKING, BACKING_OFF, STOPPED
+    }
 
     private final Partition partition;
     private final WorkerPool pool;
+    private final TakerLoop.SlotSignal slots;
+    private final TakerLoop loop;
     private final JobStore store;
     /** The replica's Redis clock (lateness, the safety net), fed by every taker. */
     private final RedisClock clock;
@@ -47,27 +62,36 @@ final class DueTaker {
     private final long safetyNetMs;
     private final long minGapMs;
     private final long takeDeadlineMs;
-    private final AtomicLong calls = new AtomicLong();
+    private long calls;
     private final Set<Integer> olderDays = new TreeSet<>();
-    /** Token prefixes of takes whose outcome is unknown (failed without a reply); taker thread only. */
+    /** Token prefixes of takes whose outcome is unknown (failed without a reply). */
     private final List<String> uncertain = new ArrayList<>();
-    private static final int MAX_UNCERTAIN = 1000;
+    private boolean releasing;
 
-    private volatile boolean running;
-    private volatile Thread thread;
-    /** Earliest Redis-time due the taker must wake for; lowered by wake-ups. */
+    private State state = State.NEW;
+    /** Redis time the taker sleeps until (NONE: until woken). */
+    private long sleepUntil = NONE;
+    /** The current timer (one at most), null when none. */
+    private TakerLoop.Timer timer;
+    private long failures;
+    private volatile boolean running = true;
+    /** Earliest Redis-time due the taker must wake for; lowered by wake-ups (any thread). */
     private final AtomicLong wakeFor = new AtomicLong(NONE);
-    private volatile long lastProgressNanos = System.nanoTime();
+    /** Set when the taker entered a state whose progress it must show itself (a take, a queue). */
+    private volatile long busySinceNanos;
+    private volatile boolean busy;
 
-    DueTaker(Partition partition, WorkerPool pool, JobStore store, RedisClock clock, Acker acker,
-            DelayqMetrics metrics,
-            String replicaId, int maxBatch, long leaseMs, long safetyNetMs, long minGapMs, long redisTimeoutMs) {
+    DueTaker(Partition partition, WorkerPool pool, TakerLoop loop, TakerLoop.SlotSignal slots, JobStore store,
+            RedisClock clock, Acker acker, DelayqMetrics metrics, String replicaId, int maxBatch, long leaseMs,
+            long safetyNetMs, long minGapMs, long redisTimeoutMs) {
         this.minGapMs = minGapMs;
         this.takeDeadlineMs = redisTimeoutMs / 2;
         this.acker = acker;
         this.metrics = metrics;
         this.partition = partition;
         this.pool = pool;
+        this.loop = loop;
+        this.slots = slots;
         this.store = store;
         this.clock = clock;
         this.partitionClock = new RedisClock(clock::monotonicNanos);
@@ -81,28 +105,7 @@ final class DueTaker {
         return partition;
     }
 
-    void start() {
-        running = true;
-        thread = Thread.ofPlatform().name("delayq-taker-" + partition).daemon().start(this::loop);
-    }
-
-    /**
-     * Stops taking; a take in progress finishes (its jobs are started) before the thread ends.
-     * Jobs of takes whose reply was lost are put back now if Redis answers.
-     */
-    void stop() throws InterruptedException {
-        running = false;
-        Thread t = thread;
-        if (t != null) {
-            LockSupport.unpark(t);
-            t.join(10_000);
-            if (!t.isAlive() && !uncertain.isEmpty()) {
-                releaseUncertain();
-            }
-        }
-    }
-
-    /** A job due at {@code dueRedisMs} was scheduled: wake up if that is earlier than planned. */
+    /** A job due at {@code dueRedisMs} was scheduled: wake up if that is earlier than planned. Any thread. */
     void wake(long dueRedisMs) {
         long current;
         do {
@@ -111,14 +114,261 @@ final class DueTaker {
                 return;
             }
         } while (!wakeFor.compareAndSet(current, dueRedisMs));
-        Thread t = thread;
-        if (t != null) {
-            LockSupport.unpark(t);
+        loop.post(this::woken);
+    }
+
+    /** Nanos since the taker last made progress (for the liveness check). */
+    long stalledNanos() {
+        if (!running) {
+            return 0;
+        }
+        // Asleep or waiting, a taker is as alive as the loop that would wake it.
+        return System.nanoTime() - (busy ? busySinceNanos : loop.lastBeatNanos());
+    }
+
+    boolean isRunning() {
+        return running && loop.alive();
+    }
+
+    // ------------------------------------------------------------ loop thread only
+
+    /** The first take, at start: the taker knows no due time yet. */
+    void begin() {
+        if (state == State.NEW) {
+            takeNow();
         }
     }
 
+    /**
+     * Stops taking: a take in flight completes (its jobs start) and then the taker stops. The
+     * jobs of takes whose reply was lost are put back by {@link #releaseUncertain()} after the loop ended.
+     */
+    void end() {
+        running = false;
+        cancelTimer();
+        if (state != State.TAKING) {
+            state = State.STOPPED;
+            busy = false;
+        }
+    }
+
+    void onTimer(TakerLoop.Timer fired) {
+        if (fired != timer) {
+            return; // a timer replaced by a later plan
+        }
+        timer = null;
+        switch (state) {
+            case SLEEPING -> sleep();
+            case WAITING_FOR_SLOTS, BACKING_OFF -> takeNow();
+            default -> {
+            }
+        }
+    }
+
+    private void woken() {
+        if (state == State.SLEEPING) {
+            sleep(); // earlier than planned: a new timer (or a take at once)
+        }
+    }
+
+    void slotFreed() {
+        if (state == State.WAITING_FOR_SLOTS) {
+            takeNow();
+        }
+    }
+
+    /** Its turn for a take permit came. */
+    void dequeued() {
+        if (state == State.QUEUED) {
+            takeNow();
+        } else {
+            loop.passTurn(); // the turn was meant for a taker stopped meanwhile: pass it on
+        }
+    }
+
+    /** Sleeps until {@link #sleepUntil} or an earlier wake-up, whichever is first; takes when that has passed. */
+    private void sleep() {
+        long target = Math.min(sleepUntil, wakeFor.get());
+        if (target <= partitionClock.redisNow()) {
+            takeNow();
+            return;
+        }
+        state = State.SLEEPING;
+        busy = false;
+        long at = target == NONE ? 0 : partitionClock.nanosAt(target);
+        if (timer != null && target != NONE && timer.atNanos() == at) {
+            return; // the plan stands (a safety-net poll told what the last take said)
+        }
+        cancelTimer();
+        if (target != NONE) {
+            timer = loop.at(at, this);
+        }
+    }
+
+    private void cancelTimer() {
+        loop.cancel(timer);
+        timer = null;
+    }
+
+    private void timerIn(long ms) {
+        cancelTimer();
+        timer = loop.at(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms), this);
+    }
+
+    private void takeNow() {
+        if (!running) {
+            state = State.STOPPED;
+            busy = false;
+            return;
+        }
+        int want = pool.reserve(maxBatch);
+        if (want == 0) {
+            // Its pool is full (other partitions of the topic share it): the next slot freed ends
+            // the wait; the timer stands in for a signal that crossed this check.
+            slots.arm();
+            want = pool.reserve(maxBatch);
+            if (want == 0) {
+                state = State.WAITING_FOR_SLOTS;
+                busy = false;
+                timerIn(safetyNetMs);
+                return;
+            }
+        }
+        cancelTimer();
+        if (!loop.acquireTake(this)) {
+            pool.release(want);
+            state = State.QUEUED;
+            markBusy();
+            return;
+        }
+        state = State.TAKING;
+        markBusy();
+        wakeFor.set(NONE);
+        long t0 = clock.monotonicNanos();
+        List<Lease> acks = acker.drain(partition, 1000);
+        String tokenPrefix = replicaId + ":" + ++calls + ":";
+        int reserved = want;
+        // A take that Redis runs after this deadline (its reply would find nobody waiting for it)
+        // leases nothing: half the Redis timeout, in Redis time.
+        Future<TakeResult> take;
+        try {
+            take = store.takeAsync(partition, want, leaseMs, tokenPrefix, olderDays, acks,
+                    partitionClock.redisNow() + takeDeadlineMs);
+        } catch (RuntimeException e) {
+            take = Future.failedFuture(e);
+        }
+        take.onComplete(done -> {
+            long t1 = clock.monotonicNanos();
+            loop.post(() -> taken(done, reserved, acks, tokenPrefix, t0, t1));
+        });
+    }
+
+    private void markBusy() {
+        busySinceNanos = System.nanoTime();
+        busy = true;
+    }
+
+    private void taken(AsyncResult<TakeResult> done, int want, List<Lease> acks, String tokenPrefix, long t0, long t1) {
+        loop.releaseTake();
+        if (done.failed()) {
+            acker.restore(partition, acks);
+            pool.release(want);
+            Throwable e = done.cause();
+            if (e instanceof StoreUnavailableException && uncertain.size() < MAX_UNCERTAIN) {
+                // Redis may have run it and the reply was lost (connection closed, Redis
+                // killed after the write): its jobs would be leased to nobody until the
+                // lease expires, an attempt lost. Put them back once Redis answers. (Past
+                // the bound, a long outage's takes are left to the lease expiry.)
+                uncertain.add(tokenPrefix);
+            }
+            if (e instanceof RedisReplyException) {
+                LOG.errorf(e, "take on %s failed", partition);
+                failures++;
+            } else if (failures++ == 0) {
+                LOG.warnf("take on %s failed, retrying: %s", partition, e.toString());
+            }
+            backOff();
+            return;
+        }
+        TakeResult r = done.result();
+        pool.release(want - r.jobs().size());
+        metrics.took(partition.topic(), t1 - t0);
+        Acker.reportStale(partition, r.staleAcks());
+        clock.observe(r.now(), t0, t1);
+        partitionClock.observe(r.now(), t0, t1);
+        failures = 0;
+        if (!r.jobs().isEmpty()) {
+            pool.start(r.jobs()); // also when stopping: a take in progress has its jobs started
+        }
+        if (!uncertain.isEmpty()) {
+            releaseUncertainAsync();
+        }
+        if (!running) {
+            state = State.STOPPED;
+            busy = false;
+            return;
+        }
+        if (r.paused()) {
+            // Nothing is taken until the topic is resumed, which publishes a wake-up (the
+            // safety-net poll stands in for a lost one): no take before, however many are due.
+            sleepUntil = NONE;
+            sleep();
+            return;
+        }
+        if (r.jobs().size() == want && r.notBefore() == 0) {
+            takeNow(); // there may be more due right now
+            return;
+        }
+        // Under a steady stream the next job is due within this take's round trip, and a
+        // take right away would find only the one or two jobs that fell due meanwhile.
+        // Waiting until minGap after this take's start batches them: each take and ack
+        // costs Redis the same whether it moves one job or fifty, for <= minGap lateness.
+        // A rate limit that held the take back says when it lets the next jobs go.
+        sleepUntil = r.nextDue() < 0 ? NONE : Math.max(Math.max(r.nextDue(), r.notBefore()), r.now() + minGapMs);
+        sleep();
+    }
+
+    private void backOff() {
+        if (!running) {
+            state = State.STOPPED;
+            busy = false;
+            return;
+        }
+        state = State.BACKING_OFF;
+        busy = false;
+        timerIn(Math.min(safetyNetMs, 50L << Math.min(failures, 6)));
+    }
+
     /** Puts back the jobs of takes whose reply was lost; kept for the next take if Redis fails again. */
-    private void releaseUncertain() {
+    private void releaseUncertainAsync() {
+        if (releasing) {
+            return;
+        }
+        releasing = true;
+        List<String> prefixes = List.copyOf(uncertain);
+        store.releaseTakesAsync(partition, prefixes).onComplete(done -> loop.post(() -> {
+            releasing = false;
+            if (done.succeeded()) {
+                if (done.result() > 0) {
+                    LOG.infof("put back %d job(s) of %d take(s) on %s whose reply was lost", done.result(), prefixes.size(),
+                            partition);
+                }
+                uncertain.removeAll(prefixes);
+            } else {
+                LOG.debugf("could not yet put back the jobs of takes on %s whose reply was lost: %s", partition,
+                        done.cause().toString());
+            }
+        }));
+    }
+
+    /**
+     * After the loop ended (drain): puts back the jobs of takes whose reply was lost, if Redis
+     * answers. Blocking; on the draining thread.
+     */
+    void releaseUncertain() {
+        if (uncertain.isEmpty()) {
+            return;
+        }
         try {
             int back = store.releaseTakes(partition, uncertain);
             if (back > 0) {
@@ -126,127 +376,7 @@ final class DueTaker {
             }
             uncertain.clear();
         } catch (RuntimeException e) {
-            LOG.debugf("could not yet put back the jobs of takes on %s whose reply was lost: %s", partition, e.toString());
+            LOG.debugf("could not put back the jobs of takes on %s whose reply was lost: %s", partition, e.toString());
         }
-    }
-
-    /** Nanos since the loop last made progress (for the liveness check). */
-    long stalledNanos() {
-        return running ? System.nanoTime() - lastProgressNanos : 0;
-    }
-
-    boolean isRunning() {
-        return running && thread != null && thread.isAlive();
-    }
-
-    private void loop() {
-        long failures = 0;
-        while (running) {
-            lastProgressNanos = System.nanoTime();
-            try {
-                int want = pool.reserve(maxBatch);
-                if (want == 0) {
-                    pool.awaitFreeSlot(safetyNetMs);
-                    continue;
-                }
-                wakeFor.set(NONE);
-                long t0 = clock.monotonicNanos();
-                List<Lease> acks = acker.drain(partition, 1000);
-                TakeResult r;
-                String tokenPrefix = replicaId + ":" + calls.incrementAndGet() + ":";
-                try {
-                    // A take that Redis runs after this deadline (its reply would find nobody
-                    // waiting for it) leases nothing: half the Redis timeout, in Redis time.
-                    r = store.take(partition, want, leaseMs, tokenPrefix, olderDays, acks,
-                            partitionClock.redisNow() + takeDeadlineMs);
-                } catch (RuntimeException e) {
-                    acker.restore(partition, acks);
-                    pool.release(want);
-                    if (e instanceof StoreUnavailableException && uncertain.size() < MAX_UNCERTAIN) {
-                        // Redis may have run it and the reply was lost (connection closed, Redis
-                        // killed after the write): its jobs would be leased to nobody until the
-                        // lease expires, an attempt lost. Put them back once Redis answers. (Past
-                        // the bound, a long outage's takes are left to the lease expiry.)
-                        uncertain.add(tokenPrefix);
-                    }
-                    throw e;
-                }
-                pool.release(want - r.jobs().size());
-                long t1 = clock.monotonicNanos();
-                metrics.took(partition.topic(), t1 - t0);
-                Acker.reportStale(partition, r.staleAcks());
-                clock.observe(r.now(), t0, t1);
-                partitionClock.observe(r.now(), t0, t1);
-                failures = 0;
-                if (!r.jobs().isEmpty()) {
-                    pool.start(r.jobs());
-                }
-                if (!uncertain.isEmpty()) {
-                    releaseUncertain();
-                }
-                if (r.paused()) {
-                    // Nothing is taken until the topic is resumed, which publishes a wake-up (the
-                    // safety-net poll stands in for a lost one): no take before, however many are due.
-                    sleepUntil(NONE);
-                    continue;
-                }
-                if (r.jobs().size() == want && r.notBefore() == 0) {
-                    continue; // there may be more due right now
-                }
-                // Under a steady stream the next job is due within this take's round trip, and a
-                // take right away would find only the one or two jobs that fell due meanwhile.
-                // Waiting until minGap after this take's start batches them: each take and ack
-                // costs Redis the same whether it moves one job or fifty, for <= minGap lateness.
-                // A rate limit that held the take back says when it lets the next jobs go.
-                long next = r.nextDue() < 0 ? NONE
-                        : Math.max(Math.max(r.nextDue(), r.notBefore()), r.now() + minGapMs);
-                sleepUntil(next);
-            } catch (RedisReplyException e) {
-                LOG.errorf(e, "take on %s failed", partition);
-                pause(++failures);
-            } catch (RuntimeException e) {
-                if (failures++ == 0) {
-                    LOG.warnf("take on %s failed, retrying: %s", partition, e.toString());
-                }
-                pause(failures);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-        }
-    }
-
-    /**
-     * Sleeps until the Redis-time instant {@code nextDue}, or until a wake-up asks for an earlier
-     * time (a wake-up message, or the {@link SafetyNetPoll} finding an earlier job). The sleep is
-     * cut into safety-net-sized pieces only to show liveness; those cost Redis nothing.
-     */
-    private void sleepUntil(long nextDue) {
-        while (running) {
-            long target = Math.min(nextDue, wakeFor.get());
-            long now = partitionClock.redisNow();
-            if (target <= now) {
-                return;
-            }
-            long sleepMs = Math.min(target - now, safetyNetMs);
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(sleepMs) - 100_000);
-            lastProgressNanos = System.nanoTime();
-            if (running && wakeFor.get() >= target && partitionClock.redisNow() + 1 >= target) {
-                spinUntil(target);
-                return;
-            }
-        }
-    }
-
-    /** The last sub-millisecond: parkNanos overshoots by ~50-100 µs, so park short and check. */
-    private void spinUntil(long targetRedisMs) {
-        while (running && partitionClock.redisNow() < targetRedisMs) {
-            LockSupport.parkNanos(50_000);
-        }
-    }
-
-    private void pause(long failures) {
-        long ms = Math.min(safetyNetMs, 50L << Math.min(failures, 6));
-        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(ms));
     }
 }

@@ -51,6 +51,17 @@ public class RedisClock {
         }
     }
 
+    /**
+     * The monotonic instant (as {@link #monotonicNanos}) at which {@link #redisNow} reaches
+     * {@code redisMs} by the current sample: what a timer for that Redis time waits for. At most
+     * an hour ahead (a later instant is looked at again then).
+     */
+    public long nanosAt(long redisMs) {
+        Sample s = sample;
+        long aheadMs = Math.min(redisMs - s.redisMs(), 3_600_000L);
+        return s.atNanos() + aheadMs * 1_000_000;
+    }
+
     /** Current Redis time estimated from the last good sample and the monotonic clock. */
     public long redisNow() {
         Sample s = sample;

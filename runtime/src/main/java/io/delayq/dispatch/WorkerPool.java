@@ -24,6 +24,9 @@ final class WorkerPool {
     private final Executor executor;
     private final JobRunner runner;
     private final Map<Lease, TakenJob> running = new ConcurrentHashMap<>();
+    /** Told whenever slots are freed (the takers waiting for one are driven by events, not threads). */
+    private volatile Runnable slotFreed = () -> {
+    };
 
     WorkerPool(int concurrency, Executor executor, JobRunner runner) {
         this.concurrency = concurrency;
@@ -34,6 +37,11 @@ final class WorkerPool {
 
     int concurrency() {
         return concurrency;
+    }
+
+    /** {@code listener} runs (on the freeing thread; it must not block) whenever slots are freed. */
+    void onSlotFreed(Runnable listener) {
+        this.slotFreed = listener;
     }
 
     /** Waits up to {@code timeoutMs} for a free slot; true when one is free (none is taken). */
@@ -65,6 +73,7 @@ final class WorkerPool {
     void release(int n) {
         if (n > 0) {
             slots.release(n);
+            slotFreed.run();
         }
     }
 
@@ -101,6 +110,7 @@ final class WorkerPool {
     private void finished(TakenJob job) {
         if (running.remove(job.lease()) != null) {
             slots.release();
+            slotFreed.run();
         }
     }
 

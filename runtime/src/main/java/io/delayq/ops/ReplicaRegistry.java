@@ -28,14 +28,19 @@ import io.quarkus.scheduler.Scheduled;
  * Every replica announces itself in Redis every {@value #EVERY_S} s: the topics it serves and
  * its rates over the last minute (enqueued, succeeded, failed per second, lateness p99), from its
  * own counters. The dashboard of any replica sums them: cluster-wide figures at one {@code HSET}
- * per replica per {@value #EVERY_S} s, nothing on the path of a job. An entry not refreshed for
+ * per replica per {@value #EVERY_S} s, nothing on the path of a job; an entry that did not change
+ * (an idle replica) is rewritten only every {@value #UNCHANGED_S} s. An entry not refreshed for
  * {@value #GONE_S} s is a replica gone, dropped by the next reader.
  */
 @ApplicationScoped
 public class ReplicaRegistry {
     private static final Logger LOG = Logger.getLogger(ReplicaRegistry.class);
     static final int EVERY_S = 5;
-    static final int GONE_S = 30;
+    static final int GONE_S = 45;
+    /** An entry that did not change is rewritten this often (GONE_S allows one write to fail). */
+    static final int UNCHANGED_S = 20;
+    private Replica lastAnnounced;
+    private long lastAnnouncedAtNanos;
     /** Snapshots kept: a minute and one. */
     private static final int WINDOW = 60 / EVERY_S + 1;
 
@@ -70,7 +75,17 @@ public class ReplicaRegistry {
     @Scheduled(every = EVERY_S + "s", delayed = "1s", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     void announce() {
         try {
-            store.putReplica(dispatcher.replicaId(), mapper.writeValueAsString(self()));
+            Replica self = self();
+            // An idle replica's entry stays the same: rewrite it only as often as readers need to
+            // see it alive, so that it costs Redis one HSET per UNCHANGED_S, not per EVERY_S.
+            Replica unstamped = new Replica(self.id(), self.serves(), 0, self.rates());
+            long now = System.nanoTime();
+            if (unstamped.equals(lastAnnounced) && now - lastAnnouncedAtNanos < UNCHANGED_S * 1_000_000_000L) {
+                return;
+            }
+            store.putReplica(dispatcher.replicaId(), mapper.writeValueAsString(self));
+            lastAnnounced = unstamped;
+            lastAnnouncedAtNanos = now;
         } catch (JsonProcessingException | RuntimeException e) {
             LOG.debugf("could not announce this replica: %s", e.toString());
         }

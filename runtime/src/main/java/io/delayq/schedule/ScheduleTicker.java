@@ -52,6 +52,12 @@ public class ScheduleTicker {
     static final long LATE_MS = 5000;
     /** How often the definitions created over REST are re-read from Redis. */
     static final long RELOAD_MS = 5000;
+    /**
+     * While the safety-net poll reads the schedules' revision (this replica serves topics), the
+     * definitions are re-read when it moved, and at least this often: an idle replica's Redis
+     * cost is then that poll and little else.
+     */
+    static final long RELOAD_UNCHANGED_MS = 60_000;
     private static final long RETRY_MS = 1000;
 
     private final JobStore store;
@@ -125,13 +131,20 @@ public class ScheduleTicker {
 
     private void run() {
         long nextReload = 0;
+        long reloadedAt = 0;
+        String reloadedRevision = null;
         boolean away = false;
         while (!stopping) {
             long waitMs;
             try {
                 long mono = System.nanoTime() / 1_000_000;
                 if (mono >= nextReload) {
-                    reload.run();
+                    String revision = store.recentSchedulesRevision(RELOAD_MS);
+                    if (revision == null || !revision.equals(reloadedRevision) || mono - reloadedAt >= RELOAD_UNCHANGED_MS) {
+                        reload.run();
+                        reloadedRevision = revision;
+                        reloadedAt = mono;
+                    }
                     nextReload = mono + RELOAD_MS;
                     if (!schedules.get().isEmpty()) {
                         sampleClock();

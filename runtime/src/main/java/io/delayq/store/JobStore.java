@@ -380,20 +380,27 @@ public class JobStore {
             return out;
         }
         ensureLayout();
-        List<Response> replies = new ArrayList<>(ps.size() * 3);
+        List<Response> replies = new ArrayList<>(ps.size() * 3 + 1);
+        // The schedules' revision rides along (see recentSchedulesRevision): one key more in the
+        // same MGET instead of a re-read of every schedule every few seconds.
+        long readAt = System.nanoTime();
         if (cluster) {
-            List<Request> reads = new ArrayList<>(ps.size());
+            List<Request> reads = new ArrayList<>(ps.size() + 1);
             for (Partition p : ps) {
                 reads.add(Request.cmd(Command.MGET).arg(keys.next(p)).arg(keys.leaseNext(p)).arg(keys.paused(p)));
             }
+            reads.add(Request.cmd(Command.MGET).arg(keys.schedulesRevision()));
             for (Response triple : redis.sendEach(reads)) {
                 triple.forEach(replies::add);
             }
         } else {
             Request mget = Request.cmd(Command.MGET);
             ps.forEach(p -> mget.arg(keys.next(p)).arg(keys.leaseNext(p)).arg(keys.paused(p)));
+            mget.arg(keys.schedulesRevision());
             redis.send(mget).forEach(replies::add);
         }
+        Response revision = replies.get(3 * ps.size());
+        schedulesRevision = new Revision(revision == null ? "0" : revision.toString(), readAt);
         for (int i = 0; i < ps.size(); i++) {
             Response next = replies.get(3 * i);
             Response leaseNext = replies.get(3 * i + 1);
@@ -402,6 +409,21 @@ public class JobStore {
             out[2][i] = replies.get(3 * i + 2) == null ? 0 : 1;
         }
         return out;
+    }
+
+    private record Revision(String value, long readAtNanos) {
+    }
+
+    private volatile Revision schedulesRevision;
+
+    /**
+     * The revision of the schedules made over REST (a counter every change raises) as the last
+     * safety-net poll read it, if that read began less than {@code maxAgeMs} ago; null otherwise
+     * (this replica polls nothing: it serves no topic).
+     */
+    public String recentSchedulesRevision(long maxAgeMs) {
+        Revision r = schedulesRevision;
+        return r != null && System.nanoTime() - r.readAtNanos() < maxAgeMs * 1_000_000 ? r.value() : null;
     }
 
     /** Earliest lease deadline of a partition's in-flight jobs, -1 when none (the reclaimer's cheap check). */
@@ -558,12 +580,25 @@ public class JobStore {
 
     /** Stores a schedule's definition; true when the name was new. */
     public boolean putSchedule(String name, String definition) {
-        return redis.send(Request.cmd(Command.HSET).arg(keys.schedules()).arg(name).arg(definition)).toInteger() == 1;
+        boolean created = redis.send(Request.cmd(Command.HSET).arg(keys.schedules()).arg(name).arg(definition))
+                .toInteger() == 1;
+        schedulesChanged();
+        return created;
+    }
+
+    /**
+     * Raises the schedules' revision after a change: the other replicas' safety-net polls see it
+     * and re-read the schedules. (Should this fail, they re-read within a minute anyway.)
+     */
+    private void schedulesChanged() {
+        redis.send(Request.cmd(Command.INCR).arg(keys.schedulesRevision()));
     }
 
     /** Deletes a schedule's definition; true when it existed. */
     public boolean deleteSchedule(String name) {
-        return redis.send(Request.cmd(Command.HDEL).arg(keys.schedules()).arg(name)).toInteger() == 1;
+        boolean existed = redis.send(Request.cmd(Command.HDEL).arg(keys.schedules()).arg(name)).toInteger() == 1;
+        schedulesChanged();
+        return existed;
     }
 
     /**
@@ -797,6 +832,15 @@ public class JobStore {
      */
     public TakeResult take(Partition p, int limit, long leaseMs, String tokenPrefix, Set<Integer> olderDays,
             List<Lease> acks, long deadlineMs) {
+        return redis.await(takeAsync(p, limit, leaseMs, tokenPrefix, olderDays, acks, deadlineMs));
+    }
+
+    /**
+     * As {@link #take}, holding no thread: the takers of a replica share a few threads. The caller
+     * must leave {@code olderDays} alone until the future completes (it is updated before).
+     */
+    public Future<TakeResult> takeAsync(Partition p, int limit, long leaseMs, String tokenPrefix, Set<Integer> olderDays,
+            List<Lease> acks, long deadlineMs) {
         Set<Integer> around = aroundNow();
         Set<Integer> days = new TreeSet<>(around);
         days.addAll(olderDays);
@@ -812,19 +856,20 @@ public class JobStore {
         // A reply that comes after we stopped waiting for it (Redis ran the take before the
         // deadline, the reply was slow): its jobs are leased to a token nobody holds. Put them
         // back at once rather than let them lose an attempt when the lease expires.
-        Response r = run("take", p, days, args, 0, late -> {
+        return runAsync("take", p, days, args, 0, late -> {
             List<Lease> orphans = parseTake(p, tokenPrefix, late).jobs().stream().map(TakenJob::lease).toList();
             if (!orphans.isEmpty()) {
                 Thread.ofVirtual().name("delayq-late-take").start(() -> requeueOrphans(p, orphans));
             }
+        }).map(r -> {
+            days.removeAll(around);
+            if (days.size() > 64) {
+                days.clear(); // a bound: days emptied long ago are simply learnt again if still needed
+            }
+            olderDays.clear();
+            olderDays.addAll(days);
+            return parseTake(p, tokenPrefix, r);
         });
-        days.removeAll(around);
-        if (days.size() > 64) {
-            days.clear(); // a bound: days emptied long ago are simply learnt again if still needed
-        }
-        olderDays.clear();
-        olderDays.addAll(days);
-        return parseTake(p, tokenPrefix, r);
     }
 
     private static TakeResult parseTake(Partition p, String tokenPrefix, Response r) {
@@ -863,11 +908,18 @@ public class JobStore {
      * failed or retaken is left alone. Returns how many were put back.
      */
     public int releaseTakes(Partition p, List<String> tokenPrefixes) {
-        ensureLayout();
-        List<Lease> orphans = new ArrayList<>();
-        pairs(redis.send(Request.cmd(Command.HGETALL).arg(keys.leases(p))))
-                .forEach((id, token) -> addIfOrphan(orphans, id, token, tokenPrefixes));
-        return orphans.isEmpty() ? 0 : requeue(p, orphans);
+        return redis.await(releaseTakesAsync(p, tokenPrefixes));
+    }
+
+    /** As {@link #releaseTakes}, holding no thread. */
+    public Future<Integer> releaseTakesAsync(Partition p, List<String> tokenPrefixes) {
+        List<String> prefixes = List.copyOf(tokenPrefixes);
+        return ensureLayoutAsync().compose(v -> redis.sendAsync(Request.cmd(Command.HGETALL).arg(keys.leases(p))))
+                .compose(all -> {
+                    List<Lease> orphans = new ArrayList<>();
+                    pairs(all).forEach((id, token) -> addIfOrphan(orphans, id, token, prefixes));
+                    return orphans.isEmpty() ? Future.succeededFuture(0) : requeueAsync(p, orphans, null);
+                });
     }
 
     private static void addIfOrphan(List<Lease> orphans, String id, String token, List<String> prefixes) {
@@ -974,10 +1026,14 @@ public class JobStore {
 
     /** As above; {@code late} (if not null) gets a reply that arrives after the call timed out. */
     private int requeue(Partition p, List<Lease> leases, Consumer<Response> late) {
+        return redis.await(requeueAsync(p, leases, late));
+    }
+
+    private Future<Integer> requeueAsync(Partition p, List<Lease> leases, Consumer<Response> late) {
         List<String> args = new ArrayList<>(2 + leases.size() * 2);
         args.add(scriptChannel(p));
         addLeases(args, leases);
-        return run("requeue", p, aroundNow(), args, 0, late).toInteger();
+        return runAsync("requeue", p, aroundNow(), args, 0, late).map(Response::toInteger);
     }
 
     // ---------------------------------------------------------------- plumbing

@@ -197,6 +197,14 @@ public class Keys {
         return prefix + ":schedules";
     }
 
+    /**
+     * STRING: a counter raised by every change of {@link #schedules()}; read by the safety-net
+     * poll's MGET, so that replicas re-read the schedules when it moves rather than every few seconds.
+     */
+    public String schedulesRevision() {
+        return prefix + ":schedules:rev";
+    }
+
     /** ZSET job id → runAt ms, for the jobs due on one UTC day ({@code yyyymmdd}). */
     public String due(Partition p, int day) {
         return base(p) + "due:" + day;
