@@ -88,9 +88,10 @@ final class WorkerPool {
             if (!runner.blocks(job)) {
                 try {
                     runner.run(job, this::finished);
-                } catch (RuntimeException e) {
-                    // Not the taker's problem, nor the other jobs' of the take: this one's lease
-                    // expires and the job runs again.
+                } catch (Throwable e) {
+                    // Not the taker's problem, nor the other jobs' of the take (an Error too: the
+                    // taker must go on and the slot come back): this one's lease expires and the
+                    // job runs again.
                     finished(job);
                     LOG.errorf(e, "could not start job %s", job.lease().id());
                 }

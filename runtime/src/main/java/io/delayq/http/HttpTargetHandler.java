@@ -51,6 +51,7 @@ import io.vertx.core.tracing.TracingPolicy;
  * on the taker's thread and its answer settles the attempt on the event loop.
  */
 public final class HttpTargetHandler implements JobHandler {
+    private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(HttpTargetHandler.class);
     private static final CharSequence JOB_ID = HttpHeaders.createOptimized("X-Delayq-Job-Id");
     private static final CharSequence TOPIC = HttpHeaders.createOptimized("X-Delayq-Topic");
     private static final CharSequence ATTEMPT = HttpHeaders.createOptimized("X-Delayq-Attempt");
@@ -175,7 +176,11 @@ public final class HttpTargetHandler implements JobHandler {
             context.runOnContext(v -> {
                 handOff.set(false); // before polling: a task queued from now on schedules another run
                 for (Runnable t; (t = toStart.poll()) != null;) {
-                    t.run();
+                    try {
+                        t.run();
+                    } catch (RuntimeException e) {
+                        LOG.errorf(e, "HTTP target %s: a call could not start", url); // the others still do
+                    }
                 }
             });
         }
@@ -185,34 +190,43 @@ public final class HttpTargetHandler implements JobHandler {
         if (call.isDone()) {
             return; // cancelled (the attempt's own timeout) before it started
         }
-        client.request(request).onComplete(ar -> {
-            if (ar.failed()) {
-                // No connection: the target did not get the call.
-                call.completeExceptionally(new HttpTargetException("HTTP target " + url + " not reached: " + ar.cause(), false));
-                return;
-            }
-            HttpClientRequest req = ar.result();
-            call.request = req;
-            if (call.isDone()) {
-                req.reset(); // cancelled (the attempt's own timeout) while it waited for a connection
-                return;
-            }
-            long leftMs = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
-            long timer = vertx.setTimer(leftMs, id -> {
-                if (call.completeExceptionally(new HttpTargetException(
-                        "HTTP target " + url + " did not answer within " + timeoutMs + " ms", true))) {
-                    req.reset();
+        try {
+            client.request(request).onComplete(ar -> {
+                if (ar.failed()) {
+                    // No connection: the target did not get the call.
+                    call.completeExceptionally(new HttpTargetException("HTTP target " + url + " not reached: " + ar.cause(), false));
+                    return;
                 }
-            });
-            req.send(body).compose(response -> response.end().map(response)).onComplete(sent -> {
-                vertx.cancelTimer(timer);
-                if (sent.failed()) {
-                    call.completeExceptionally(new HttpTargetException("HTTP target " + url + ": " + sent.cause(), false));
-                } else {
-                    call.answered(sent.result());
+                HttpClientRequest req = ar.result();
+                call.request = req;
+                if (call.isDone()) {
+                    req.reset(); // cancelled (the attempt's own timeout) while it waited for a connection
+                    return;
                 }
+                long leftMs = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
+                long timer = vertx.setTimer(leftMs, id -> {
+                    if (call.completeExceptionally(new HttpTargetException(
+                            "HTTP target " + url + " did not answer within " + timeoutMs + " ms", true))) {
+                        req.reset();
+                    }
+                });
+                // The status and headers decide: a 2xx whose body then breaks off is still done.
+                req.send(body).onComplete(sent -> {
+                    vertx.cancelTimer(timer);
+                    if (sent.failed()) {
+                        // Sent, at least in part, on a connection: the target may be running it,
+                        // so the retry waits as after a timeout.
+                        call.completeExceptionally(new HttpTargetException("HTTP target " + url + ": " + sent.cause(), true));
+                    } else {
+                        sent.result().end(); // the body is read and dropped, so the connection is reused
+                        call.answered(sent.result());
+                    }
+                });
             });
-        });
+        } catch (RuntimeException e) {
+            // The client could not even start the call (closed at shutdown, ...): it never left.
+            call.completeExceptionally(new HttpTargetException("HTTP target " + url + " not called: " + e, false));
+        }
     }
 
     /** One call's outcome; cancelling it (the attempt's timeout) aborts the call. */
@@ -291,7 +305,7 @@ public final class HttpTargetHandler implements JobHandler {
     public long minRetryDelayMs(Throwable error) {
         for (Throwable e = error; e != null; e = e.getCause()) {
             if (e instanceof HttpTargetException h) {
-                return h.timedOutAfterSending ? timeoutMs : 0;
+                return h.mayStillRun ? timeoutMs : 0;
             }
             if (e instanceof JobRunner.AttemptTimeoutException) {
                 return timeoutMs;
@@ -308,16 +322,19 @@ public final class HttpTargetHandler implements JobHandler {
     /** A non-2xx answer of the target, no answer in time, or no connection. */
     public static final class HttpTargetException extends RuntimeException {
         private static final long serialVersionUID = 1L;
-        private final boolean timedOutAfterSending;
+        private final boolean mayStillRun;
 
-        HttpTargetException(String message, boolean timedOutAfterSending) {
+        HttpTargetException(String message, boolean mayStillRun) {
             super(message, null, false, false);
-            this.timedOutAfterSending = timedOutAfterSending;
+            this.mayStillRun = mayStillRun;
         }
 
-        /** True when the call reached the target and got no answer in time: it may still run there. */
-        public boolean timedOutAfterSending() {
-            return timedOutAfterSending;
+        /**
+         * True when the call was sent (at least in part) and got no answer, in time or at all: it may
+         * still run at the target, so a retry waits the timeout.
+         */
+        public boolean mayStillRun() {
+            return mayStillRun;
         }
     }
 }

@@ -1,5 +1,7 @@
 package io.delayq.store;
 
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicReference;
 
 import jakarta.annotation.PreDestroy;
@@ -8,7 +10,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import io.quarkus.redis.client.RedisOptionsCustomizer;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
+import io.vertx.core.impl.ContextInternal;
 import io.vertx.redis.client.Redis;
 import io.vertx.redis.client.RedisConnection;
 import io.vertx.redis.client.RedisOptions;
@@ -28,10 +30,12 @@ import io.vertx.redis.client.Response;
  * failed to open (for a second), or with {@value #MAX_IN_FLIGHT} commands already waiting on it,
  * {@link #send} answers null and the caller uses the pool: nothing waits here.
  * <p>
- * The connections come from a client of their own, with the options Quarkus built for the default
- * Redis client (hosts, password, TLS, client type), captured as a {@link RedisOptionsCustomizer}
- * (which changes nothing): a connection taken from the shared pool may have been opened on any
- * event loop, one opened by a client whose pool is empty is opened on the caller's.
+ * Each event loop's connection comes from a client of its own, created on that event loop's own
+ * (not a request's duplicated) context: a Vert.x Redis client binds every connection it opens to
+ * the context it was created on, so one client shared by the event loops would put all their
+ * connections on the first one. The clients use the options Quarkus built for the default Redis
+ * client (hosts, password, TLS, client type), captured as a {@link RedisOptionsCustomizer} (which
+ * changes nothing).
  */
 @ApplicationScoped
 public class EventLoopConnections implements RedisOptionsCustomizer {
@@ -42,7 +46,8 @@ public class EventLoopConnections implements RedisOptionsCustomizer {
     private static final String DEFAULT_CLIENT = "<default>";
     private final AtomicReference<RedisOptions> options = new AtomicReference<>();
     private final ThreadLocal<Slot> slots = ThreadLocal.withInitial(Slot::new);
-    private volatile Redis client;
+    /** Every event loop's client, to close them at shutdown. */
+    private final Queue<Redis> clients = new ConcurrentLinkedQueue<>();
     private volatile boolean closed;
 
     /** None at all: every command through the pool (a gateway built by hand, outside CDI). */
@@ -54,6 +59,7 @@ public class EventLoopConnections implements RedisOptionsCustomizer {
 
     /** An event loop's connection and what is pending on it; touched only by that event loop's thread. */
     private static final class Slot {
+        Redis client;
         RedisConnection connection;
         boolean connecting;
         long failedAt;
@@ -85,35 +91,50 @@ public class EventLoopConnections implements RedisOptionsCustomizer {
             return null;
         }
         slot.inFlight++;
-        return c.send(request).andThen(done -> slot.inFlight--);
+        return c.send(request).andThen(done -> {
+            if (slot.connection == c) {
+                slot.inFlight--; // a broken connection's late failures do not count against its successor
+            }
+        });
     }
 
     private void open(Slot slot) {
         if (slot.connecting || System.currentTimeMillis() - slot.failedAt < RETRY_MS) {
             return;
         }
-        Redis redis = client();
-        if (redis == null) {
-            return;
+        RedisOptions o = options.get();
+        if (o == null) {
+            return; // no default client configured as Quarkus does it: the pool only
         }
         slot.connecting = true;
-        redis.connect().onComplete(done -> {
-            slot.connecting = false;
-            if (done.failed()) {
-                slot.failedAt = System.currentTimeMillis();
-                return;
+        // On the event loop's own context: the client binds its connections, and so their
+        // handlers, to the context it is created on (a request's context would also stay
+        // referenced by it for good).
+        ContextInternal loop = ((ContextInternal) io.vertx.core.Vertx.currentContext()).unwrap();
+        loop.runOnContext(v -> {
+            if (slot.client == null) {
+                // One connection, never given back: the pool's limits do not apply to it.
+                slot.client = Redis.createClient(loop.owner(), new RedisOptions(o).setMaxPoolSize(2));
+                clients.add(slot.client);
             }
-            RedisConnection c = done.result();
-            if (closed) {
-                c.close();
-                return;
-            }
-            // A broken connection is forgotten; its pending commands fail as lost connections do
-            // through the pool (503), and the next command opens another.
-            c.exceptionHandler(e -> forget(slot, c));
-            c.endHandler(v -> forget(slot, c));
-            slot.connection = c;
-            slot.inFlight = 0;
+            slot.client.connect().onComplete(done -> {
+                slot.connecting = false;
+                if (done.failed()) {
+                    slot.failedAt = System.currentTimeMillis();
+                    return;
+                }
+                RedisConnection c = done.result();
+                if (closed) {
+                    c.close();
+                    return;
+                }
+                // A broken connection is forgotten; its pending commands fail as lost connections do
+                // through the pool (503), and the next command opens another.
+                c.exceptionHandler(e -> forget(slot, c));
+                c.endHandler(x -> forget(slot, c));
+                slot.connection = c;
+                slot.inFlight = 0;
+            });
         });
     }
 
@@ -125,35 +146,10 @@ public class EventLoopConnections implements RedisOptionsCustomizer {
         }
     }
 
-    private Redis client() {
-        Redis c = client;
-        if (c == null) {
-            RedisOptions o = options.get();
-            if (o == null) {
-                return null; // no default client configured as Quarkus does it: the pool only
-            }
-            synchronized (this) {
-                if (client == null) {
-                    // never more than one connection per event loop (plus one opening): the pool's
-                    // own limits do not apply to connections that are never given back
-                    // (the Vert.x instance of the calling event loop: a customizer is built before
-                    // the Vertx bean may be injected)
-                    client = Redis.createClient(Vertx.currentContext().owner(), new RedisOptions(o).setMaxPoolSize(
-                            Math.max(o.getMaxPoolSize(), 4 * Runtime.getRuntime().availableProcessors() + 2)));
-                }
-                c = client;
-            }
-        }
-        return c;
-    }
-
     /** Closes the connections (at shutdown, after the last command). */
     @PreDestroy
     void close() {
         closed = true;
-        Redis c = client;
-        if (c != null) {
-            c.close();
-        }
+        clients.forEach(Redis::close);
     }
 }
