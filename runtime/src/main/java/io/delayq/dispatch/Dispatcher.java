@@ -172,9 +172,16 @@ public class Dispatcher {
         draining = true;
         long deadline = System.nanoTime() + config.drain().timeout().toNanos();
         try {
-            // Takes in flight complete and their jobs start; then the loop ends.
-            if (loop != null && loop.stop(takers, 10_000)) {
-                takers.forEach(DueTaker::releaseUncertain);
+            // Takes in flight complete and their jobs start; then the loop ends. The jobs of takes
+            // whose reply was lost go back, every partition's at once, within the deadline.
+            if (loop != null && loop.stop(takers, Math.max(1000, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())))) {
+                List<io.vertx.core.Future<Void>> releases = takers.stream().map(DueTaker::releaseUncertain).toList();
+                try {
+                    io.vertx.core.Future.join(releases).toCompletionStage().toCompletableFuture()
+                            .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                    LOG.debugf("the jobs of takes whose reply was lost were not all put back: %s", e.toString());
+                }
             }
             if (wakeUps != null) {
                 wakeUps.stop();

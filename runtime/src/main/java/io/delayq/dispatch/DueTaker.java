@@ -75,6 +75,8 @@ final class DueTaker {
     private TakerLoop.Timer timer;
     private long failures;
     private volatile boolean running = true;
+    /** A take permit the loop handed this taker while it was queued, not used yet; loop thread only. */
+    private boolean granted;
     /** Earliest Redis-time due the taker must wake for; lowered by wake-ups (any thread). */
     private final AtomicLong wakeFor = new AtomicLong(NONE);
     /** Set when the taker entered a state whose progress it must show itself (a take, a queue). */
@@ -177,12 +179,38 @@ final class DueTaker {
         }
     }
 
-    /** Its turn for a take permit came. */
+    /** Its turn came: a take permit was granted to it. */
     void dequeued() {
         if (state == State.QUEUED) {
-            takeNow();
+            takeNow(); // uses the permit, or gives it back when its pool has no free slot
         } else {
-            loop.passTurn(); // the turn was meant for a taker stopped meanwhile: pass it on
+            returnGrant(); // meant for a taker stopped meanwhile: the next one gets it
+        }
+    }
+
+    /** The loop handed this queued taker a take permit. */
+    void grant() {
+        granted = true;
+    }
+
+    boolean isQueued() {
+        return state == State.QUEUED;
+    }
+
+    /** Uses a permit granted while queued; false when none was. */
+    boolean useGrant() {
+        if (granted) {
+            granted = false;
+            return true;
+        }
+        return false;
+    }
+
+    /** A granted permit this taker cannot use goes back to the loop (and so to the next queued taker). */
+    private void returnGrant() {
+        if (granted) {
+            granted = false;
+            loop.releaseTake();
         }
     }
 
@@ -217,6 +245,7 @@ final class DueTaker {
 
     private void takeNow() {
         if (!running) {
+            returnGrant();
             state = State.STOPPED;
             busy = false;
             return;
@@ -228,6 +257,7 @@ final class DueTaker {
             slots.arm();
             want = pool.reserve(maxBatch);
             if (want == 0) {
+                returnGrant();
                 state = State.WAITING_FOR_SLOTS;
                 busy = false;
                 timerIn(safetyNetMs);
@@ -238,7 +268,10 @@ final class DueTaker {
         if (!loop.acquireTake(this)) {
             pool.release(want);
             state = State.QUEUED;
-            markBusy();
+            // Waiting for its turn is not a stall: a queue behind takes that wait for a slow Redis
+            // can be long, and liveness must not restart a pod for Redis' sake. The queue moves
+            // whenever a take ends, and the loop's own heartbeat shows the loop is alive.
+            busy = false;
             return;
         }
         state = State.TAKING;
@@ -363,20 +396,28 @@ final class DueTaker {
 
     /**
      * After the loop ended (drain): puts back the jobs of takes whose reply was lost, if Redis
-     * answers. Blocking; on the draining thread.
+     * answers. Asynchronous, so that the drain sends every partition's at once and waits for them
+     * within its deadline; the future never fails.
      */
-    void releaseUncertain() {
+    Future<Void> releaseUncertain() {
         if (uncertain.isEmpty()) {
-            return;
+            return Future.succeededFuture();
         }
+        List<String> prefixes = List.copyOf(uncertain);
+        Future<Integer> release;
         try {
-            int back = store.releaseTakes(partition, uncertain);
-            if (back > 0) {
-                LOG.infof("put back %d job(s) of %d take(s) on %s whose reply was lost", back, uncertain.size(), partition);
-            }
-            uncertain.clear();
+            release = store.releaseTakesAsync(partition, prefixes);
         } catch (RuntimeException e) {
-            LOG.debugf("could not put back the jobs of takes on %s whose reply was lost: %s", partition, e.toString());
+            release = Future.failedFuture(e);
         }
+        return release.<Void> map(back -> {
+            if (back > 0) {
+                LOG.infof("put back %d job(s) of %d take(s) on %s whose reply was lost", back, prefixes.size(), partition);
+            }
+            return null;
+        }).otherwise(e -> {
+            LOG.debugf("could not put back the jobs of takes on %s whose reply was lost: %s", partition, e.toString());
+            return null;
+        });
     }
 }

@@ -112,26 +112,44 @@ final class TakerLoop {
         }
     }
 
-    /** A permit for one take; false when {@value #MAX_TAKES_IN_FLIGHT} are in flight (the taker is queued). */
+    /**
+     * A permit for one take; false when {@value #MAX_TAKES_IN_FLIGHT} are in flight or others
+     * wait before it (the taker is queued, in arrival order). A queued taker is handed its permit
+     * when one is given back ({@link #passTurn}); it uses it on its next call here.
+     */
     boolean acquireTake(DueTaker taker) {
-        if (takesInFlight < MAX_TAKES_IN_FLIGHT) {
+        if (taker.useGrant()) {
+            return true;
+        }
+        if (takesInFlight < MAX_TAKES_IN_FLIGHT && queued.isEmpty()) {
             takesInFlight++;
             return true;
         }
-        queued.add(taker);
+        if (!taker.isQueued()) {
+            queued.add(taker);
+        }
         return false;
     }
 
-    /** Gives back a take's permit; the first queued taker gets its turn. */
+    /** Gives back a take's permit (also one granted and not used); the first queued taker gets it. */
     void releaseTake() {
         takesInFlight--;
         passTurn();
     }
 
-    /** The first queued taker, if any, tries for a permit. */
-    void passTurn() {
-        DueTaker next = queued.poll();
-        if (next != null) {
+    /**
+     * Hands free permits to the queued takers, first come first served: a permit given back goes
+     * to the head of the queue, not to whichever taker asks next (a busy partition taking full
+     * batches back to back would otherwise keep the queued ones waiting for good).
+     */
+    private void passTurn() {
+        while (takesInFlight < MAX_TAKES_IN_FLIGHT) {
+            DueTaker next = queued.poll();
+            if (next == null) {
+                return;
+            }
+            takesInFlight++;
+            next.grant();
             inbox.add(next::dequeued);
         }
     }

@@ -97,14 +97,21 @@ final class WorkerPool {
                 }
                 continue;
             }
-            executor.execute(() -> {
-                try {
-                    runner.run(job, this::finished);
-                } catch (RuntimeException | Error e) {
-                    finished(job);
-                    throw e;
-                }
-            });
+            try {
+                executor.execute(() -> {
+                    try {
+                        runner.run(job, this::finished);
+                    } catch (RuntimeException | Error e) {
+                        finished(job);
+                        throw e;
+                    }
+                });
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                // Workers shut down (a take that ended after the drain gave up waiting for it):
+                // the slot comes back; the job's lease expires and it runs again elsewhere.
+                finished(job);
+                LOG.warnf("job %s not started: the replica is stopping", job.lease().id());
+            }
         }
     }
 

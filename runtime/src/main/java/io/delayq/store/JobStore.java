@@ -591,7 +591,13 @@ public class JobStore {
      * and re-read the schedules. (Should this fail, they re-read within a minute anyway.)
      */
     private void schedulesChanged() {
-        redis.send(Request.cmd(Command.INCR).arg(keys.schedulesRevision()));
+        try {
+            redis.send(Request.cmd(Command.INCR).arg(keys.schedulesRevision()));
+        } catch (RuntimeException e) {
+            // The change itself is stored: a 503 now would make the caller think it was not.
+            LOG.warnf("the schedules' revision was not raised (the other replicas see the change within a minute): %s",
+                    e.toString());
+        }
     }
 
     /** Deletes a schedule's definition; true when it existed. */
