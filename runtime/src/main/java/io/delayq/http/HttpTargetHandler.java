@@ -214,9 +214,10 @@ public final class HttpTargetHandler implements JobHandler {
                 req.send(body).onComplete(sent -> {
                     vertx.cancelTimer(timer);
                     if (sent.failed()) {
-                        // Sent, at least in part, on a connection: the target may be running it,
-                        // so the retry waits as after a timeout.
-                        call.completeExceptionally(new HttpTargetException("HTTP target " + url + ": " + sent.cause(), true));
+                        // The connection broke before any answer: most often a kept-alive connection
+                        // the target closed as the call went out, which it never ran. Retried at
+                        // once, as a lost connection (only a timeout waits: the target may still run it).
+                        call.completeExceptionally(new HttpTargetException("HTTP target " + url + ": " + sent.cause(), false));
                     } else {
                         sent.result().end(); // the body is read and dropped, so the connection is reused
                         call.answered(sent.result());
