@@ -3,7 +3,6 @@ package io.delayq.bench;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.io.RandomAccessFile;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -78,24 +77,7 @@ final class HttpReceiver {
 
     /** Moves the calls recorded since the last call into the recorder (ids that are not an index are skipped). */
     synchronized void drainInto(Recorder recorder) {
-        try (RandomAccessFile f = new RandomAccessFile(records.toFile(), "r")) {
-            if (f.length() <= offset) {
-                return;
-            }
-            f.seek(offset);
-            byte[] buf = new byte[(int) (f.length() - offset)];
-            f.readFully(buf);
-            int end = new String(buf, StandardCharsets.US_ASCII).lastIndexOf('\n') + 1;
-            for (String line : new String(buf, 0, end, StandardCharsets.US_ASCII).split("\n")) {
-                int sp = line.indexOf(' ');
-                if (sp > 0 && Character.isDigit(line.charAt(0))) {
-                    recorder.record(Integer.parseInt(line.substring(0, sp)), Long.parseLong(line.substring(sp + 1)));
-                }
-            }
-            offset += end;
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
+        offset = recorder.readRecords(records, offset);
     }
 
     /** CPU seconds the receiver process used so far. */

@@ -76,4 +76,30 @@ public class Recorder {
     long first(int i) {
         return first[i];
     }
+
+    /**
+     * Records the lines {@code "<index> <epoch ms>"} another process appended to {@code file} since
+     * {@code offset} (lines that do not start with an index are skipped; a partial last line waits
+     * for the next call); returns the new offset.
+     */
+    long readRecords(java.nio.file.Path file, long offset) {
+        try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(file.toFile(), "r")) {
+            if (f.length() <= offset) {
+                return offset;
+            }
+            f.seek(offset);
+            byte[] buf = new byte[(int) (f.length() - offset)];
+            f.readFully(buf);
+            int end = new String(buf, java.nio.charset.StandardCharsets.US_ASCII).lastIndexOf('\n') + 1;
+            for (String line : new String(buf, 0, end, java.nio.charset.StandardCharsets.US_ASCII).split("\n")) {
+                int sp = line.indexOf(' ');
+                if (sp > 0 && Character.isDigit(line.charAt(0))) {
+                    record(Integer.parseInt(line.substring(0, sp)), Long.parseLong(line.substring(sp + 1)));
+                }
+            }
+            return offset + end;
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
 }

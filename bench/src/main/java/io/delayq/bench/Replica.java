@@ -3,7 +3,6 @@ package io.delayq.bench;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -54,24 +53,7 @@ final class Replica {
 
     /** Moves the records the replica wrote since the last call into the main recorder. */
     void drainInto(Recorder recorder) {
-        try (RandomAccessFile f = new RandomAccessFile(records.toFile(), "r")) {
-            if (f.length() <= offset) {
-                return;
-            }
-            f.seek(offset);
-            byte[] buf = new byte[(int) (f.length() - offset)];
-            f.readFully(buf);
-            int end = new String(buf, java.nio.charset.StandardCharsets.US_ASCII).lastIndexOf('\n') + 1;
-            for (String line : new String(buf, 0, end, java.nio.charset.StandardCharsets.US_ASCII).split("\n")) {
-                if (!line.isEmpty()) {
-                    int sp = line.indexOf(' ');
-                    recorder.record(Integer.parseInt(line.substring(0, sp)), Long.parseLong(line.substring(sp + 1)));
-                }
-            }
-            offset += end;
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
+        offset = recorder.readRecords(records, offset);
     }
 
     double cpu() {
