@@ -1,6 +1,5 @@
 package io.delayq.api;
 
-import java.net.URI;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -98,12 +97,16 @@ public class JobsResource {
     @APIResponse(responseCode = "200", description = "a job with this topic and id already exists, or succeeded"
             + " within the topic's dedup window (not run again)", content = @Content(mediaType = MediaType.APPLICATION_JSON,
                     schema = @Schema(implementation = Enqueued.class)))
-    public Uni<Response> enqueue(String body) {
+    public Uni<Response> enqueue(String body, @jakarta.ws.rs.core.Context UriInfo uri) {
         NewJob job = parser.one(body);
+        // The Location is made absolute here, on the request's thread: a relative one is resolved
+        // against the current request, which is gone when Redis' reply comes back on another
+        // thread (through the pool: a 500 for a stored job, seen during a Sentinel failover).
+        jakarta.ws.rs.core.UriBuilder location = uri.getBaseUriBuilder().path("jobs");
         return uni(jobs.scheduleAllAsync(List.of(job)).map(all -> {
             JobInfo info = all.get(0);
             if (info.created()) {
-                return Response.created(URI.create("/jobs/" + info.topic() + "/" + info.id())).entity(Enqueued.of(info))
+                return Response.created(location.path(info.topic()).path(info.id()).build()).entity(Enqueued.of(info))
                         .build();
             }
             return Response.ok(Enqueued.of(info)).build();
