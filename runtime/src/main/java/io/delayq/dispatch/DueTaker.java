@@ -193,10 +193,6 @@ final class DueTaker {
         granted = true;
     }
 
-    boolean isQueued() {
-        return state == State.QUEUED;
-    }
-
     /** Uses a permit granted while queued; false when none was. */
     boolean useGrant() {
         if (granted) {
@@ -379,17 +375,10 @@ final class DueTaker {
         }
         releasing = true;
         List<String> prefixes = List.copyOf(uncertain);
-        store.releaseTakesAsync(partition, prefixes).onComplete(done -> loop.post(() -> {
+        release(prefixes).onComplete(done -> loop.post(() -> {
             releasing = false;
             if (done.succeeded()) {
-                if (done.result() > 0) {
-                    LOG.infof("put back %d job(s) of %d take(s) on %s whose reply was lost", done.result(), prefixes.size(),
-                            partition);
-                }
                 uncertain.removeAll(prefixes);
-            } else {
-                LOG.debugf("could not yet put back the jobs of takes on %s whose reply was lost: %s", partition,
-                        done.cause().toString());
             }
         }));
     }
@@ -403,21 +392,22 @@ final class DueTaker {
         if (uncertain.isEmpty()) {
             return Future.succeededFuture();
         }
-        List<String> prefixes = List.copyOf(uncertain);
+        return release(List.copyOf(uncertain)).<Void> mapEmpty().otherwise((Void) null);
+    }
+
+    /** One put-back of the given takes' jobs, logged either way. */
+    private Future<Integer> release(List<String> prefixes) {
         Future<Integer> release;
         try {
             release = store.releaseTakesAsync(partition, prefixes);
         } catch (RuntimeException e) {
             release = Future.failedFuture(e);
         }
-        return release.<Void> map(back -> {
+        return release.onSuccess(back -> {
             if (back > 0) {
                 LOG.infof("put back %d job(s) of %d take(s) on %s whose reply was lost", back, prefixes.size(), partition);
             }
-            return null;
-        }).otherwise(e -> {
-            LOG.debugf("could not put back the jobs of takes on %s whose reply was lost: %s", partition, e.toString());
-            return null;
-        });
+        }).onFailure(e -> LOG.debugf("could not yet put back the jobs of takes on %s whose reply was lost: %s", partition,
+                e.toString()));
     }
 }

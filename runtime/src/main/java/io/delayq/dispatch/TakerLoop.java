@@ -125,9 +125,7 @@ final class TakerLoop {
             takesInFlight++;
             return true;
         }
-        if (!taker.isQueued()) {
-            queued.add(taker);
-        }
+        queued.add(taker); // it calls here again only with the permit it is handed
         return false;
     }
 

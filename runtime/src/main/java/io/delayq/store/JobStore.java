@@ -911,13 +911,8 @@ public class JobStore {
      * Puts back, due now and with the attempt not counted, the jobs still leased under any of the
      * given take token prefixes: takes whose outcome the caller does not know (the reply was lost).
      * One read of the partition's leases, then the token-checked requeue: a lease since acked,
-     * failed or retaken is left alone. Returns how many were put back.
+     * failed or retaken is left alone. Its future gives how many were put back.
      */
-    public int releaseTakes(Partition p, List<String> tokenPrefixes) {
-        return redis.await(releaseTakesAsync(p, tokenPrefixes));
-    }
-
-    /** As {@link #releaseTakes}, holding no thread. */
     public Future<Integer> releaseTakesAsync(Partition p, List<String> tokenPrefixes) {
         List<String> prefixes = List.copyOf(tokenPrefixes);
         return ensureLayoutAsync().compose(v -> redis.sendAsync(Request.cmd(Command.HGETALL).arg(keys.leases(p))))

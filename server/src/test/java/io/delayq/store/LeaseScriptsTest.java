@@ -189,12 +189,12 @@ class LeaseScriptsTest {
         // Two takes applied by Redis; the first one's reply never reached its caller.
         assertEquals(1, store.take(p, 1, 600_000, "r:1:", new HashSet<>(), List.of(), 0).jobs().size());
         TakenJob kept = store.take(p, 1, 600_000, "r:11:", new HashSet<>(), List.of(), 0).jobs().get(0);
-        assertEquals(1, store.releaseTakes(p, List.of("r:1:")), "only the lost take's job, not r:11:'s");
+        assertEquals(1, store.releaseTakesAsync(p, List.of("r:1:")).toCompletionStage().toCompletableFuture().join(), "only the lost take's job, not r:11:'s");
         var info = store.get(topic, "lost").orElseThrow();
         assertEquals(JobState.SCHEDULED, info.state());
         assertEquals(0, info.attempts(), "the lost attempt is not counted");
         assertEquals(JobState.INFLIGHT, store.get(topic, kept.lease().id()).orElseThrow().state());
-        assertEquals(0, store.releaseTakes(p, List.of("r:1:")), "a second release finds nothing");
+        assertEquals(0, store.releaseTakesAsync(p, List.of("r:1:")).toCompletionStage().toCompletableFuture().join(), "a second release finds nothing");
     }
 
     @Test
