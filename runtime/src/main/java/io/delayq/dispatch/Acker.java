@@ -3,10 +3,12 @@ package io.delayq.dispatch;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiConsumer;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
@@ -21,6 +23,12 @@ import io.delayq.store.Partition;
  * take (one script call for both); this flusher sends what is left every few milliseconds, so
  * a job is acked within ~10 ms even when its taker sleeps. An ack lost with the process only
  * means the job runs again after its lease expires (at-least-once), never that it is lost.
+ * <p>
+ * A job is finished only once its ack is in Redis: until then its lease is still ours, and the
+ * {@link LeaseHeartbeat} extends it ({@link #forEachUnconfirmed}) — a Redis outage longer than the
+ * lease must not let another replica retake a job that is done here. Each partition flushes on
+ * its own, asynchronously, and backs off on its own: on a Redis Cluster a master that does not
+ * answer holds back only its own partitions' acks.
  */
 @ApplicationScoped
 public class Acker {
@@ -28,31 +36,47 @@ public class Acker {
     private static final int MAX_BATCH = 1000;
     private static final long FLUSH_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private final JobStore store;
-    private final Map<Partition, ConcurrentLinkedQueue<Lease>> pending = new ConcurrentHashMap<>();
+    private final ReclaimGate gate;
+    private final Map<Partition, Flush> flushes = new ConcurrentHashMap<>();
     private volatile Thread flusher;
     private volatile boolean running;
+    /** Until when a stopping flusher keeps trying to send what is left. */
+    private volatile long stopDeadlineNanos = Long.MAX_VALUE;
 
-    public Acker(JobStore store) {
+    /** One partition's acks: queued to send, and every one not yet known to be in Redis. */
+    private static final class Flush {
+        final ConcurrentLinkedQueue<Lease> pending = new ConcurrentLinkedQueue<>();
+        final Set<Lease> unconfirmed = ConcurrentHashMap.newKeySet();
+        // Flusher state, under the Flush's lock: one batch in flight per partition at a time.
+        boolean sending;
+        long backoffMs;
+        long notBeforeNanos;
+    }
+
+    public Acker(JobStore store, ReclaimGate gate) {
         this.store = store;
+        this.gate = gate;
     }
 
     void ack(Partition p, Lease lease) {
-        queue(p).add(lease);
+        Flush f = flush(p);
+        f.unconfirmed.add(lease);
+        f.pending.add(lease);
     }
 
-    private ConcurrentLinkedQueue<Lease> queue(Partition p) {
-        ConcurrentLinkedQueue<Lease> q = pending.get(p);
-        return q != null ? q : pending.computeIfAbsent(p, k -> new ConcurrentLinkedQueue<>());
+    private Flush flush(Partition p) {
+        Flush f = flushes.get(p);
+        return f != null ? f : flushes.computeIfAbsent(p, k -> new Flush());
     }
 
     /** Takes up to {@code max} pending acks of a partition (a taker sends them with its take). */
     List<Lease> drain(Partition p, int max) {
-        ConcurrentLinkedQueue<Lease> q = pending.get(p);
-        if (q == null || q.isEmpty()) {
+        Flush f = flushes.get(p);
+        if (f == null || f.pending.isEmpty()) {
             return List.of();
         }
         List<Lease> out = new ArrayList<>();
-        for (Lease l; out.size() < max && (l = q.poll()) != null;) {
+        for (Lease l; out.size() < max && (l = f.pending.poll()) != null;) {
             out.add(l);
         }
         return out;
@@ -60,7 +84,24 @@ public class Acker {
 
     /** Gives back acks whose carrying take failed; acking twice is harmless (token check). */
     void restore(Partition p, List<Lease> leases) {
-        queue(p).addAll(leases);
+        if (!leases.isEmpty()) {
+            flush(p).pending.addAll(leases);
+        }
+    }
+
+    /**
+     * Acks that reached Redis (carried by a take that succeeded; stale ones included: their lease
+     * is not ours any more): their leases need no extending.
+     */
+    void confirm(Partition p, List<Lease> leases) {
+        if (!leases.isEmpty()) {
+            flush(p).unconfirmed.removeAll(leases);
+        }
+    }
+
+    /** Every acked lease not yet known to be in Redis, with its partition (the heartbeat extends them). */
+    void forEachUnconfirmed(BiConsumer<Partition, Lease> each) {
+        flushes.forEach((p, f) -> f.unconfirmed.forEach(l -> each.accept(p, l)));
     }
 
     /** Logs acks that came after their lease expired (the new attempt stands). */
@@ -76,45 +117,105 @@ public class Acker {
             return;
         }
         running = true;
+        stopDeadlineNanos = Long.MAX_VALUE;
         flusher = Thread.ofPlatform().name("delayq-acker").daemon().start(this::loop);
     }
 
     /** Stops the flusher after it sent every pending ack (or Redis stayed away until the deadline). */
     synchronized void stop(long deadlineNanos) throws InterruptedException {
-        running = false;
         Thread t = flusher;
-        if (t != null) {
-            LockSupport.unpark(t);
-            t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime())));
+        if (t == null) {
+            return;
         }
+        stopDeadlineNanos = deadlineNanos;
+        running = false;
+        LockSupport.unpark(t);
+        t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime())));
         flusher = null;
     }
 
     private void loop() {
-        long backoffMs = 0;
         while (true) {
-            boolean stopping = !running;
-            if (!stopping) {
-                LockSupport.parkNanos(backoffMs > 0 ? TimeUnit.MILLISECONDS.toNanos(backoffMs) : FLUSH_EVERY_NANOS);
-            }
-            boolean failed = false;
-            for (Map.Entry<Partition, ConcurrentLinkedQueue<Lease>> e : pending.entrySet()) {
-                List<Lease> batch;
-                while (!(batch = drain(e.getKey(), MAX_BATCH)).isEmpty()) {
-                    try {
-                        reportStale(e.getKey(), store.ack(e.getKey(), batch));
-                    } catch (RuntimeException ex) {
-                        restore(e.getKey(), batch);
-                        failed = true;
-                        LOG.warnf("ack failed, retrying: %s", ex.toString());
-                        break;
-                    }
-                }
-            }
-            backoffMs = failed ? Math.min(1000, Math.max(50, backoffMs * 2)) : 0;
-            if (stopping) {
+            LockSupport.parkNanos(FLUSH_EVERY_NANOS);
+            sendReady();
+            if (!running && (flushed() || System.nanoTime() - stopDeadlineNanos > 0)) {
                 return; // flushed; with Redis away the leases expire and the jobs run again
             }
         }
+    }
+
+    /** Whether no ack waits to be sent or is in flight. */
+    private boolean flushed() {
+        for (Flush f : flushes.values()) {
+            synchronized (f) {
+                if (f.sending || !f.pending.isEmpty()) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /** Sends one batch of each partition that has acks, none in flight, and no back-off running. */
+    private void sendReady() {
+        long now = System.nanoTime();
+        flushes.forEach((p, f) -> {
+            if (f.pending.isEmpty()) {
+                return;
+            }
+            synchronized (f) {
+                if (f.sending || now - f.notBeforeNanos < 0) {
+                    return;
+                }
+                f.sending = true;
+            }
+            List<Lease> batch = drain(p, MAX_BATCH);
+            if (batch.isEmpty()) {
+                synchronized (f) {
+                    f.sending = false;
+                }
+                return;
+            }
+            send(p, f, batch);
+        });
+    }
+
+    private void send(Partition p, Flush f, List<Lease> batch) {
+        long sentNanos = System.nanoTime();
+        io.vertx.core.Future<List<String>> reply;
+        try {
+            reply = store.ackAsync(p, batch);
+        } catch (RuntimeException e) {
+            reply = io.vertx.core.Future.failedFuture(e);
+        }
+        reply.onComplete(done -> {
+            if (done.succeeded()) {
+                f.unconfirmed.removeAll(batch);
+                gate.answered(p, sentNanos);
+                reportStale(p, done.result());
+            } else {
+                f.pending.addAll(batch);
+                gate.failed(p);
+            }
+            boolean more;
+            synchronized (f) {
+                f.sending = false;
+                if (done.succeeded()) {
+                    f.backoffMs = 0;
+                    f.notBeforeNanos = 0;
+                } else {
+                    if (f.backoffMs == 0) {
+                        LOG.warnf("ack on %s failed, retrying: %s", p, done.cause().toString());
+                    }
+                    f.backoffMs = Math.min(1000, Math.max(50, f.backoffMs * 2));
+                    f.notBeforeNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(f.backoffMs);
+                }
+                more = done.succeeded() && !f.pending.isEmpty();
+            }
+            Thread t = flusher;
+            if (more && t != null) {
+                LockSupport.unpark(t); // a backlog beyond one batch goes on at once
+            }
+        });
     }
 }

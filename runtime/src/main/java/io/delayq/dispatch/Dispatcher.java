@@ -37,6 +37,8 @@ import io.quarkus.runtime.StartupEvent;
 public class Dispatcher {
     private static final Logger LOG = Logger.getLogger(Dispatcher.class);
     private final LeaseReclaimer reclaimer;
+    private final LeaseHeartbeat heartbeat;
+    private final ReclaimGate gate;
     private static final int MAX_BATCH = 1000;
 
     private final DelayqConfig config;
@@ -64,8 +66,10 @@ public class Dispatcher {
 
     public Dispatcher(DelayqConfig config, TopicRegistry topics, JobStore store, RedisGateway redis,
             RedisClock clock, JobRunner runner, Acker acker, RetryPolicy retry, DelayqMetrics metrics,
-            LeaseReclaimer reclaimer) {
+            LeaseReclaimer reclaimer, LeaseHeartbeat heartbeat, ReclaimGate gate) {
         this.reclaimer = reclaimer;
+        this.heartbeat = heartbeat;
+        this.gate = gate;
         this.metrics = metrics;
         this.config = config;
         this.topics = topics;
@@ -141,7 +145,8 @@ public class Dispatcher {
         wakeUps = new WakeUps(redis, byChannel);
         wakeUps.start();
         loop.start(takers);
-        safetyNet = new SafetyNetPoll(store, takers, safetyNetMs, clock, reclaimer::reclaimExpired);
+        heartbeat.start();
+        safetyNet = new SafetyNetPoll(store, takers, safetyNetMs, clock, gate, reclaimer::reclaimSoon);
         safetyNet.start();
         started = true;
     }
@@ -207,6 +212,8 @@ public class Dispatcher {
             Thread.currentThread().interrupt();
             requeueRunning();
         } finally {
+            // Last: until every ack is in Redis (or the acker gave up) the leases are still ours.
+            heartbeat.stop();
             if (workers != null) {
                 workers.shutdownNow();
             }

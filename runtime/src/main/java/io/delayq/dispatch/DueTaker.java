@@ -320,6 +320,7 @@ final class DueTaker {
             return;
         }
         TakeResult r = done.result();
+        acker.confirm(partition, acks); // the carried acks are in Redis: their leases need no more extending
         pool.release(want - r.jobs().size());
         metrics.took(partition.topic(), t1 - t0);
         Acker.reportStale(partition, r.staleAcks());

@@ -17,6 +17,10 @@ import io.quarkus.scheduler.Scheduled;
  * interval however many topics it serves; the reclaim script runs only when a lease has
  * expired, and then the next partition is looked at at once (a dead replica usually held jobs
  * of several). With several replicas serving a partition it is looked at that much more often.
+ * <p>
+ * Nothing is reclaimed on a partition whose Redis was away lately, until its holders have had a
+ * lease to extend their leases ({@link ReclaimGate}): an outage longer than the lease must not
+ * hand running jobs to a second replica.
  */
 @ApplicationScoped
 public class LeaseReclaimer {
@@ -27,11 +31,15 @@ public class LeaseReclaimer {
     private final RedisClock clock;
     private final RetryPolicy retry;
     private final DelayqMetrics metrics;
+    private final ReclaimGate gate;
+    /** Partitions with a reclaim running now (at most one each; different partitions' run side by side). */
+    private final java.util.Set<Partition> reclaiming = java.util.concurrent.ConcurrentHashMap.newKeySet();
     // Replicas start their rotation at different partitions, so together they cover more.
     private int next = java.util.concurrent.ThreadLocalRandom.current().nextInt(1 << 16);
 
     public LeaseReclaimer(Dispatcher dispatcher, JobStore store, RedisClock clock, RetryPolicy retry,
-            DelayqMetrics metrics) {
+            DelayqMetrics metrics, ReclaimGate gate) {
+        this.gate = gate;
         this.dispatcher = dispatcher;
         this.store = store;
         this.clock = clock;
@@ -58,6 +66,9 @@ public class LeaseReclaimer {
 
     /** Reclaims every expired lease of a partition; returns how many jobs were moved. */
     int reclaim(Partition p) {
+        if (!gate.open(p)) {
+            return 0;
+        }
         long deadline = store.earliestLeaseDeadline(p);
         if (deadline < 0 || deadline > clock.redisNow()) {
             return 0;
@@ -66,13 +77,36 @@ public class LeaseReclaimer {
     }
 
     /**
-     * Runs the reclaim script on a partition the safety-net poll found with an expired lease
-     * bound (no pre-check: the script also corrects the bound when the lease was extended).
+     * Reclaims a partition the safety-net poll found with an expired lease bound, on a virtual
+     * thread of its own (the poll's reply comes on a Redis client thread, which must not block),
+     * unless a reclaim of that partition is running already. Any thread.
+     */
+    void reclaimSoon(Partition p) {
+        if (!reclaiming.add(p)) {
+            return;
+        }
+        try {
+            Thread.ofVirtual().name("delayq-reclaim").start(() -> {
+                try {
+                    reclaimExpired(p);
+                } finally {
+                    reclaiming.remove(p);
+                }
+            });
+        } catch (RuntimeException | Error e) {
+            reclaiming.remove(p);
+            throw e;
+        }
+    }
+
+    /**
+     * Runs the reclaim script on a partition with an expired lease bound (no pre-check: the
+     * script also corrects the bound when the lease was extended), while the gate is open.
      */
     int reclaimExpired(Partition p) {
         int moved = 0;
         try {
-            while (true) {
+            while (gate.open(p)) {
                 RetryPolicy.Backoff b = retry.backoff(p.topic());
                 int[] r = store.reclaim(p, BATCH, retry.maxAttempts(p.topic()), b.initialMs(), b.multiplier(), b.maxMs(),
                         b.jitter());
@@ -85,6 +119,7 @@ public class LeaseReclaimer {
                     return moved;
                 }
             }
+            return moved;
         } catch (RuntimeException e) {
             LOG.warnf("reclaim on %s failed: %s", p, e.toString());
             return moved;

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
@@ -11,35 +12,54 @@ import org.jboss.logging.Logger;
 
 import io.delayq.store.JobStore;
 import io.delayq.store.Partition;
+import io.vertx.core.Future;
 
 /**
  * The safety net under the wake-up messages: pub/sub is fire-and-forget (a dropped connection
  * loses messages), so about once a second this loop reads the earliest due time of every served
- * partition — one MGET for all of them, not a take — and wakes the taker of any partition with
- * a job due earlier than its taker planned. The same MGET reads each partition's earliest lease
- * deadline: a partition with an expired lease (its replica died) is reclaimed at once, so a dead
- * replica's jobs are retaken within lease + a poll however many partitions this replica serves. The interval is jittered (+0–50 %) so that replicas
- * started together do not poll together, and so that an idle replica costs Redis less than one
- * command per second however many topics it serves.
+ * partition — one MGET for all of them on a single Redis, not a take — and wakes the taker of any
+ * partition with a job due earlier than its taker planned. The same read gives each partition's
+ * earliest lease deadline: a partition with an expired lease (its replica died) is reclaimed at
+ * once, so a dead replica's jobs are retaken within lease + a poll however many partitions this
+ * replica serves — unless its Redis was away lately ({@link ReclaimGate}). The interval is
+ * jittered (+0–50 %) so that replicas started together do not poll together, and so that an idle
+ * replica costs Redis less than one command per second however many topics it serves.
+ * <p>
+ * Reads are not awaited: each partition's reply is acted on when it comes, and a partition whose
+ * last read has not come back is not read again until it does (on a Redis Cluster, a master that
+ * hangs delays nothing but its own partitions, and its reads do not pile up). Every reply also
+ * tells the {@link ReclaimGate} whether that partition's Redis answers.
  */
 final class SafetyNetPoll {
     private static final Logger LOG = Logger.getLogger(SafetyNetPoll.class);
     private final JobStore store;
     private final List<DueTaker> takers;
     private final List<Partition> partitions = new ArrayList<>();
+    private final AtomicBoolean[] reading;
     private final long intervalMs;
     private final RedisClock clock;
+    private final ReclaimGate gate;
     private final Consumer<Partition> reclaim;
     private volatile boolean running;
     private volatile Thread thread;
 
-    SafetyNetPoll(JobStore store, List<DueTaker> takers, long intervalMs, RedisClock clock, Consumer<Partition> reclaim) {
+    /**
+     * @param reclaim asked to reclaim a partition whose earliest lease expired; called on a Redis
+     *        client thread: it must not block
+     */
+    SafetyNetPoll(JobStore store, List<DueTaker> takers, long intervalMs, RedisClock clock, ReclaimGate gate,
+            Consumer<Partition> reclaim) {
         this.clock = clock;
+        this.gate = gate;
         this.reclaim = reclaim;
         this.store = store;
         this.takers = takers;
         this.intervalMs = intervalMs;
         takers.forEach(t -> partitions.add(t.partition()));
+        this.reading = new AtomicBoolean[partitions.size()];
+        for (int i = 0; i < reading.length; i++) {
+            reading[i] = new AtomicBoolean();
+        }
     }
 
     void start() {
@@ -66,24 +86,55 @@ final class SafetyNetPoll {
                 return;
             }
             try {
-                long[][] heads = store.heads(partitions);
-                long now = clock.redisNow();
-                // Every wake-up first: a reclaim is a script call and must not delay them. The
-                // takers of a paused topic sleep until it is resumed: waking them would be a take
-                // per poll for nothing. Leases are reclaimed whether paused or not.
-                for (int i = 0; i < partitions.size(); i++) {
-                    if (heads[0][i] >= 0 && heads[2][i] == 0) {
-                        takers.get(i).wake(heads[0][i]);
-                    }
-                }
-                for (int i = 0; i < partitions.size(); i++) {
-                    if (heads[1][i] >= 0 && heads[1][i] <= now) {
-                        reclaim.accept(partitions.get(i));
-                    }
-                }
+                poll();
             } catch (RuntimeException e) {
                 LOG.debugf("safety-net poll failed: %s", e.toString());
             }
+        }
+    }
+
+    /** Reads every partition whose previous read came back; acts on each reply as it comes. */
+    private void poll() {
+        List<Integer> idle = new ArrayList<>(partitions.size());
+        for (int i = 0; i < partitions.size(); i++) {
+            if (reading[i].compareAndSet(false, true)) {
+                idle.add(i);
+            }
+        }
+        if (idle.isEmpty()) {
+            return;
+        }
+        List<Partition> asked = new ArrayList<>(idle.size());
+        idle.forEach(i -> asked.add(partitions.get(i)));
+        long sentNanos = System.nanoTime();
+        List<Future<JobStore.Head>> heads;
+        try {
+            heads = store.headsAsync(asked);
+        } catch (RuntimeException e) {
+            idle.forEach(i -> reading[i].set(false));
+            throw e;
+        }
+        for (int k = 0; k < idle.size(); k++) {
+            int i = idle.get(k);
+            heads.get(k).onComplete(done -> {
+                reading[i].set(false);
+                Partition p = partitions.get(i);
+                if (done.failed()) {
+                    gate.failed(p);
+                    LOG.debugf("safety-net read of %s failed: %s", p, done.cause().toString());
+                    return;
+                }
+                gate.answered(p, sentNanos);
+                JobStore.Head h = done.result();
+                // The takers of a paused topic sleep until it is resumed: waking them would be a
+                // take per poll for nothing. Leases are reclaimed whether paused or not.
+                if (h.next() >= 0 && !h.paused()) {
+                    takers.get(i).wake(h.next());
+                }
+                if (h.leaseNext() >= 0 && h.leaseNext() <= clock.redisNow() && gate.open(p)) {
+                    reclaim.accept(p);
+                }
+            });
         }
     }
 }

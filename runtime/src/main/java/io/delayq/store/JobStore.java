@@ -367,48 +367,57 @@ public class JobStore {
     }
 
     /**
-     * The safety-net poll's read, for the given partitions: [0][i] the "next" lower bound of
-     * partition i (-1 with nothing scheduled), [1][i] its "leasenext" lower bound of the lease
-     * deadlines (-1 with none), [2][i] 1 while its topic is paused, else 0. One MGET for all of
-     * them, so that an idle replica costs Redis one command per poll however many topics it serves
-     * (paused ones included); on Redis Cluster, where the partitions' keys live in different slots,
-     * one pipelined MGET per partition.
+     * What the safety-net poll reads of one partition: the "next" lower bound of its due times
+     * (-1 with nothing scheduled), the "leasenext" lower bound of its lease deadlines (-1 with
+     * none), and whether its topic is paused.
      */
-    public long[][] heads(List<Partition> ps) {
-        long[][] out = new long[3][ps.size()];
-        if (ps.isEmpty()) {
+    public record Head(long next, long leaseNext, boolean paused) {
+    }
+
+    /**
+     * The safety-net poll's read of the given partitions, one future per partition, in order. On
+     * a single Redis one MGET for all of them, so that an idle replica costs Redis one command per
+     * poll however many topics it serves (paused ones included); on a Redis Cluster, where the
+     * partitions' keys live in different slots, one MGET per partition, all sent at once and each
+     * settled on its own: a master that does not answer fails only its own partitions' reads.
+     * The schedules' revision rides along (see {@link #recentSchedulesRevision}).
+     */
+    public List<Future<Head>> headsAsync(List<Partition> ps) {
+        long readAt = System.nanoTime();
+        Future<Void> layout = ensureLayoutAsync();
+        List<Future<Head>> out = new ArrayList<>(ps.size());
+        if (cluster) {
+            for (Partition p : ps) {
+                out.add(layout.compose(v -> redis.sendAsync(
+                        Request.cmd(Command.MGET).arg(keys.next(p)).arg(keys.leaseNext(p)).arg(keys.paused(p))))
+                        .map(r -> head(r, 0)));
+            }
+            layout.compose(v -> redis.sendAsync(Request.cmd(Command.MGET).arg(keys.schedulesRevision())))
+                    .onSuccess(r -> noteRevision(r.get(0), readAt));
             return out;
         }
-        ensureLayout();
-        List<Response> replies = new ArrayList<>(ps.size() * 3 + 1);
-        // The schedules' revision rides along (see recentSchedulesRevision): one key more in the
-        // same MGET instead of a re-read of every schedule every few seconds.
-        long readAt = System.nanoTime();
-        if (cluster) {
-            List<Request> reads = new ArrayList<>(ps.size() + 1);
-            for (Partition p : ps) {
-                reads.add(Request.cmd(Command.MGET).arg(keys.next(p)).arg(keys.leaseNext(p)).arg(keys.paused(p)));
-            }
-            reads.add(Request.cmd(Command.MGET).arg(keys.schedulesRevision()));
-            for (Response triple : redis.sendEach(reads)) {
-                triple.forEach(replies::add);
-            }
-        } else {
+        Future<Response> all = layout.compose(v -> {
             Request mget = Request.cmd(Command.MGET);
             ps.forEach(p -> mget.arg(keys.next(p)).arg(keys.leaseNext(p)).arg(keys.paused(p)));
             mget.arg(keys.schedulesRevision());
-            redis.send(mget).forEach(replies::add);
-        }
-        Response revision = replies.get(3 * ps.size());
-        schedulesRevision = new Revision(revision == null ? "0" : revision.toString(), readAt);
+            return redis.sendAsync(mget);
+        }).onSuccess(r -> noteRevision(r.get(3 * ps.size()), readAt));
         for (int i = 0; i < ps.size(); i++) {
-            Response next = replies.get(3 * i);
-            Response leaseNext = replies.get(3 * i + 1);
-            out[0][i] = next == null ? -1 : next.toLong();
-            out[1][i] = leaseNext == null ? -1 : (long) Double.parseDouble(leaseNext.toString());
-            out[2][i] = replies.get(3 * i + 2) == null ? 0 : 1;
+            int at = 3 * i;
+            out.add(all.map(r -> head(r, at)));
         }
         return out;
+    }
+
+    private static Head head(Response r, int at) {
+        Response next = r.get(at);
+        Response leaseNext = r.get(at + 1);
+        return new Head(next == null ? -1 : next.toLong(),
+                leaseNext == null ? -1 : (long) Double.parseDouble(leaseNext.toString()), r.get(at + 2) != null);
+    }
+
+    private void noteRevision(Response revision, long readAtNanos) {
+        schedulesRevision = new Revision(revision == null ? "0" : revision.toString(), readAtNanos);
     }
 
     private record Revision(String value, long readAtNanos) {
@@ -937,14 +946,23 @@ public class JobStore {
      * returns the ids whose lease was no longer ours (left untouched).
      */
     public List<String> ack(Partition p, List<Lease> leases) {
+        return redis.await(ackAsync(p, leases));
+    }
+
+    /** As {@link #ack}, holding no thread. */
+    public Future<List<String>> ackAsync(Partition p, List<Lease> leases) {
         List<String> args = new ArrayList<>(2 + leases.size() * 2);
         args.add(dedupWindow(p.topic()));
         addLeases(args, leases);
-        List<String> stale = new ArrayList<>();
-        for (Response id : run("ack", p, Set.of(), args)) {
-            stale.add(id.toString());
+        return runAsync("ack", p, Set.of(), args, 0, null).map(JobStore::ids);
+    }
+
+    private static List<String> ids(Response r) {
+        List<String> out = new ArrayList<>(r.size());
+        for (Response id : r) {
+            out.add(id.toString());
         }
-        return stale;
+        return out;
     }
 
     private static void addLeases(List<String> args, List<Lease> leases) {
@@ -990,15 +1008,15 @@ public class JobStore {
 
     /** Heartbeat; returns the ids whose lease is no longer ours. */
     public List<String> extend(Partition p, long leaseMs, List<Lease> leases) {
+        return redis.await(extendAsync(p, leaseMs, leases));
+    }
+
+    /** As {@link #extend}, holding no thread: the heartbeat sends every partition's at once. */
+    public Future<List<String>> extendAsync(Partition p, long leaseMs, List<Lease> leases) {
         List<String> args = new ArrayList<>(2 + leases.size() * 2);
         args.add(Long.toString(leaseMs));
         addLeases(args, leases);
-        Response r = run("extend", p, Set.of(), args);
-        List<String> lost = new ArrayList<>();
-        for (Response id : r) {
-            lost.add(id.toString());
-        }
-        return lost;
+        return runAsync("extend", p, Set.of(), args, 0, null).map(JobStore::ids);
     }
 
     /**
