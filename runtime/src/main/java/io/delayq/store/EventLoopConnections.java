@@ -73,6 +73,12 @@ public class EventLoopConnections implements RedisOptionsCustomizer {
         }
     }
 
+    /** The options Quarkus built for the default Redis client, null before it was built. */
+    RedisOptions options() {
+        RedisOptions o = options.get();
+        return o == null ? null : new RedisOptions(o);
+    }
+
     /**
      * Sends on this event loop's connection; null when the caller is not on an event loop or the
      * connection is not there (or busy): then the caller sends through the pool.

@@ -42,6 +42,8 @@ public class RedisGateway {
             .compile("[a-z][a-z0-9_]*(\\.[A-Za-z0-9_$]+)+(: .*)?");
     private final Redis redis;
     private final EventLoopConnections loops;
+    /** On a Redis Cluster, a client per master for commands of one slot; null otherwise. */
+    private final ClusterNodes nodes;
     private final long timeoutMs;
     private final boolean cluster;
     private final Counter unavailable;
@@ -50,16 +52,18 @@ public class RedisGateway {
 
     /** A gateway that sends every command through the pool (tests build one by hand). */
     public RedisGateway(Redis redis, DelayqConfig config, MeterRegistry registry) {
-        this(redis, EventLoopConnections.none(), config, registry);
+        this(redis, EventLoopConnections.none(), null, config, registry);
     }
 
     @jakarta.inject.Inject
-    public RedisGateway(Redis redis, EventLoopConnections loops, DelayqConfig config, MeterRegistry registry) {
+    public RedisGateway(Redis redis, EventLoopConnections loops, ClusterNodes nodes, DelayqConfig config,
+            MeterRegistry registry) {
         this.redis = redis;
         this.loops = loops;
         this.timeoutMs = config.redisTimeout().toMillis();
         this.cluster = "cluster".equalsIgnoreCase(org.eclipse.microprofile.config.ConfigProvider.getConfig()
                 .getOptionalValue("quarkus.redis.client-type", String.class).orElse("standalone"));
+        this.nodes = cluster ? nodes : null;
         this.unavailable = Counter.builder("delayq.redis.errors").description("Redis calls that failed, by kind")
                 .tag("kind", "unavailable").register(registry);
         this.errorReplies = Counter.builder("delayq.redis.errors").description("Redis calls that failed, by kind")
@@ -112,6 +116,26 @@ public class RedisGateway {
     }
 
     /**
+     * Sends a command whose keys all live in {@code key}'s slot: on a Redis Cluster straight to that
+     * slot's master ({@link ClusterNodes}), so that it waits for no other master; elsewhere as
+     * {@link #sendAsync(Request, Consumer)} ({@code late} may be null).
+     */
+    public Future<Response> sendAsync(String key, Request request, Consumer<Response> late) {
+        if (nodes == null) {
+            return late == null ? sendAsync(request) : sendAsync(request, late);
+        }
+        Future<Response> reply = nodes.send(key, request);
+        return settle(reply, timeoutMs).onFailure(e -> {
+            if (e instanceof StoreUnavailableException) {
+                nodes.timedOut(key);
+                if (late != null) {
+                    reply.onSuccess(late::accept);
+                }
+            }
+        });
+    }
+
+    /**
      * One command that does not block Redis: on an event loop, on that event loop's own connection
      * ({@link EventLoopConnections}: no hand-over to another thread and back), else through the pool.
      */
@@ -128,6 +152,18 @@ public class RedisGateway {
     /** A batch whose last request may block Redis for up to {@code blockMs} (WAIT): so much longer a timeout. */
     Future<List<Response>> batchAsync(List<Request> requests, long blockMs) {
         return settle(redis.batch(requests), timeoutMs + blockMs);
+    }
+
+    /** As {@link #batchAsync(List, long)}, every request of {@code key}'s slot (see {@link #sendAsync(String, Request, Consumer)}). */
+    Future<List<Response>> batchAsync(String key, List<Request> requests, long blockMs) {
+        if (nodes == null) {
+            return batchAsync(requests, blockMs);
+        }
+        return settle(nodes.batch(key, requests), timeoutMs + blockMs).onFailure(e -> {
+            if (e instanceof StoreUnavailableException) {
+                nodes.timedOut(key);
+            }
+        });
     }
 
     /**
