@@ -75,6 +75,28 @@ public class ClusterNodes {
         return Keys.slot(key);
     }
 
+    /**
+     * A key of the request when all its keys are in one slot (Vert.x' own key specs find them),
+     * else null: such a command goes through the cluster client, which splits or refuses it.
+     */
+    static String slotKey(Request request) {
+        if (!(request instanceof io.vertx.redis.client.impl.RequestImpl impl)) {
+            return null;
+        }
+        List<byte[]> keys = impl.keys();
+        if (keys.isEmpty()) {
+            return null;
+        }
+        String first = new String(keys.get(0), java.nio.charset.StandardCharsets.UTF_8);
+        int slot = slotOf(first);
+        for (int i = 1; i < keys.size(); i++) {
+            if (slotOf(new String(keys.get(i), java.nio.charset.StandardCharsets.UTF_8)) != slot) {
+                return null;
+            }
+        }
+        return first;
+    }
+
     /** Sends a command to the master of {@code key}'s slot. */
     Future<Response> send(String key, Request request) {
         return call(slotOf(key), request, 0);

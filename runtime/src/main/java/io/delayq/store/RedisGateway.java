@@ -140,6 +140,12 @@ public class RedisGateway {
      * ({@link EventLoopConnections}: no hand-over to another thread and back), else through the pool.
      */
     private Future<Response> send0(Request request) {
+        if (nodes != null) {
+            String key = ClusterNodes.slotKey(request);
+            if (key != null) {
+                return nodes.send(key, request);
+            }
+        }
         Future<Response> own = loops.send(request);
         return own != null ? own : redis.send(request);
     }
@@ -173,7 +179,7 @@ public class RedisGateway {
     public List<Response> sendEach(List<Request> requests) {
         List<Future<Response>> sent = new java.util.ArrayList<>(requests.size());
         for (Request r : requests) {
-            sent.add(redis.send(r));
+            sent.add(send0(r));
         }
         await(settle(Future.all(sent), timeoutMs));
         List<Response> out = new java.util.ArrayList<>(sent.size());
