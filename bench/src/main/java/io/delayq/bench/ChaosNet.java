@@ -13,7 +13,8 @@ import java.util.concurrent.TimeUnit;
  * The chaos scenario's network: one network namespace per replica, each joined to the host by a
  * veth pair with a /30 of its own ({@code 10.231.X.4i+1} on the host end, {@code .4i+2} inside).
  * Cutting a replica off is {@code ip link set <host end> down}: its sockets hang, as across a
- * lost node, and {@code up} heals them. Names carry this JVM's pid ({@code dqc<pid>-<i>},
+ * lost node, and {@code up} heals them; an {@code unreachable} route for the whole /24 keeps the
+ * host's traffic for a cut replica from leaving by the default route. Names carry this JVM's pid ({@code dqc<pid>-<i>},
  * {@code dqc<pid>h<i>}, {@code dqc<pid>n<i>}, at most 12 characters: interface names stop at 15),
  * so that runs side by side never touch each other's, and a leftover of a run that was killed
  * can be told from a live one by its pid. Removed by {@link #close()}, which a shutdown hook
@@ -46,6 +47,12 @@ final class ChaosNet implements AutoCloseable {
             for (int i = 0; i < replicas; i++) {
                 net.add(i);
             }
+            // With a host end down its connected route goes, and traffic to that namespace's
+            // address would follow the default route off the host (seen here: the gateway answered
+            // HTTP 404 for a cut replica). This route, below the connected ones, keeps it on the host:
+            // the producer's calls to a cut replica fail at once, nothing leaves.
+            must(List.of("ip", "route", "add", "unreachable", net.subnet(), "metric", "4000"));
+            net.made.add("route:" + net.subnet());
         } catch (RuntimeException e) {
             net.close();
             throw e;
@@ -120,6 +127,10 @@ final class ChaosNet implements AutoCloseable {
         return tag + "h" + i;
     }
 
+    private String subnet() {
+        return "10.231." + octet + ".0/24";
+    }
+
     String namespace(int i) {
         return tag + "-" + i;
     }
@@ -171,6 +182,8 @@ final class ChaosNet implements AutoCloseable {
             String m = made.get(k);
             if (m.startsWith("ns:")) {
                 run(List.of("ip", "netns", "del", m.substring(3)));
+            } else if (m.startsWith("route:")) {
+                run(List.of("ip", "route", "del", "unreachable", m.substring(6), "metric", "4000"));
             } else {
                 run(List.of("ip", "link", "del", m.substring(5)));
             }

@@ -122,6 +122,7 @@ final class ChaosScenario {
             }
             System.err.println("  3 replicas ready; load and nemesis start");
 
+            String loadBefore = loadAverage();
             long loadStart = System.currentTimeMillis();
             long loadEnd = loadStart + minutes * 60_000L;
             ChaosLoad load = new ChaosLoad(replicas, rate, seed);
@@ -162,6 +163,8 @@ final class ChaosScenario {
             details(dir, v, faults, redisState);
             r.putAll(redisState);
             r.put("enqueue_requests", load.requests());
+            // A shared machine: how busy it was says how far the lateness figures are delayq's own.
+            r.put("host_loadavg_1m_before_after", loadBefore + " " + loadAverage());
             r.put("not_accepted_by_last_status", load.notAcceptedByStatus());
             load.write(dir.resolve("sent.txt"));
             emit(r);
@@ -286,6 +289,14 @@ final class ChaosScenario {
                     System.getenv("BENCH_APPEND") == null ? StandardOpenOption.TRUNCATE_EXISTING : StandardOpenOption.APPEND);
         } catch (IOException e) {
             System.err.println("could not write bench/results: " + e);
+        }
+    }
+
+    private static String loadAverage() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
+        } catch (IOException e) {
+            return "?";
         }
     }
 
