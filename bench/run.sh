@@ -34,9 +34,10 @@
 #                                     (needs root and iproute2's ip), one redis-server with an AOF
 #                                     (appendfsync always), R jobs/s through the replicas' POST /jobs
 #                                     to an HTTP target that works 0-2 s, lease 6 s, heartbeat 2 s;
-#                                     every 3-7 s one fault: SIGKILL a replica (restarted), SIGSTOP
-#                                     one beyond the lease, cut one off (veth down), SIGKILL Redis
-#                                     (restarted on its AOF), CLIENT PAUSE. Then a drain and a check
+#                                     one fault at a time, 3-7 s apart, the five kinds in shuffled
+#                                     rounds: SIGKILL a replica (restarted), SIGSTOP one beyond the
+#                                     lease, cut one off (veth down), SIGKILL Redis (restarted on its
+#                                     AOF), CLIENT PAUSE 3-8 s. Then a drain and a check
 #                                     of every delivery: lost jobs, duplicates explained by their
 #                                     holder's fault or not, lateness against fault + lease + 2 s.
 #                                     Exit 1 on a lost job or an unexplained duplicate; its files

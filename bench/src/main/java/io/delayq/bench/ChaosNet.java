@@ -60,7 +60,8 @@ final class ChaosNet implements AutoCloseable {
         return net;
     }
 
-    private static void requireRootAndIp() {
+    /** Fails with a message that says what is missing, before anything is made. */
+    static void requireRootAndIp() {
         String why = null;
         if (!"0".equals(output(List.of("id", "-u")).trim())) {
             why = "it must run as root";

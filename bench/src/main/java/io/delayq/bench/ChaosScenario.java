@@ -63,6 +63,12 @@ final class ChaosScenario {
                 throw new IllegalArgumentException("chaos takes --minutes N, --seed S and --rate R (jobs/s), not " + args);
             }
         }
+        try {
+            ChaosNet.requireRootAndIp();
+        } catch (IllegalStateException e) {
+            System.err.println("delayq bench: " + e.getMessage());
+            return 2;
+        }
         int minutes = option(args, "--minutes", 5);
         long seed = option(args, "--seed", (int) (System.nanoTime() & 0x7fffffff));
         int rate = option(args, "--rate", 100);

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 
@@ -15,7 +16,8 @@ import io.delayq.dev.Resp;
 
 /**
  * The chaos scenario's nemesis: 3–7 s (seeded) after the last fault ended it picks the next one,
- * its kind, target and length. Each fault is logged with its kind, target, start and end (epoch ms) to
+ * its kind, target and length; kinds come in rounds of all five in a shuffled order, so that even
+ * a 2-minute run meets each of them. Each fault is logged with its kind, target, start and end (epoch ms) to
  * {@code faults.txt} as it ends, and kept for the checker. Kinds, with lease L:
  * <ul>
  * <li>{@code kill}: SIGKILL a replica, restart it 2–10 s later; the fault ends when it is ready;</li>
@@ -48,6 +50,8 @@ final class Nemesis {
     private final Random random;
     private final PrintWriter log;
     private final List<Fault> faults = new ArrayList<>();
+    /** Kinds still to come in this round: every kind once, in a seeded order, before any comes again. */
+    private final List<String> deck = new ArrayList<>();
 
     Nemesis(List<ChaosReplica> replicas, ChaosNet net, RedisProcess redis, long leaseMs, long seed, Path dir) throws IOException {
         this.replicas = replicas;
@@ -70,7 +74,11 @@ final class Nemesis {
                 if (System.currentTimeMillis() >= untilMs) {
                     return;
                 }
-                String kind = KINDS.get(random.nextInt(KINDS.size()));
+                if (deck.isEmpty()) {
+                    deck.addAll(KINDS);
+                    Collections.shuffle(deck, random);
+                }
+                String kind = deck.remove(0);
                 int target = kind.startsWith("redis") ? -1 : random.nextInt(replicas.size());
                 long lengthMs = switch (kind) {
                     case "kill" -> 2000 + random.nextInt(8001);
