@@ -28,6 +28,20 @@
 #                                     (on request only) one replica serving many HTTP-target
 #                                     topics: threads, RSS, idle commands/s, lateness and wake-up
 #                                     latency of many topics against one, in the same run
+#   bench/run.sh chaos [--minutes 5] [--seed S] [--rate 100]
+#                                     (on request only, alone; CI runs 2 minutes) the nemesis soak:
+#                                     3 replica processes, each in a network namespace of its own
+#                                     (needs root and iproute2's ip), one redis-server with an AOF
+#                                     (appendfsync always), R jobs/s through the replicas' POST /jobs
+#                                     to an HTTP target that works 0-2 s, lease 6 s, heartbeat 2 s;
+#                                     one fault at a time, 3-7 s apart, the five kinds in shuffled
+#                                     rounds: SIGKILL a replica (restarted), SIGSTOP one beyond the
+#                                     lease, cut one off (veth down), SIGKILL Redis (restarted on its
+#                                     AOF), CLIENT PAUSE 3-8 s. Then a drain and a check
+#                                     of every delivery: lost jobs, duplicates explained by their
+#                                     holder's fault or not, lateness against fault + lease + 2 s.
+#                                     Exit 1 on a lost job or an unexplained duplicate; its files
+#                                     (faults, deliveries, replica logs, verdict) in bench/results/chaos/
 #   bench/run.sh spread,burst --cluster 3 [--partitions 3]
 #                                     on a local Redis Cluster of 3 masters (redis-server and
 #                                     redis-cli from PATH): Redis CPU per master and its balance

@@ -13,7 +13,9 @@ import io.quarkus.runtime.annotations.QuarkusMain;
  * redis-server on a free port, then runs delayq in-process (the real application: REST API,
  * takers, workers) with no-op observers, and drives the scenarios from {@link BenchApp}. With
  * {@code --replica <redis-uri> <records-file>} it is an extra replica process instead, with
- * {@code --receiver <records-file> <port>} the HTTP scenarios' target ({@link HttpReceiver}). With
+ * {@code --receiver <records-file> <port>} the HTTP scenarios' target ({@link HttpReceiver}); with
+ * {@code chaos} the nemesis soak ({@link ChaosScenario}), with {@code --chaos-receiver ...} its
+ * target ({@link ChaosReceiver}). With
  * {@code --cluster M} Redis is a local Redis Cluster of M masters (no replicas: the figures are
  * the masters' own work), delayq uses it with {@code delayq.partitions} = M unless
  * {@code --partitions P} says otherwise, and the scenarios report each master's CPU.
@@ -22,13 +24,24 @@ import io.quarkus.runtime.annotations.QuarkusMain;
 public class BenchMain {
     public static void main(String... args) throws Exception {
         List<String> rest = new ArrayList<>(List.of(args));
-        System.setProperty("quarkus.http.port", Integer.toString(RedisProcess.freePort()));
+        if (System.getProperty("quarkus.http.port") == null) { // a chaos replica is given its port
+            System.setProperty("quarkus.http.port", Integer.toString(RedisProcess.freePort()));
+        }
         System.setProperty("quarkus.log.level", "WARN");
         System.setProperty("quarkus.banner.enabled", "false");
         System.setProperty("quarkus.shutdown.delay-enabled", "false");
         if (!rest.isEmpty() && rest.get(0).equals("--receiver")) {
             HttpReceiver.serve(rest.get(1), Integer.parseInt(rest.get(2)));
             return;
+        }
+        if (!rest.isEmpty() && rest.get(0).equals("--chaos-receiver")) {
+            ChaosReceiver.serve(rest.get(1), Integer.parseInt(rest.get(2)), Long.parseLong(rest.get(3)),
+                    rest.subList(4, rest.size()));
+            return;
+        }
+        if (!rest.isEmpty() && rest.get(0).equals("chaos")) {
+            // Its own Redis, replicas and target: nothing of the in-process set-up below.
+            System.exit(ChaosScenario.run(rest.subList(1, rest.size())));
         }
         if (!rest.isEmpty() && rest.get(0).equals("--replica")) {
             System.setProperty("quarkus.redis.hosts", rest.get(1));
