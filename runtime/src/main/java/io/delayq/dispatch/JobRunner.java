@@ -38,7 +38,9 @@ import io.vertx.core.Context;
  * normal completion → ack (batched by the {@link Acker}); {@link JobSnoozedException} → the
  * snooze script (due again later, the attempt not counted); any other exception → the fail
  * script, which retries with backoff or buries the job ({@link PermanentJobFailureException}: at
- * once).
+ * once). Past its timeout an attempt is ended (a synchronous observer interrupted, a pending
+ * CompletionStage cancelled), but a synchronous one is settled only once its observer returns, so
+ * that the job is never run again on this replica while it still runs.
  */
 @ApplicationScoped
 public class JobRunner {
