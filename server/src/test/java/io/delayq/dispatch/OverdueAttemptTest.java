@@ -4,6 +4,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.List;
@@ -64,8 +65,8 @@ class OverdueAttemptTest {
     static final Map<String, List<Integer>> STARTS = new ConcurrentHashMap<>();
     static final Map<String, CountDownLatch> RELEASE = new ConcurrentHashMap<>();
     static final Map<String, String> SEEN_ERROR = new ConcurrentHashMap<>();
-    /** Ids whose first attempt throws once released. */
-    static final Map<String, Boolean> FAIL_FIRST = new ConcurrentHashMap<>();
+    /** How the first attempt of an id ends once released: "fail" or "snooze" (else it returns). */
+    static final Map<String, String> FIRST_ENDS = new ConcurrentHashMap<>();
 
     /**
      * The first attempt of a job with a latch waits for it and ignores every interruption (as
@@ -96,8 +97,11 @@ class OverdueAttemptTest {
                         // deliberately ignored: this observer does not stop when interrupted
                     }
                 }
-                if (FAIL_FIRST.containsKey(job.id())) {
-                    throw new IllegalStateException("first attempt failed");
+                switch (FIRST_ENDS.getOrDefault(job.id(), "")) {
+                    case "fail" -> throw new IllegalStateException("first attempt failed");
+                    case "snooze" -> job.snooze(Duration.ofHours(1));
+                    default -> {
+                    }
                 }
                 return;
             }
@@ -163,7 +167,7 @@ class OverdueAttemptTest {
         String id = Topics.fresh("retaken-fails");
         CountDownLatch release = new CountDownLatch(1);
         RELEASE.put(id, release);
-        FAIL_FIRST.put(id, true);
+        FIRST_ENDS.put(id, "fail");
         jobs.schedule(JobRequest.topic(RETAKEN).id(id));
         await().atMost(Duration.ofSeconds(10)).until(() -> STARTS.containsKey(id));
         String first = leaseOf(RETAKEN, id);
@@ -175,6 +179,26 @@ class OverdueAttemptTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> STARTS.get(id).size() == 2 && jobs.get(RETAKEN, id).isEmpty());
         assertEquals(List.of(1, 2), STARTS.get(id), "the retry is attempt 2: the lost lease was no attempt");
         assertEquals("java.lang.IllegalStateException: first attempt failed", SEEN_ERROR.get(id));
+    }
+
+    @Test
+    void aJobRetakenWhileItsEarlierAttemptStillRunsHereIsSnoozedAsThatAttemptAsked() {
+        String id = Topics.fresh("retaken-snoozes");
+        CountDownLatch release = new CountDownLatch(1);
+        RELEASE.put(id, release);
+        FIRST_ENDS.put(id, "snooze");
+        jobs.schedule(JobRequest.topic(RETAKEN).id(id));
+        await().atMost(Duration.ofSeconds(10)).until(() -> STARTS.containsKey(id));
+        expireAndRetake(id, leaseOf(RETAKEN, id));
+
+        long released = System.currentTimeMillis();
+        release.countDown();
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> jobs.get(RETAKEN, id).orElseThrow().state() == JobState.SCHEDULED);
+        JobInfo snoozed = jobs.get(RETAKEN, id).orElseThrow();
+        assertTrue(snoozed.runAt().toEpochMilli() >= released + 3_500_000, "due in an hour: " + snoozed.runAt());
+        assertEquals(0, snoozed.attempts());
+        assertEquals(List.of(1), STARTS.get(id));
     }
 
     /**
