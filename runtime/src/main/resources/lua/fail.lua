@@ -16,6 +16,9 @@ local now = now_ms()
 local r = decode(rcall('HGET', K_JOBS, id))
 r.attempts = r.attempts + 1
 r.err = ARGV[A + 3]
+-- A reported failure ends a run of lost attempts (see reclaim.lua): the job ran to an outcome on
+-- a living replica; failures are bounded by max attempts anyway.
+r.lost = 0
 local max = r.max > 0 and r.max or tonumber(ARGV[A + 4])
 if r.attempts >= max or ARGV[A + 6] == '1' then
   rcall('ZREM', K_INFLIGHT, id)

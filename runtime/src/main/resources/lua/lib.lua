@@ -91,7 +91,8 @@ local function require_days(days)
   return nil
 end
 
--- Record: "<runAt base36>[,<attempts>,<maxAttempts>[,<lastError>]]\n<payload json>".
+-- Record: "<runAt base36>[,<attempts>,<maxAttempts>[,<lastError>]]\n<payload json>"; decoded as
+-- { run_at, attempts, max, err, trace, lost, payload }.
 -- Defaults are left out so that a fresh job costs only its runAt and payload (memory per job
 -- is a benchmark target); lastError never holds a newline (Java strips them).
 -- The W3C trace context of the enqueue, when it ran inside a trace, rides at the front of the
@@ -100,6 +101,12 @@ end
 -- a release that predates it reads it as part of the error text (harmless during a rolling
 -- update), never as a malformed record.
 local TRACE_MARK, TRACE_LEN = '\30', 50
+-- Lost attempts (leases that expired without an outcome, counted by reclaim.lua apart from
+-- attempts) ride the same way, after the trace context when there is one: "\31" (US) + the
+-- count in decimal + "\31" + the error. Absent = 0, so that records written before it read as
+-- none lost, and a release that predates it shows it as part of the error text (and drops it
+-- when it rewrites the error), never a malformed record.
+local LOST_MARK = '\31'
 
 -- base 36 of a non-negative integer, lowercase. The digits above the last three change once in
 -- 36^3 ms (47 s): the runAts of a batch share them, so they are made once per call and kept;
@@ -137,7 +144,7 @@ end
 local function decode(rec)
   local nl = string.find(rec, '\n', 1, true)
   local head = string.sub(rec, 1, nl - 1)
-  local r = { payload = string.sub(rec, nl + 1), attempts = 0, max = 0, err = '', trace = '' }
+  local r = { payload = string.sub(rec, nl + 1), attempts = 0, max = 0, err = '', trace = '', lost = 0 }
   local c1 = string.find(head, ',', 1, true)
   if not c1 then
     r.run_at = tonumber(head, 36)
@@ -154,6 +161,14 @@ local function decode(rec)
       r.trace = string.sub(r.err, 2, 1 + TRACE_LEN)
       r.err = string.sub(r.err, 2 + TRACE_LEN)
     end
+    if string.sub(r.err, 1, 1) == LOST_MARK then
+      local e = string.find(r.err, LOST_MARK, 2, true)
+      local n = e and tonumber(string.sub(r.err, 2, e - 1))
+      if n then
+        r.lost = n
+        r.err = string.sub(r.err, e + 1)
+      end
+    end
   else
     r.max = tonumber(string.sub(head, c2 + 1))
   end
@@ -163,6 +178,7 @@ end
 local function encode(r)
   local head = b36(r.run_at)
   local err = r.err
+  if r.lost and r.lost > 0 then err = LOST_MARK .. r.lost .. LOST_MARK .. err end
   if r.trace and r.trace ~= '' then err = TRACE_MARK .. r.trace .. err end
   if r.attempts > 0 or r.max > 0 or err ~= '' then
     head = head .. ',' .. r.attempts .. ',' .. r.max

@@ -1,25 +1,41 @@
--- reclaim.lua: returns jobs whose lease expired (their replica died or stalled) to their shard,
--- due after the retry backoff of the lost attempt. The lost attempt counts, and waits like any
--- failed one: a job that kills its replica every time must neither take the survivors down one
--- after the other at once, nor loop forever (it ends in dead).
+-- reclaim.lua: returns jobs whose lease expired without an outcome (their replica crashed, was
+-- cut off or froze) to their shard, due after the retry backoff of the lost attempt. A lost
+-- attempt is counted apart (the record's lost count), not in attempts: nothing the job did
+-- failed, so it must not use up maxAttempts. It still waits like a failed one, so that a job that
+-- kills its replica every time does not take the survivors down one after the other at once; and
+-- after max lost attempts in a row (a reported failure resets the count, a snooze does not: see
+-- fail.lua and snooze.lua) it goes to dead, so that such a job does not loop forever.
+-- A lease the caller holds itself (its token starts with "<holder>:") is left alone: the caller
+-- is alive and may still be running that attempt; its own heartbeat extends the lease.
 -- KEYS: see lib.lua; the day shards from Redis now to now + the longest backoff
 -- ARGV[A]   = the most jobs to reclaim in this call (bounds the script's run time; the
 --             reclaimer calls again while a full batch came back)
--- ARGV[A+1] = max attempts when the job has none of its own
+-- ARGV[A+1] = max attempts when the job has none of its own (unused since lost attempts no
+--             longer count as attempts; kept so that the ARGV layout stays)
 -- ARGV[A+2] = wake channel
 -- ARGV[A+3..A+6] = backoff: initial ms, multiplier, max ms, jitter (0..1): the delay after
---             attempt n is min(max, initial * multiplier^(n-1)), less up to jitter of it
+--             lost attempt n is min(max, initial * multiplier^(n-1)), less up to jitter of it
 -- ARGV[A+7] = a random draw in [0, 1) from the caller, for the jitter (Redis 6.2 reseeds Lua's
 --             math.random before every script, so it would repeat the same "random" delays)
+-- ARGV[A+8] = max lost attempts in a row: the loss that reaches it moves the job to dead
+-- ARGV[A+9] = the caller's holder id: leases whose token starts with it and ':' are skipped
+--             (empty: none skipped)
 -- Returns {reclaimed count, dead count}. Sets "leasenext" to the earliest lease deadline left
 -- (or drops it), so that the safety-net poll stops pointing here until a lease can expire.
 local limit = tonumber(ARGV[A])
+local max_lost = tonumber(ARGV[A + 8])
+local holder = ARGV[A + 9]
+local own = holder ~= '' and holder .. ':' or nil
+-- Expired leases of the caller's own read past in one call, beyond limit: a replica holds at
+-- most its slots' worth, and more than this many of its own expired at once is rare (an outage);
+-- the expired leases behind them are reached by the other replicas, or by a later call.
+local SKIP_MAX = 1000
 local now = now_ms()
 local function set_lease_next()
   local top = rcall('ZRANGE', K_INFLIGHT, 0, 0, 'WITHSCORES')
   if #top > 0 then rcall('SET', K_LEASE_NEXT, top[2]) else rcall('DEL', K_LEASE_NEXT) end
 end
-local ids = rcall('ZRANGEBYSCORE', K_INFLIGHT, '-inf', now, 'LIMIT', 0, limit)
+local ids = rcall('ZRANGEBYSCORE', K_INFLIGHT, '-inf', now, 'LIMIT', 0, limit + (own and SKIP_MAX or 0))
 if #ids == 0 then
   set_lease_next()
   return { 0, 0 }
@@ -27,8 +43,8 @@ end
 local initial, mult, max_delay, jitter = tonumber(ARGV[A + 3]), tonumber(ARGV[A + 4]), tonumber(ARGV[A + 5]),
   tonumber(ARGV[A + 6])
 local draw = tonumber(ARGV[A + 7])
-local function backoff(attempts)
-  local d = math.min(max_delay, initial * mult ^ math.max(0, attempts - 1))
+local function backoff(n)
+  local d = math.min(max_delay, initial * mult ^ math.max(0, n - 1))
   return math.floor(d * (1 - jitter * draw))
 end
 -- Every day a backoff can reach must have its shard, checked before anything is written. The
@@ -39,25 +55,30 @@ local err = require_days(needed)
 if err then return err end
 local back, dead = 0, 0
 for _, id in ipairs(ids) do
-  -- Decoded before this job is moved: a record that cannot be read fails the script with this
-  -- job still in flight (the ones before it are already back, each whole), never in no set.
-  local rec = rcall('HGET', K_JOBS, id)
-  local r = rec and decode(rec)
-  rcall('ZREM', K_INFLIGHT, id)
-  rcall('HDEL', K_LEASES, id)
-  if r then
-    r.attempts = r.attempts + 1
-    r.err = 'lease expired: the replica running it stopped or stalled'
-    local max = r.max > 0 and r.max or tonumber(ARGV[A + 1])
-    if r.attempts >= max then
-      rcall('HSET', K_JOBS, id, encode(r))
-      rcall('ZADD', K_DEAD, now, id)
-      dead = dead + 1
-    else
-      r.run_at = now + backoff(r.attempts)
-      rcall('HSET', K_JOBS, id, encode(r))
-      schedule(id, r.run_at, ARGV[A + 2])
-      back = back + 1
+  if back + dead >= limit then break end
+  local token = rcall('HGET', K_LEASES, id)
+  if not (own and token and string.sub(token, 1, #own) == own) then
+    -- Decoded before this job is moved: a record that cannot be read fails the script with this
+    -- job still in flight (the ones before it are already back, each whole), never in no set.
+    local rec = rcall('HGET', K_JOBS, id)
+    local r = rec and decode(rec)
+    rcall('ZREM', K_INFLIGHT, id)
+    rcall('HDEL', K_LEASES, id)
+    if r then
+      r.lost = r.lost + 1
+      if r.lost >= max_lost then
+        r.err = 'lease expired ' .. r.lost .. ' time(s) in a row without an outcome (the replica running it '
+          .. 'stopped or stalled): delayq.dispatch.max-lost-attempts (' .. max_lost .. ') reached'
+        rcall('HSET', K_JOBS, id, encode(r))
+        rcall('ZADD', K_DEAD, now, id)
+        dead = dead + 1
+      else
+        r.err = 'lease expired: the replica running it stopped or stalled'
+        r.run_at = now + backoff(r.lost)
+        rcall('HSET', K_JOBS, id, encode(r))
+        schedule(id, r.run_at, ARGV[A + 2])
+        back = back + 1
+      end
     end
   end
 end

@@ -1,4 +1,5 @@
--- revive.lua: puts a dead job back to scheduled, due at Redis now, with its attempts reset.
+-- revive.lua: puts a dead job back to scheduled, due at Redis now, with its attempts and lost
+-- attempts reset.
 -- KEYS: see lib.lua; the day shard of Redis now
 -- ARGV[A] = id, ARGV[A+1] = wake channel
 -- Returns {runAt} when revived, {} when the id is not dead.
@@ -8,7 +9,7 @@ local now = now_ms()
 local err = require_days({ day_of(now) })
 if err then return err end
 local r = decode(rcall('HGET', K_JOBS, id))
-r.attempts, r.err, r.run_at = 0, '', now
+r.attempts, r.lost, r.err, r.run_at = 0, 0, '', now
 rcall('ZREM', K_DEAD, id)
 rcall('HSET', K_JOBS, id, encode(r))
 schedule(id, now, ARGV[A + 1])

@@ -1,5 +1,7 @@
 -- snooze.lua: ends an attempt its observer snoozed: the job goes back to the shard of the time
 -- asked, its attempts and lastError as they were before the attempt (the attempt is not counted).
+-- Its lost attempts stay too: a snooze costs no attempt, so were it to reset them, a job that
+-- snoozes and then kills its replica, over and over, would never reach max lost attempts.
 -- KEYS: see lib.lua; the day shard of the new runAt
 -- ARGV[A]   = id
 -- ARGV[A+1] = lease token of the snoozing attempt

@@ -137,8 +137,9 @@ public class JobsResource {
 
     @GET
     @Path("/{topic}/{id}")
-    @Operation(summary = "A job's state: scheduled, inflight or dead, with attempts, runAt and lastError; "
-            + "succeeded with finishedAt within the topic's dedup window")
+    @Operation(summary = "A job's state: scheduled, inflight or dead, with attempts, lostAttempts (leases that "
+            + "expired in a row without an outcome), runAt and lastError; succeeded with finishedAt within the topic's "
+            + "dedup window")
     public JobInfo get(@PathParam("topic") String topic, @PathParam("id") String id) {
         JobValidator.checkTopic("topic", topic);
         JobValidator.checkId("id", id);

@@ -188,14 +188,31 @@ public interface DelayqConfig {
         Duration reclaimInterval();
 
         /**
-         * Longest run of one attempt. Past it the attempt fails (and is retried with backoff, or
-         * dies after its last attempt) and its worker slot is freed; the observer's thread is
-         * interrupted, but code that ignores interruption keeps running, so the retry may overlap
-         * it. Without it a hung observer would hold its job, extended by the heartbeat, forever.
+         * Longest run of one attempt. Past it the attempt is ended: a synchronous observer's
+         * thread is interrupted, an asynchronous one's (or an HTTP call's) CompletionStage is
+         * cancelled. An asynchronous attempt fails at once (and is retried with backoff, or dies
+         * after its last attempt). A synchronous observer keeps its worker slot and its lease
+         * (extended by the heartbeat) until it actually returns, so its job is never run again on
+         * this replica meanwhile; only then is the attempt failed as timed out. One that ignores
+         * interruption therefore keeps its thread, but such threads are bounded by the topic's
+         * concurrency (each holds a slot), counted by the gauge {@code delayq.attempts.overdue}
+         * and named in a WARN line when they pass the timeout and when they return. Without a
+         * timeout a hung observer would hold its job, extended by the heartbeat, forever.
          * Per topic: {@code delayq.topics.<t>.attempt-timeout}. Default 10 min.
          */
         @WithDefault("10m")
         Duration attemptTimeout();
+
+        /**
+         * Lost attempts in a row (a lease that expired without its holder reporting an outcome:
+         * a crash, a partition, a freeze) after which the job goes to the dead set. Lost attempts
+         * are counted apart from attempts ({@code lostAttempts}) and do not use up max attempts;
+         * each waits the retry backoff of its number before the job is due again. A reported
+         * failure ends the run (the count starts again from 0); a snooze does not, since it costs
+         * no attempt. A value below 1 counts as 1. Default 3.
+         */
+        @WithDefault("3")
+        int maxLostAttempts();
     }
 
     interface Retry {

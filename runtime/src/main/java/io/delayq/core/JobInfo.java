@@ -9,6 +9,9 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
 /**
  * What delayq knows of one job: the reply to enqueue and {@code GET /jobs/{topic}/{id}}.
  *
+ * @param lostAttempts leases of the job that expired in a row without an outcome (its replica
+ *        crashed, was cut off or froze), counted apart from {@code attempts}: set in the reply to
+ *        {@code GET /jobs/{topic}/{id}} of a job with a record, null elsewhere
  * @param finishedAt when the job succeeded: set for state {@link JobState#SUCCEEDED} only (a
  *        job of a topic with a dedup window, remembered that long); such a job has no runAt, and
  *        attempts 0 (only the time of success is remembered)
@@ -17,9 +20,15 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
  */
 @RegisterForReflection
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record JobInfo(String id, String topic, Instant runAt, JobState state, int attempts,
+public record JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer lostAttempts,
         Integer maxAttempts, String lastError, Instant deadAt, Instant finishedAt,
         @com.fasterxml.jackson.annotation.JsonIgnore boolean created) {
+
+    /** A job whose lost attempts are not told (they are only read by {@code GET /jobs/{topic}/{id}}). */
+    public JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer maxAttempts,
+            String lastError, Instant deadAt, Instant finishedAt, boolean created) {
+        this(id, topic, runAt, state, attempts, null, maxAttempts, lastError, deadAt, finishedAt, created);
+    }
 
     /** The short form the enqueue endpoints reply with. */
     public static JobInfo enqueued(String id, String topic, Instant runAt, JobState state, int attempts,

@@ -8,7 +8,9 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 import jakarta.annotation.PreDestroy;
@@ -36,7 +38,9 @@ import io.vertx.core.Context;
  * normal completion → ack (batched by the {@link Acker}); {@link JobSnoozedException} → the
  * snooze script (due again later, the attempt not counted); any other exception → the fail
  * script, which retries with backoff or buries the job ({@link PermanentJobFailureException}: at
- * once).
+ * once). Past its timeout an attempt is ended (a synchronous observer interrupted, a pending
+ * CompletionStage cancelled), but a synchronous one is settled only once its observer returns, so
+ * that the job is never run again on this replica while it still runs.
  */
 @ApplicationScoped
 public class JobRunner {
@@ -92,14 +96,34 @@ public class JobRunner {
         return taken.record() != null && (handler == null || handler.blocking());
     }
 
-    /** Runs the job; {@code done} is called once the observer finished (before the ack is flushed). */
-    void run(TakenJob taken, Consumer<TakenJob> done) {
+    /**
+     * How an attempt ended, handed to {@code done}: the error its observer ended with (null: it
+     * returned normally; an {@link AttemptTimeoutException} when it ran past its timeout), and
+     * how long it ran.
+     */
+    record Outcome(Throwable error, long tookNanos) {
+        /** No outcome of the job's own: it had no record, or never started. */
+        static final Outcome NONE = new Outcome(null, -1);
+    }
+
+    /** The handler is being called (a synchronous observer runs in the call). */
+    private static final int CALLING = 0;
+    /** The call returned; an asynchronous attempt may still be pending on its CompletionStage. */
+    private static final int RETURNED = 1;
+    /** The timeout came while the handler was still being called: the observer is overdue. */
+    private static final int OVERDUE = 2;
+
+    /**
+     * Runs the job; {@code done} is called once the attempt ended and its outcome was recorded (a
+     * success: its ack queued, not yet flushed), with that outcome.
+     */
+    void run(TakenJob taken, BiConsumer<TakenJob, Outcome> done) {
         String topic = taken.partition().topic();
         if (taken.record() == null) {
             // A lease on an id without a record cannot run; ack drops the lease.
             LOG.warnf("job %s/%s has no record; dropping its lease", topic, taken.lease().id());
             acker.ack(taken.partition(), taken.lease());
-            done.accept(taken);
+            done.accept(taken, Outcome.NONE);
             return;
         }
         JobRecord rec = taken.record();
@@ -126,34 +150,73 @@ public class JobRunner {
         JobHandler handler = topics.handlers().get(topic);
         boolean blocking = handler.blocking();
         // Interrupted at the timeout: a worker of its own, never the taker's thread.
-        Thread worker = blocking ? Thread.currentThread() : null;
+        Thread caller = Thread.currentThread();
         long timeoutMs = retry.attemptTimeoutMs(topic);
+        // Guarded by itself, so that the timeout's interrupt is delivered before the caller learns
+        // that it came (and then clears it before its own Redis calls).
+        AtomicInteger phase = new AtomicInteger(CALLING);
         AtomicReference<CompletionStage<Void>> running = new AtomicReference<>();
         ScheduledFuture<?> timer = timeouts.schedule(() -> {
+            synchronized (phase) {
+                if (phase.compareAndSet(CALLING, OVERDUE)) {
+                    // A synchronous observer is still running. It is interrupted (blocked in I/O
+                    // or a wait, it may give up), but keeps its slot and its lease (the heartbeat
+                    // extends what is running) until it returns: were the attempt failed now,
+                    // its retry could start here while it still runs. Counted until then.
+                    if (blocking) {
+                        caller.interrupt();
+                    }
+                    metrics.overdue(topic, 1);
+                    LOG.warnf("job %s/%s attempt %d ran past its timeout of %d ms; thread %s interrupted, its slot and "
+                            + "lease kept until the observer returns", topic, job.id(), attempt, timeoutMs, caller.getName());
+                    return;
+                }
+            }
+            // The call returned and the attempt waits for its CompletionStage (an asynchronous or
+            // reactive observer, an HTTP call): cancelled, it ends now.
             if (settled.compareAndSet(false, true)) {
-                if (worker != null) {
-                    worker.interrupt(); // a synchronous observer blocked in I/O or a wait may give up
-                }
-                CompletionStage<Void> pending = running.get();
-                if (pending != null) {
-                    pending.toCompletableFuture().cancel(true); // an HTTP call in flight is aborted
-                }
+                cancel(running.get());
                 // Recording the failure is a Redis call: not on the one timer thread.
                 Thread.ofVirtual().name("delayq-timeout").start(
                         () -> settle(taken, job, span, start, new AttemptTimeoutException(job, timeoutMs), done));
             }
         }, timeoutMs, TimeUnit.MILLISECONDS);
-        CompletionStage<Void> stage;
+        CompletionStage<Void> stage = null;
+        Throwable thrown = null;
         try {
             stage = handler.handle(job, context);
         } catch (Throwable e) {
+            thrown = e;
+        }
+        running.set(stage);
+        boolean overdue;
+        synchronized (phase) {
+            overdue = !phase.compareAndSet(CALLING, RETURNED);
+        }
+        if (overdue) {
+            // The observer returned at last, past its timeout: the attempt fails as timed out
+            // (whatever it ended with), and only now is its slot freed.
+            if (blocking) {
+                Thread.interrupted(); // the timeout's interrupt, not to fail the Redis calls below
+            }
+            cancel(stage);
+            metrics.overdue(topic, -1);
+            LOG.warnf("job %s/%s attempt %d returned %d ms after its timeout of %d ms (thread %s); failed as timed out",
+                    topic, job.id(), attempt, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) - timeoutMs,
+                    timeoutMs, caller.getName());
             if (settled.compareAndSet(false, true)) {
-                timer.cancel(false);
-                settleWhereItMayBlock(taken, job, span, start, e, done, !blocking);
+                settleWhereItMayBlock(taken, job, span, start, new AttemptTimeoutException(job, timeoutMs), done,
+                        !blocking);
             }
             return;
         }
-        running.set(stage);
+        if (thrown != null) {
+            if (settled.compareAndSet(false, true)) {
+                timer.cancel(false);
+                settleWhereItMayBlock(taken, job, span, start, thrown, done, !blocking);
+            }
+            return;
+        }
         stage.whenComplete((v, e) -> {
             if (settled.compareAndSet(false, true)) {
                 timer.cancel(false);
@@ -166,17 +229,50 @@ public class JobRunner {
         });
     }
 
+    /** Cancels what an attempt left pending (an HTTP call in flight is aborted). */
+    private static void cancel(CompletionStage<Void> pending) {
+        if (pending != null) {
+            pending.toCompletableFuture().cancel(true);
+        }
+    }
+
     /**
      * Settles on this thread a success (which only queues the ack), and an outcome that needs a
      * Redis call on this thread too unless {@code mustNotBlock} (an event loop, the taker's thread):
      * then on a virtual thread of its own.
      */
     private void settleWhereItMayBlock(TakenJob taken, Job job, JobTracing.AttemptSpan span, long start, Throwable error,
-            Consumer<TakenJob> done, boolean mustNotBlock) {
+            BiConsumer<TakenJob, Outcome> done, boolean mustNotBlock) {
         if (error == null || !mustNotBlock) {
             settle(taken, job, span, start, error, done);
         } else {
             Thread.ofVirtual().name("delayq-settle").start(() -> settle(taken, job, span, start, error, done));
+        }
+    }
+
+    /**
+     * Settles a lease of a job that was not run because an earlier attempt of the same job was
+     * still running on this replica (see {@link WorkerPool}) with that attempt's outcome: acked
+     * after a success, failed with its error, snoozed as it asked. Runs where that attempt was
+     * settled (a thread that may block when the outcome needs a Redis call). {@code free} is
+     * called at the end, whatever happens.
+     */
+    void settleAs(TakenJob waiting, Outcome outcome, Consumer<TakenJob> free) {
+        try {
+            JobRecord rec = waiting.record();
+            if (outcome.error() == null || rec == null) {
+                // Its run was counted as a success already, by the attempt that ran.
+                acker.ack(waiting.partition(), waiting.lease());
+                return;
+            }
+            String topic = waiting.partition().topic();
+            Job job = new Job(waiting.lease().id(), topic, rec.attempts() + 1, Instant.ofEpochMilli(rec.runAt()),
+                    rec.payloadOrNull(), mapper);
+            try (JobLogContext log = JobLogContext.of(job)) {
+                record(waiting, job, Math.max(0, outcome.tookNanos()), outcome.error());
+            }
+        } finally {
+            free.accept(waiting);
         }
     }
 
@@ -195,14 +291,15 @@ public class JobRunner {
      * the slot is freed whatever happens before.
      */
     private void settle(TakenJob taken, Job job, JobTracing.AttemptSpan span, long start, Throwable error,
-            Consumer<TakenJob> done) {
+            BiConsumer<TakenJob, Outcome> done) {
+        long took = System.nanoTime() - start;
         // The job in the logging context for the lines a failure or a snooze logs; a success logs
         // nothing, and settles on an event loop, whose logging context is better left untouched.
         try (JobLogContext log = error == null ? null : JobLogContext.of(job)) {
             span.end(find(error, JobSnoozedException.class) != null ? null : error); // a snooze is no error
-            record(taken, job, System.nanoTime() - start, error);
+            record(taken, job, took, error);
         } finally {
-            done.accept(taken);
+            done.accept(taken, new Outcome(error, took));
         }
     }
 

@@ -108,8 +108,8 @@ public class LeaseReclaimer {
         try {
             while (gate.open(p)) {
                 RetryPolicy.Backoff b = retry.backoff(p.topic());
-                int[] r = store.reclaim(p, BATCH, retry.maxAttempts(p.topic()), b.initialMs(), b.multiplier(), b.maxMs(),
-                        b.jitter());
+                int[] r = store.reclaim(p, BATCH, retry.maxAttempts(p.topic()), retry.maxLostAttempts(),
+                        dispatcher.replicaId(), b.initialMs(), b.multiplier(), b.maxMs(), b.jitter());
                 moved += r[0] + r[1];
                 metrics.lost(p.topic(), r[0], r[1]);
                 if (r[0] + r[1] > 0) {

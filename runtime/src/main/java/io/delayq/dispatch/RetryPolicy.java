@@ -45,6 +45,11 @@ public class RetryPolicy {
         return t != null && t.maxAttempts().isPresent() ? t.maxAttempts().getAsInt() : config.retry().maxAttempts();
     }
 
+    /** Lost attempts in a row before dead ({@code delayq.dispatch.max-lost-attempts}, at least 1). */
+    public int maxLostAttempts() {
+        return Math.max(1, config.dispatch().maxLostAttempts());
+    }
+
     /** Longest run of one attempt of the topic, in ms. */
     public long attemptTimeoutMs(String topic) {
         DelayqConfig.Topic t = config.topics().get(topic);

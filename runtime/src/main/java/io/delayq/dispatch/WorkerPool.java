@@ -1,5 +1,6 @@
 package io.delayq.dispatch;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -10,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
 import io.delayq.store.Lease;
+import io.delayq.store.Partition;
 import io.delayq.store.TakenJob;
 
 /**
@@ -24,6 +26,24 @@ final class WorkerPool {
     private final Executor executor;
     private final JobRunner runner;
     private final Map<Lease, TakenJob> running = new ConcurrentHashMap<>();
+    /** The job ids whose observer runs here, each with the later leases of it that wait for that run. */
+    private final Map<JobKey, Attempt> attempts = new ConcurrentHashMap<>();
+
+    private record JobKey(Partition partition, String id) {
+        static JobKey of(TakenJob job) {
+            return new JobKey(job.partition(), job.lease().id());
+        }
+    }
+
+    /** An attempt whose observer runs here; {@code waiting} is only touched inside the map's compute. */
+    private static final class Attempt {
+        final Lease lease;
+        final List<TakenJob> waiting = new ArrayList<>();
+
+        Attempt(Lease lease) {
+            this.lease = lease;
+        }
+    }
     /** Told whenever slots are freed (the takers waiting for one are driven by events, not threads). */
     private volatile Runnable slotFreed = () -> {
     };
@@ -85,6 +105,9 @@ final class WorkerPool {
     void start(List<TakenJob> jobs) {
         for (TakenJob job : jobs) {
             running.put(job.lease(), job);
+            if (job.record() != null && waitsForRunningAttempt(job)) {
+                continue;
+            }
             if (!runner.blocks(job)) {
                 try {
                     runner.run(job, this::finished);
@@ -92,7 +115,7 @@ final class WorkerPool {
                     // Not the taker's problem, nor the other jobs' of the take (an Error too: the
                     // taker must go on and the slot come back): this one's lease expires and the
                     // job runs again.
-                    finished(job);
+                    finished(job, JobRunner.Outcome.NONE);
                     LOG.errorf(e, "could not start job %s", job.lease().id());
                 }
                 continue;
@@ -102,20 +125,76 @@ final class WorkerPool {
                     try {
                         runner.run(job, this::finished);
                     } catch (RuntimeException | Error e) {
-                        finished(job);
+                        finished(job, JobRunner.Outcome.NONE);
                         throw e;
                     }
                 });
             } catch (java.util.concurrent.RejectedExecutionException e) {
                 // Workers shut down (a take that ended after the drain gave up waiting for it):
                 // the slot comes back; the job's lease expires and it runs again elsewhere.
-                finished(job);
+                finished(job, JobRunner.Outcome.NONE);
                 LOG.warnf("job %s not started: the replica is stopping", job.lease().id());
             }
         }
     }
 
-    private void finished(TakenJob job) {
+    /**
+     * Whether an attempt of this job already runs here, under an older lease: then the new lease
+     * waits for it, in {@link #running()} so that the heartbeat extends it, and is settled with
+     * that attempt's outcome when it ends, instead of running the observer again. That happens
+     * when the older lease expired while this replica was frozen or cut off from Redis and this
+     * replica took the job again: the job already runs here, and a second run beside it is the
+     * duplicate the contract forbids (its stale outcome is refused by the lease token, hence the
+     * new lease takes it over).
+     */
+    private boolean waitsForRunningAttempt(TakenJob job) {
+        boolean[] waits = { false };
+        attempts.compute(JobKey.of(job), (k, a) -> {
+            if (a == null) {
+                return new Attempt(job.lease());
+            }
+            a.waiting.add(job);
+            waits[0] = true;
+            return a;
+        });
+        if (waits[0]) {
+            LOG.warnf("job %s/%s taken again (lease %s) while its attempt under an earlier lease still runs here: not run "
+                    + "again; settled with that attempt's outcome when it ends", job.partition().topic(), job.lease().id(),
+                    job.lease().token());
+        }
+        return waits[0];
+    }
+
+    /** An attempt ended ({@code outcome}: {@link JobRunner.Outcome#NONE} when it never ran). */
+    private void finished(TakenJob job, JobRunner.Outcome outcome) {
+        Attempt[] ended = { null };
+        attempts.computeIfPresent(JobKey.of(job), (k, a) -> {
+            if (!a.lease.equals(job.lease())) {
+                return a;
+            }
+            ended[0] = a;
+            return null;
+        });
+        free(job);
+        if (ended[0] == null) {
+            return;
+        }
+        for (TakenJob waiting : ended[0].waiting) {
+            if (outcome == JobRunner.Outcome.NONE) {
+                free(waiting); // as the attempt itself: its lease expires and the job runs again
+                continue;
+            }
+            try {
+                runner.settleAs(waiting, outcome, this::free);
+            } catch (RuntimeException e) {
+                free(waiting);
+                LOG.warnf("could not settle job %s/%s (lease %s) with the outcome of its earlier attempt: %s",
+                        waiting.partition().topic(), waiting.lease().id(), waiting.lease().token(), e.toString());
+            }
+        }
+    }
+
+    private void free(TakenJob job) {
         if (running.remove(job.lease()) != null) {
             slots.release();
             slotFreed.run();

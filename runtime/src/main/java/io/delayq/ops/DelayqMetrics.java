@@ -3,11 +3,13 @@ package io.delayq.ops;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
@@ -79,14 +81,26 @@ public class DelayqMetrics {
     }
 
     /**
-     * Attempts lost with their replica (lease expired, found by the reclaimer): failures like any
-     * other, {@code retried} of them rescheduled and {@code dead} of them at their last attempt.
+     * Attempts lost with their replica (a lease that expired without an outcome, found by the
+     * reclaimer): counted apart from failures, as the job's {@code lostAttempts} are;
+     * {@code retried} of them rescheduled after a backoff, {@code dead} of them the loss that
+     * reached {@code delayq.dispatch.max-lost-attempts} (those count in the dead jobs too).
      */
     public void lost(String topic, int retried, int dead) {
+        if (retried + dead == 0) {
+            return;
+        }
         TopicMeters m = of(topic);
-        m.failed.increment(retried + dead);
-        m.retried.increment(retried);
+        m.lost.increment(retried + dead);
         m.dead.increment(dead);
+    }
+
+    /**
+     * An attempt of the topic ran past its timeout and its observer has not returned yet (+1), or
+     * such an observer returned at last (-1): the gauge {@code delayq.attempts.overdue}.
+     */
+    public void overdue(String topic, int delta) {
+        of(topic).overdue.addAndGet(delta);
     }
 
     /**
@@ -115,8 +129,9 @@ public class DelayqMetrics {
     }
 
     private final class TopicMeters {
-        final Counter enqueued, dispatched, succeeded, failed, retried, dead, snoozed;
+        final Counter enqueued, dispatched, succeeded, failed, retried, dead, snoozed, lost;
         final Timer lateness, duration, take;
+        final AtomicInteger overdue = new AtomicInteger();
 
         TopicMeters(String topic) {
             enqueued = counter("delayq.jobs.enqueued", topic, "Jobs accepted (new ids only)");
@@ -127,6 +142,11 @@ public class DelayqMetrics {
             dead = counter("delayq.jobs.dead", topic,
                     "Jobs moved to the dead set after their last attempt or a permanent failure");
             snoozed = counter("delayq.jobs.snoozed", topic, "Attempts whose observer snoozed the job (not counted as failed)");
+            lost = counter("delayq.jobs.lost", topic,
+                    "Attempts whose lease expired without an outcome (replica crashed, cut off or frozen); not failed");
+            Gauge.builder("delayq.attempts.overdue", overdue, AtomicInteger::get)
+                    .description("Attempts past their timeout whose observer has not returned yet (each holds its slot and thread)")
+                    .tag("topic", topic).strongReference(true).register(registry);
             lateness = Timer.builder("delayq.job.lateness").description("Dispatch time minus runAt (Redis clock)")
                     .tag("topic", topic).publishPercentileHistogram()
                     .minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofMinutes(10))

@@ -3,18 +3,29 @@ package io.delayq.store;
 /**
  * A job record as stored in the jobs hash:
  * {@code <runAt base36>[,<attempts>,<maxAttempts>[,<lastError>]]\n<payload>}, where a traced
- * job's lastError field starts with RS (0x1E) and its 50-digit trace context. The Lua side of the
- * same format is {@code encode}/{@code decode} in {@code lib.lua}, which says why it is there.
+ * job's lastError field starts with RS (0x1E) and its 50-digit trace context, and a job with lost
+ * attempts has them next (after the trace context) as US (0x1F), the count in decimal, US. The
+ * Lua side of the same format is {@code encode}/{@code decode} in {@code lib.lua}, which says why
+ * it is there.
  *
  * @param trace the W3C trace context of the enqueue as 32 + 16 + 2 hex digits (trace id, span
  *        id, flags), empty when the job was enqueued in no trace
  * @param maxAttempts 0 = the topic's default
  * @param lastError empty when none
  * @param payload the payload JSON as sent, empty when the job has none
+ * @param lostAttempts leases of the job that expired in a row without an outcome (see
+ *        {@code reclaim.lua}); not part of {@code attempts}
  */
-public record JobRecord(long runAt, String trace, int attempts, int maxAttempts, String lastError, String payload) {
+public record JobRecord(long runAt, String trace, int attempts, int maxAttempts, String lastError, String payload,
+        int lostAttempts) {
     private static final char TRACE_MARK = 0x1E;
     private static final int TRACE_LENGTH = 50;
+    private static final char LOST_MARK = 0x1F;
+
+    /** A record with no lost attempt. */
+    public JobRecord(long runAt, String trace, int attempts, int maxAttempts, String lastError, String payload) {
+        this(runAt, trace, attempts, maxAttempts, lastError, payload, 0);
+    }
 
     public static JobRecord decode(String record) {
         int nl = record.indexOf('\n');
@@ -34,7 +45,17 @@ public record JobRecord(long runAt, String trace, int attempts, int maxAttempts,
             trace = error.substring(1, 1 + TRACE_LENGTH);
             error = error.substring(1 + TRACE_LENGTH);
         }
-        return new JobRecord(Long.parseLong(head.substring(0, c1), 36), trace, attempts, max, error, payload);
+        int lost = 0;
+        int end = !error.isEmpty() && error.charAt(0) == LOST_MARK ? error.indexOf(LOST_MARK, 1) : -1;
+        if (end > 1) {
+            try {
+                lost = Integer.parseInt(error, 1, end, 10);
+                error = error.substring(end + 1);
+            } catch (NumberFormatException e) {
+                // not a count: the text stays the error, as a release before lost attempts read it
+            }
+        }
+        return new JobRecord(Long.parseLong(head.substring(0, c1), 36), trace, attempts, max, error, payload, lost);
     }
 
     /** A trace context as a record can hold it: 50 lower-case hex digits, else none (empty). */

@@ -329,8 +329,8 @@ public class JobStore {
         JobState state = JobState.ofLetter(r.get(1).toString());
         Instant deadAt = state == JobState.DEAD ? Instant.ofEpochMilli((long) Double.parseDouble(r.get(2).toString())) : null;
         return Optional.of(new JobDetail(new JobInfo(id, topic, Instant.ofEpochMilli(rec.runAt()), state, rec.attempts(),
-                rec.maxAttempts() == 0 ? null : rec.maxAttempts(), rec.lastError().isEmpty() ? null : rec.lastError(),
-                deadAt, null, false), rec.payloadOrNull()));
+                rec.lostAttempts(), rec.maxAttempts() == 0 ? null : rec.maxAttempts(),
+                rec.lastError().isEmpty() ? null : rec.lastError(), deadAt, null, false), rec.payloadOrNull()));
     }
 
     /** Every topic that has had jobs, with counts summed over partitions (one pipelined round trip). */
@@ -1022,11 +1022,14 @@ public class JobStore {
     }
 
     /**
-     * Moves up to {@code limit} expired leases back to due, after the retry backoff of the lost
-     * attempt (or to dead); returns {reclaimed, dead}.
+     * Moves up to {@code limit} expired leases back to due, after the retry backoff of the job's
+     * lost attempts in a row, or to dead once they reach {@code maxLostAttempts}; a lost attempt
+     * is counted apart ({@link JobRecord#lostAttempts()}), not in attempts. Leases whose token
+     * starts with {@code ownHolder + ":"} are skipped: the caller holds them itself (empty: none
+     * skipped). Returns {reclaimed, dead}.
      */
-    public int[] reclaim(Partition p, int limit, int defaultMaxAttempts, long initialMs, double multiplier, long maxMs,
-            double jitter) {
+    public int[] reclaim(Partition p, int limit, int defaultMaxAttempts, int maxLostAttempts, String ownHolder,
+            long initialMs, double multiplier, long maxMs, double jitter) {
         // The backoff reaches past today's shard: pass the days up to its longest delay.
         Set<Integer> days = aroundNow();
         long localNow = System.currentTimeMillis();
@@ -1036,7 +1039,8 @@ public class JobStore {
         Response r = run("reclaim", p, days, List.of(Integer.toString(limit),
                 Integer.toString(defaultMaxAttempts), scriptChannel(p), Long.toString(initialMs),
                 Double.toString(multiplier), Long.toString(maxMs), Double.toString(jitter),
-                Double.toString(java.util.concurrent.ThreadLocalRandom.current().nextDouble())));
+                Double.toString(java.util.concurrent.ThreadLocalRandom.current().nextDouble()),
+                Integer.toString(maxLostAttempts), ownHolder == null ? "" : ownHolder));
         return new int[] { r.get(0).toInteger(), r.get(1).toInteger() };
     }
 
@@ -1142,7 +1146,9 @@ public class JobStore {
     }
 
     private static String oneLine(String s) {
-        String line = s == null ? "" : s.replace('\n', ' ').replace('\r', ' ');
+        // RS and US mark the trace context and the lost attempts in the record's error field.
+        String line = s == null ? ""
+                : s.replace('\n', ' ').replace('\r', ' ').replace('\u001e', ' ').replace('\u001f', ' ');
         return line.length() > 500 ? line.substring(0, 500) + "..." : line;
     }
 }

@@ -140,11 +140,12 @@ public class DashboardResource {
         Optional<JobStore.JobDetail> found = store.lookup(topic, id);
         if (found.isEmpty()) {
             return Response.status(404).entity(pages.render("job",
-                    new Views.Job(page, topic, id, false, null, 0, null, null, null, null, null))).build();
+                    new Views.Job(page, topic, id, false, null, 0, null, 0, null, null, null, null))).build();
         }
         JobInfo j = found.get().info();
         return Response.ok(pages.render("job", new Views.Job(page, topic, id, true, j.state().json(), j.attempts(),
-                j.maxAttempts() == null ? "topic default" : j.maxAttempts().toString(), time(j.runAt()),
+                j.maxAttempts() == null ? "topic default" : j.maxAttempts().toString(),
+                j.lostAttempts() == null ? 0 : j.lostAttempts(), time(j.runAt()),
                 time(j.finishedAt()), j.lastError(), pretty(found.get().payload())))).build();
     }
 
@@ -386,7 +387,7 @@ public class DashboardResource {
         List<Views.DeadRow> dead = new ArrayList<>();
         for (DeadJob d : store.dead(topic, DEAD_LIST)) {
             dead.add(new Views.DeadRow(d.id(), TIME.format(Instant.ofEpochMilli(d.diedAt())), d.record().attempts(),
-                    d.record().lastError(), preview(d.record().payloadOrNull())));
+                    d.record().lostAttempts(), d.record().lastError(), preview(d.record().payloadOrNull())));
         }
         Map<String, ReplicaRegistry.Replica> live = replicas.live();
         TopicFlow flow = control.flow(topic);

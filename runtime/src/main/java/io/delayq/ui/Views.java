@@ -55,11 +55,11 @@ public final class Views {
     }
 
     @RegisterForReflection
-    public record DeadRow(String id, String diedAt, int attempts, String lastError, String preview) {
+    public record DeadRow(String id, String diedAt, int attempts, int lostAttempts, String lastError, String preview) {
     }
 
     @RegisterForReflection
     public record Job(Page page, String topic, String id, boolean found, String state, int attempts, String maxAttempts,
-            String runAt, String finishedAt, String lastError, String payload) {
+            int lostAttempts, String runAt, String finishedAt, String lastError, String payload) {
     }
 }

@@ -49,8 +49,8 @@ class SchedulesIT extends OwnRedisTest {
 
     /**
      * The ticks (epoch ms) delivered for a schedule, in order, and how many first attempts each
-     * had: a tick enqueued twice would show two first attempts, whereas a job redelivered after its
-     * replica was killed mid-delivery shows attempt 2 (at least once, as any job).
+     * had: a tick enqueued twice would show two first attempts; so does a job redelivered after its
+     * replica was killed mid-delivery (a lost attempt is no attempt), but only across the kill.
      */
     private static TreeSet<Long> ticks(Receiver receiver, String name, Map<Long, Integer> firstAttempts) {
         TreeSet<Long> out = new TreeSet<>();
@@ -67,6 +67,7 @@ class SchedulesIT extends OwnRedisTest {
     @Test
     void threeReplicasFireOneJobPerTickAndStillDoAfterOneIsKilled() throws Exception {
         String topic = Topics.fresh("ticks");
+        long killed;
         try (Receiver receiver = new Receiver()) {
             Map<String, String> s = settings(receiver, "every-second", topic, "1s", "fire-once");
             try (AppProcess a = AppProcess.start("s1", redis.port(), s);
@@ -76,7 +77,7 @@ class SchedulesIT extends OwnRedisTest {
                 Awaitility.await().atMost(Duration.ofSeconds(30))
                         .until(() -> ticks(receiver, "every-second", new HashMap<>()).tailSet(started).size() >= 10);
                 b.kill();
-                long killed = System.currentTimeMillis();
+                killed = System.currentTimeMillis();
                 Awaitility.await().atMost(Duration.ofSeconds(30))
                         .until(() -> ticks(receiver, "every-second", new HashMap<>()).tailSet(killed + 1000).size() >= 5);
                 a.terminate();
@@ -102,7 +103,11 @@ class SchedulesIT extends OwnRedisTest {
                     late[late.length / 2], late[(int) Math.min(late.length - 1, Math.ceil(late.length * 0.99) - 1)],
                     late[late.length - 1]);
             assertEquals(List.of(), missing, "every tick from the first to the last ran (" + ticks.size() + " ticks)");
-            times.forEach((t, n) -> assertEquals(1, n, "tick " + t + " enqueued as " + n + " jobs (first attempts)"));
+            times.forEach((t, n) -> {
+                List<Receiver.Delivery> d = receiver.deliveries.get("every-second:" + t);
+                boolean acrossTheKill = n == 2 && d.get(0).receivedMs() <= killed && d.get(1).receivedMs() > killed;
+                assertTrue(n == 1 || acrossTheKill, "tick " + t + " enqueued as " + n + " jobs (first attempts): " + d);
+            });
             long redelivered = receiver.deliveries.entrySet().stream().filter(e -> e.getKey().startsWith("every-second:"))
                     .filter(e -> e.getValue().size() > 1).count();
             assertTrue(redelivered <= 2, redelivered + " ticks redelivered: only those the killed replica held");

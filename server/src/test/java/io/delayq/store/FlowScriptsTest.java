@@ -80,10 +80,11 @@ class FlowScriptsTest {
             long deadline = (long) Double.parseDouble(redis.str("ZSCORE", Topics.keys(topic) + "inflight", "k0"));
             Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> redisTime(redis) > deadline);
         }
-        assertEquals(1, store.reclaim(p, 100, 10, 0, 1.0, 0, 0)[0]);
+        assertEquals(1, store.reclaim(p, 100, 10, 3, "", 0, 1.0, 0, 0)[0]);
         var info = store.get(topic, "k0").orElseThrow();
         assertEquals(JobState.SCHEDULED, info.state());
-        assertEquals(1, info.attempts(), "the lost attempt counts");
+        assertEquals(0, info.attempts(), "the lost attempt is counted apart");
+        assertEquals(1, info.lostAttempts());
         assertEquals(0, store.take(p, 10, 30_000, "B:", older, List.of(), 0).jobs().size(), "still paused");
         store.resume(topic);
         assertEquals(1, store.take(p, 10, 30_000, "C:", older, List.of(), 0).jobs().size());

@@ -73,7 +73,8 @@ class LeaseScriptsTest {
         Set<Integer> older = new HashSet<>();
         Lease first = staleLeaseOfJ(topic, p, older);
         TakenJob second = store.take(p, 1, 30_000, "B:", older, List.of(), 0).jobs().get(0);
-        assertEquals(1, second.record().attempts(), "the lost attempt counted");
+        assertEquals(0, second.record().attempts(), "the lost attempt is counted apart");
+        assertEquals(1, second.record().lostAttempts());
 
         assertEquals(List.of("j"), store.ack(p, List.of(first)), "late ack is stale");
         assertEquals(List.of("j"), store.take(p, 0, 30_000, "C:", older, List.of(first), 0).staleAcks(),
@@ -111,7 +112,8 @@ class LeaseScriptsTest {
         var snoozed = store.get(topic, "j").orElseThrow();
         assertEquals(JobState.SCHEDULED, snoozed.state());
         assertEquals(at, snoozed.runAt().toEpochMilli());
-        assertEquals(1, snoozed.attempts(), "the lost attempt counts, the snoozed one does not");
+        assertEquals(0, snoozed.attempts(), "neither the lost attempt nor the snoozed one is an attempt");
+        assertEquals(1, snoozed.lostAttempts(), "the snooze keeps the lost attempt");
         assertEquals(running.lastError(), snoozed.lastError());
         assertEquals(0, store.take(p, 1, 30_000, "C:", older, List.of(), 0).jobs().size(), "not due for an hour");
         assertTrue(store.snooze(p, second.lease(), false, 0).isEmpty(), "a second snooze of the same lease is stale");
@@ -127,7 +129,7 @@ class LeaseScriptsTest {
         awaitLeaseExpired(topic, "crash");
         try (Resp redis = RedisTestResource.resp()) {
             long before = Long.parseLong(redis.list("TIME").get(0).toString()) * 1000;
-            assertEquals(1, store.reclaim(p, 100, 10, 60_000, 2.0, 600_000, 0)[0]);
+            assertEquals(1, store.reclaim(p, 100, 10, 3, "", 60_000, 2.0, 600_000, 0)[0]);
             var info = store.get(topic, "crash").orElseThrow();
             assertEquals(JobState.SCHEDULED, info.state());
             assertTrue(info.runAt().toEpochMilli() >= before + 59_000,
@@ -227,7 +229,7 @@ class LeaseScriptsTest {
         jobs.schedule(JobRequest.topic(topic).id("j").delay(Duration.ZERO));
         Lease first = store.take(p, 1, 1, "A:", older, List.of(), 0).jobs().get(0).lease();
         awaitLeaseExpired(topic, "j");
-        assertEquals(1, store.reclaim(p, 100, 10, 0, 1.0, 0, 0)[0]);
+        assertEquals(1, store.reclaim(p, 100, 10, 3, "", 0, 1.0, 0, 0)[0]);
         return first;
     }
 

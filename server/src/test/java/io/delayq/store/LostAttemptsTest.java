@@ -1,0 +1,237 @@
+package io.delayq.store;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import jakarta.inject.Inject;
+
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+
+import io.delayq.core.JobInfo;
+import io.delayq.core.JobRequest;
+import io.delayq.core.JobState;
+import io.delayq.core.Jobs;
+import io.delayq.dev.Resp;
+import io.delayq.support.RedisTestResource;
+import io.delayq.support.Topics;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+
+/**
+ * Lost attempts (a lease that expired without an outcome), driven through the scripts on topics
+ * no replica serves: counted apart from attempts, dead after max lost attempts in a row, never
+ * reclaimed from the caller itself, and readable both ways across the record format change.
+ */
+@QuarkusTest
+@QuarkusTestResource(RedisTestResource.class)
+class LostAttemptsTest {
+    private static final String TRACE = "0af7651916cd43dd8448eb211c80319c" + "b7ad6b7169203331" + "01";
+    @Inject
+    Jobs jobs;
+    @Inject
+    JobStore store;
+
+    @Test
+    void aLostAttemptIsCountedApartUsesNoAttemptAndShowsInTheApi() {
+        String topic = Topics.fresh("lost-apart");
+        Partition p = store.partitionsOf(topic).get(0);
+        jobs.schedule(JobRequest.topic(topic).id("j").delay(Duration.ZERO));
+        loseLease(p, topic, "j", "A:1:");
+        assertEquals(1, reclaim(p, 100, 3, "")[0]);
+
+        JobInfo info = store.get(topic, "j").orElseThrow();
+        assertEquals(JobState.SCHEDULED, info.state());
+        assertEquals(0, info.attempts(), "a lost attempt does not use up maxAttempts");
+        assertEquals(1, info.lostAttempts());
+        assertTrue(info.lastError().startsWith("lease expired"), info.lastError());
+        given().get("/jobs/" + topic + "/j").then().statusCode(200).body("lostAttempts", equalTo(1))
+                .body("attempts", equalTo(0));
+        given().get("/delayq/job?topic=" + topic + "&id=j").then().statusCode(200)
+                .body(containsString("lost attempts"));
+        TakenJob again = store.take(p, 1, 30_000, "B:1:", new HashSet<>(), List.of(), 0).jobs().get(0);
+        assertEquals(0, again.record().attempts(), "the next run is attempt 1 again");
+        assertEquals(1, again.record().lostAttempts());
+    }
+
+    @Test
+    void theLossThatReachesMaxLostAttemptsInARowMovesTheJobToDeadSayingSo() {
+        String topic = Topics.fresh("lost-dead");
+        Partition p = store.partitionsOf(topic).get(0);
+        jobs.schedule(JobRequest.topic(topic).id("crasher").delay(Duration.ZERO).maxAttempts(1));
+        for (int i = 1; i <= 2; i++) {
+            loseLease(p, topic, "crasher", "A:" + i + ":");
+            assertEquals(1, reclaim(p, 100, 3, "")[0], "loss " + i + " is retried, though maxAttempts is 1");
+        }
+        loseLease(p, topic, "crasher", "A:3:");
+        int[] r = reclaim(p, 100, 3, "");
+        assertEquals(0, r[0]);
+        assertEquals(1, r[1], "the third loss in a row is the last");
+
+        JobInfo dead = store.get(topic, "crasher").orElseThrow();
+        assertEquals(JobState.DEAD, dead.state());
+        assertEquals(3, dead.lostAttempts());
+        assertEquals(0, dead.attempts());
+        assertTrue(dead.lastError().contains("3 time(s) in a row") && dead.lastError().contains("max-lost-attempts"),
+                dead.lastError());
+        DeadJob listed = store.dead(topic, 10).get(0);
+        assertEquals(3, listed.record().lostAttempts(), "kept in the dead record (the dead-job callback reads it)");
+        try (Resp redis = RedisTestResource.resp()) {
+            assertNull(redis.str("ZSCORE", Topics.keys(topic) + "inflight", "crasher"));
+            assertNull(redis.str("HGET", Topics.keys(topic) + "leases", "crasher"));
+        }
+
+        store.revive(topic, "crasher");
+        assertEquals(0, store.get(topic, "crasher").orElseThrow().lostAttempts(), "a requeue from dead starts afresh");
+    }
+
+    @Test
+    void aReportedFailureEndsARunOfLostAttemptsButASnoozeDoesNot() {
+        String topic = Topics.fresh("lost-reset");
+        Partition p = store.partitionsOf(topic).get(0);
+        jobs.schedule(JobRequest.topic(topic).id("j").delay(Duration.ZERO));
+        loseLease(p, topic, "j", "A:1:");
+        reclaim(p, 100, 3, "");
+
+        TakenJob snoozing = take(p, topic, "j", "B:1:");
+        assertTrue(store.snooze(p, snoozing.lease(), false, 0).isPresent());
+        assertEquals(1, store.get(topic, "j").orElseThrow().lostAttempts(),
+                "a snooze costs no attempt, so it must not end the run: a job that snoozes and then crashes its "
+                        + "replica would never reach max lost attempts");
+
+        TakenJob failing = take(p, topic, "j", "C:1:");
+        assertEquals(FailOutcome.Kind.RETRY, store.fail(p, failing.lease(), 0, "boom", 10).kind());
+        JobInfo failed = store.get(topic, "j").orElseThrow();
+        assertEquals(0, failed.lostAttempts(), "a reported failure ends the run");
+        assertEquals(1, failed.attempts());
+        assertEquals("boom", failed.lastError());
+    }
+
+    @Test
+    void aLostAttemptWaitsTheBackoffOfItsNumberInTheRun() {
+        String topic = Topics.fresh("lost-backoff");
+        Partition p = store.partitionsOf(topic).get(0);
+        jobs.schedule(JobRequest.topic(topic).id("j").delay(Duration.ZERO));
+        loseLease(p, topic, "j", "A:1:");
+        assertEquals(1, store.reclaim(p, 100, 10, 5, "", 0, 1.0, 0, 0)[0]);
+        loseLease(p, topic, "j", "A:2:");
+        try (Resp redis = RedisTestResource.resp()) {
+            long before = redisNow(redis);
+            // initial 10 s, doubling: the second loss waits 20 s
+            assertEquals(1, store.reclaim(p, 100, 10, 5, "", 10_000, 2.0, 600_000, 0)[0]);
+            long runAt = store.get(topic, "j").orElseThrow().runAt().toEpochMilli();
+            assertTrue(runAt >= before + 19_000 && runAt <= redisNow(redis) + 20_000,
+                    "due 20 s after the second loss: " + (runAt - before) + " ms");
+        }
+    }
+
+    @Test
+    void reclaimSkipsLeasesItsCallerHoldsAndScansPastThem() {
+        String topic = Topics.fresh("lost-own");
+        Partition p = store.partitionsOf(topic).get(0);
+        jobs.schedule(JobRequest.topic(topic).id("mine").delay(Duration.ZERO));
+        jobs.schedule(JobRequest.topic(topic).id("theirs").delay(Duration.ZERO));
+        TakenJob mine = take(p, topic, "mine", "me:1:");
+        TakenJob theirs = take(p, topic, "theirs", "other:1:");
+        try (Resp redis = RedisTestResource.resp()) {
+            String k = Topics.keys(topic);
+            // Both expired, ours first in the scan.
+            redis.call("ZADD", k + "inflight", "1000", "mine");
+            redis.call("ZADD", k + "inflight", "2000", "theirs");
+            assertTrue(theirs.lease().token().startsWith("other:"));
+            int[] r = reclaim(p, 1, 3, "me");
+            assertEquals(1, r[0], "the other holder's lease is reclaimed though ours came first and the limit is 1");
+            assertEquals(mine.lease().token(), redis.str("HGET", k + "leases", "mine"), "ours is left alone");
+            assertNotNull(redis.str("ZSCORE", k + "inflight", "mine"));
+            assertEquals(JobState.SCHEDULED, store.get(topic, "theirs").orElseThrow().state());
+            assertEquals(0, store.get(topic, "theirs").orElseThrow().attempts());
+            assertEquals("1000", redis.str("GET", k + "leasenext"),
+                    "the bound still points at our expired lease, for the other replicas should we be gone");
+            assertEquals(0, reclaim(p, 100, 3, "me")[0], "ours is skipped again");
+            // A holder whose id is a prefix of ours is another holder.
+            assertEquals(1, reclaim(p, 100, 3, "m")[0], "another caller reclaims it");
+            assertEquals(1, store.get(topic, "mine").orElseThrow().lostAttempts());
+        }
+    }
+
+    @Test
+    void aRecordOfAReleaseBeforeLostAttemptsReadsAsNoneLostAndKeepsItsTrace() {
+        String topic = Topics.fresh("lost-old");
+        Partition p = store.partitionsOf(topic).get(0);
+        jobs.schedule(JobRequest.topic(topic).id("old").delay(Duration.ofHours(1)));
+        try (Resp redis = RedisTestResource.resp()) {
+            String k = Topics.keys(topic);
+            // As the previous release wrote it: 2 attempts, max 5, a traced error; in flight,
+            // its lease expired.
+            String old = Long.toString(System.currentTimeMillis(), 36) + ",2,5,\u001e" + TRACE + "boom\n{\"a\":1}";
+            redis.call("HSET", k + "jobs", "old", old);
+            redis.call("ZADD", k + "inflight", "1000", "old");
+            redis.call("HSET", k + "leases", "old", "X:1:0");
+            JobRecord before = JobRecord.decode(old);
+            assertEquals(0, before.lostAttempts());
+            assertEquals("boom", before.lastError());
+
+            assertEquals(1, reclaim(p, 100, 3, "")[0]);
+            String written = redis.str("HGET", k + "jobs", "old");
+            JobRecord after = JobRecord.decode(written);
+            assertEquals(1, after.lostAttempts());
+            assertEquals(2, after.attempts());
+            assertEquals(5, after.maxAttempts());
+            assertEquals(TRACE, after.trace(), "the trace context stays in front");
+            assertEquals("{\"a\":1}", after.payload());
+
+            // What a release before lost attempts makes of the new record: the same fields, the
+            // count read as part of the error text.
+            String[] head = written.substring(0, written.indexOf('\n')).split(",", 4);
+            assertEquals(2, Integer.parseInt(head[1]));
+            assertEquals(5, Integer.parseInt(head[2]));
+            assertTrue(head[3].startsWith("\u001e" + TRACE + "\u001f1\u001flease expired"), head[3]);
+        }
+    }
+
+    @Test
+    void aRecordWithLostAttemptsAndNoTraceOrErrorRoundTrips() {
+        JobRecord r = JobRecord.decode("k,0,0,\u001f2\u001f\n{}");
+        assertEquals(2, r.lostAttempts());
+        assertEquals("", r.lastError());
+        assertEquals("", r.trace());
+        JobRecord notACount = JobRecord.decode("k,0,0,\u001fx\u001fboom\n{}");
+        assertEquals(0, notACount.lostAttempts());
+        assertEquals("\u001fx\u001fboom", notACount.lastError(), "left as text, as an older release reads it");
+    }
+
+    private int[] reclaim(Partition p, int limit, int maxLost, String holder) {
+        return store.reclaim(p, limit, 10, maxLost, holder, 0, 1.0, 0, 0);
+    }
+
+    private TakenJob take(Partition p, String topic, String id, String tokenPrefix) {
+        TakenJob t = store.take(p, 1, 30_000, tokenPrefix, new HashSet<>(), List.of(), 0).jobs().get(0);
+        assertEquals(id, t.lease().id());
+        return t;
+    }
+
+    /** Takes the job (due now) under a lease that has expired at once: its holder "died". */
+    private void loseLease(Partition p, String topic, String id, String tokenPrefix) {
+        Set<Integer> older = new HashSet<>();
+        Awaitility.await().atMost(Duration.ofSeconds(5))
+                .until(() -> !store.take(p, 1, 1, tokenPrefix, older, List.of(), 0).jobs().isEmpty());
+        try (Resp redis = RedisTestResource.resp()) {
+            redis.call("ZADD", Topics.keys(topic) + "inflight", "1000", id);
+        }
+    }
+
+    private static long redisNow(Resp redis) {
+        List<?> t = redis.list("TIME");
+        return Long.parseLong(t.get(0).toString()) * 1000 + Long.parseLong(t.get(1).toString()) / 1000;
+    }
+}
