@@ -366,7 +366,8 @@ public class JobRunner {
             ms = absolute ? s.until().toEpochMilli() : Math.max(MIN_SNOOZE_MS, s.delay().toMillis());
         }
         try {
-            OptionalLong runAt = store.snooze(taken.partition(), taken.lease(), absolute, ms);
+            boolean abs = absolute;
+            OptionalLong runAt = whileRedisAway(job, () -> store.snooze(taken.partition(), taken.lease(), abs, ms));
             if (runAt.isPresent()) {
                 metrics.snoozed(job.topic(), took);
             }
@@ -377,12 +378,43 @@ public class JobRunner {
         }
     }
 
+    /** The longest a failure or a snooze is tried again while Redis is away. */
+    private static final long RECORD_FOR_NANOS = java.util.concurrent.TimeUnit.MINUTES.toNanos(5);
+
+    /**
+     * Records an outcome, trying again while Redis is away (up to {@link #RECORD_FOR_NANOS}): the
+     * job keeps its slot and so its lease, which the heartbeat extends, until the outcome is in
+     * Redis. Given up at once, the lease would expire and the job come back as a lost attempt —
+     * run again sooner than its backoff, and counted as lost instead of failed.
+     */
+    private <T> T whileRedisAway(Job job, java.util.function.Supplier<T> record) {
+        long until = System.nanoTime() + RECORD_FOR_NANOS;
+        long pauseMs = 250;
+        while (true) {
+            try {
+                return record.get();
+            } catch (io.delayq.store.StoreUnavailableException e) {
+                if (System.nanoTime() - until > 0 || Thread.currentThread().isInterrupted()) {
+                    throw e;
+                }
+                LOG.debugf("could not yet record the outcome of %s (%s); trying again in %d ms", job, e.toString(), pauseMs);
+                try {
+                    Thread.sleep(pauseMs);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+                pauseMs = Math.min(2000, pauseMs * 2);
+            }
+        }
+    }
+
     private void fail(TakenJob taken, Job job, long took, String text, Throwable cause, boolean permanent) {
         try {
             long delay = Math.max(retry.delayMs(job.topic(), job.attempt()),
                     topics.handlers().get(job.topic()).minRetryDelayMs(cause));
-            FailOutcome outcome = store.fail(taken.partition(), taken.lease(), delay, text, retry.maxAttempts(job.topic()),
-                    permanent);
+            FailOutcome outcome = whileRedisAway(job, () -> store.fail(taken.partition(), taken.lease(), delay, text,
+                    retry.maxAttempts(job.topic()), permanent));
             if (outcome.kind() != FailOutcome.Kind.STALE) {
                 metrics.failed(job.topic(), took, outcome.kind() == FailOutcome.Kind.DEAD);
             }

@@ -54,6 +54,8 @@ public class LeaseHeartbeat {
     private final long timeoutMs;
     /** Partitions holding leases: when each beats next, and whether its extend is in flight. */
     private final Map<Partition, Beat> beats = new ConcurrentHashMap<>();
+    /** Lost leases already logged, while their attempts still run. */
+    private final Map<Lease, Boolean> reported = new ConcurrentHashMap<>();
     private volatile boolean running;
     private volatile Thread thread;
 
@@ -195,21 +197,31 @@ public class LeaseHeartbeat {
     }
 
     private void reportLost(Partition p, List<Lease> leases, List<String> lostIds) {
+        reported.keySet().removeIf(l -> !isRunning(l)); // bounded by the jobs running here
         if (lostIds.isEmpty()) {
             return;
         }
         Set<String> ids = Set.copyOf(lostIds);
-        // A job that finished and was acked since the snapshot has no lease left: not lost.
+        // A job that finished and was acked since the snapshot has no lease left: not lost. A lost
+        // lease whose attempt still runs is extended in vain at every beat: said once.
         List<String> lost = new ArrayList<>();
-        for (WorkerPool pool : dispatcher.pools()) {
-            for (Lease l : leases) {
-                if (ids.contains(l.id()) && pool.running().containsKey(l) && !lost.contains(l.id())) {
-                    lost.add(l.id());
-                }
+        for (Lease l : leases) {
+            if (ids.contains(l.id()) && isRunning(l) && reported.putIfAbsent(l, Boolean.TRUE) == null
+                    && !lost.contains(l.id())) {
+                lost.add(l.id());
             }
         }
         if (!lost.isEmpty()) {
             LOG.warnf("lost the lease of %d running job(s) of %s (retaken elsewhere): %s", lost.size(), p, lost);
         }
+    }
+
+    private boolean isRunning(Lease l) {
+        for (WorkerPool pool : dispatcher.pools()) {
+            if (pool.running().containsKey(l)) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -121,6 +121,9 @@ public class LeaseReclaimer {
             }
             return moved;
         } catch (RuntimeException e) {
+            if (e instanceof io.delayq.store.StoreUnavailableException) {
+                gate.failed(p);
+            }
             LOG.warnf("reclaim on %s failed: %s", p, e.toString());
             return moved;
         }
