@@ -66,7 +66,7 @@ public class Jobs {
             } catch (JsonProcessingException e) {
                 throw new InvalidJobException("payload", "payload cannot be written as JSON: " + e.getOriginalMessage());
             }
-            return validator.validate(request.topic, request.id, request.delay == null ? null : request.delay.toMillis(),
+            return validator.validate(request.topic, request.id, request.delay == null ? null : millis(request.delay),
                     request.runAt == null ? null : request.runAt.toString(), request.maxAttempts, json);
         } catch (InvalidJobException e) {
             throw prefix.isEmpty() ? e : e.inItem(prefix);
@@ -125,7 +125,19 @@ public class Jobs {
         if (delay == null) {
             throw new InvalidJobException("delayMs", "delayMs is required");
         }
-        return reschedule(topic, id, validator.timing(delay.toMillis(), null));
+        return reschedule(topic, id, validator.timing(millis(delay), null));
+    }
+
+    /**
+     * A delay in ms, saturated rather than overflowing (Duration.toMillis throws past Long.MAX_VALUE
+     * ms): the validator then refuses it as beyond the horizon, naming delayMs.
+     */
+    private static long millis(Duration delay) {
+        try {
+            return delay.toMillis();
+        } catch (ArithmeticException e) {
+            return delay.isNegative() ? Long.MIN_VALUE : Long.MAX_VALUE;
+        }
     }
 
     /** Runs a scheduled job now rather than at its runAt: {@code reschedule(topic, id, Duration.ZERO)}. */
