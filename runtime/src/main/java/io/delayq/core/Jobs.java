@@ -167,7 +167,15 @@ public class Jobs {
      * future may complete on one. (The REST API's enqueue; reactive code uses {@link ReactiveJobs}.)
      */
     public Future<List<JobInfo>> scheduleAllAsync(List<NewJob> jobs) {
-        String trace = tracing.currentContext();
+        return scheduleAllAsync(jobs, null);
+    }
+
+    /**
+     * As {@link #scheduleAllAsync(List)}, for a request that came with a W3C {@code traceparent}
+     * header (null: none): the jobs keep that trace even when nothing here traces the request.
+     */
+    public Future<List<JobInfo>> scheduleAllAsync(List<NewJob> jobs, String traceparent) {
+        String trace = JobTracing.forEnqueue(tracing.currentContext(), traceparent);
         Map<Partition, List<Integer>> byPartition = new LinkedHashMap<>();
         for (int i = 0; i < jobs.size(); i++) {
             NewJob job = jobs.get(i);
