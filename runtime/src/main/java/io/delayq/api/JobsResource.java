@@ -46,6 +46,13 @@ import io.vertx.core.Future;
 @Produces(MediaType.APPLICATION_JSON)
 @Consumes(MediaType.WILDCARD)
 public class JobsResource {
+    private static final String UNAVAILABLE_ONE = "Redis unavailable (Retry-After). The problem body's id is the"
+            + " job's (a generated one too) and jobs[0].outcome says whether it is stored: stored, not stored or"
+            + " unknown (the write timed out or its connection was lost: it may exist). Retry with that id: no duplicate.";
+    private static final String UNAVAILABLE_BATCH = "Redis unavailable (Retry-After). Jobs are written partition by"
+            + " partition (one atomic script each), so a batch may fail part-way: the problem body's jobs lists every"
+            + " item in request order with its id (generated ones too), topic and outcome: stored, not stored or unknown"
+            + " (may exist). Retry the batch with those ids: nothing is duplicated.";
     private final Jobs jobs;
     private final JobStore store;
     private final JobBodyParser parser;
@@ -98,6 +105,8 @@ public class JobsResource {
     @APIResponse(responseCode = "200", description = "a job with this topic and id already exists, or succeeded"
             + " within the topic's dedup window (not run again)", content = @Content(mediaType = MediaType.APPLICATION_JSON,
                     schema = @Schema(implementation = Enqueued.class)))
+    @APIResponse(responseCode = "503", description = UNAVAILABLE_ONE, content = @Content(mediaType = Problem.MEDIA_TYPE,
+            schema = @Schema(implementation = Problem.class)))
     public Uni<Response> enqueue(String body, @jakarta.ws.rs.core.Context UriInfo uri,
             @HeaderParam("traceparent") String traceparent) {
         NewJob job = parser.one(body);
@@ -120,6 +129,8 @@ public class JobsResource {
     @Operation(summary = "Enqueue up to 1000 jobs", description = "Body: a JSON array of jobs (or {\"jobs\": [...]}). "
             + "Validation is all-or-nothing: one invalid item → 400 naming it, nothing written. "
             + "Reply: one result per item, in order, status 201 (created) or 200 (existed).")
+    @APIResponse(responseCode = "503", description = UNAVAILABLE_BATCH, content = @Content(mediaType = Problem.MEDIA_TYPE,
+            schema = @Schema(implementation = Problem.class)))
     public Uni<List<BatchItem>> batch(String body, @HeaderParam("traceparent") String traceparent) {
         List<NewJob> batch = parser.batch(body);
         return uni(jobs.scheduleAllAsync(batch, traceparent).map(all -> {

@@ -14,8 +14,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.delayq.ops.DelayqMetrics;
 import io.delayq.ops.tracing.JobTracing;
+import io.delayq.store.EnqueueUnavailableException;
 import io.delayq.store.JobStore;
 import io.delayq.store.Partition;
+import io.delayq.store.StoreUnavailableException;
 import io.vertx.core.Future;
 
 /**
@@ -186,7 +188,9 @@ public class Jobs {
         for (Map.Entry<Partition, List<Integer>> e : byPartition.entrySet()) {
             List<NewJob> part = new ArrayList<>(e.getValue().size());
             e.getValue().forEach(i -> part.add(jobs.get(i)));
-            done = done.compose(v -> store.enqueueAsync(e.getKey(), part, trace)).map(results -> {
+            done = done.compose(v -> store.enqueueAsync(e.getKey(), part, trace).recover(failure -> Future
+                    .failedFuture(failure instanceof StoreUnavailableException u ? unavailable(u, jobs, out, e.getValue())
+                            : failure))).map(results -> {
                 int created = 0;
                 for (int j = 0; j < results.size(); j++) {
                     out[e.getValue().get(j)] = results.get(j);
@@ -197,5 +201,23 @@ public class Jobs {
             });
         }
         return done.map(v -> List.of(out));
+    }
+
+    /**
+     * The failure of one partition's script, with what is known of every job of the request: the
+     * partitions before it are written ({@code out} holds their results), its own may or may not
+     * be (Redis refused it, or it timed out), the later ones were never sent.
+     */
+    private static EnqueueUnavailableException unavailable(StoreUnavailableException failure, List<NewJob> jobs,
+            JobInfo[] out, List<Integer> failed) {
+        List<EnqueueUnavailableException.Outcome> outcomes = new ArrayList<>(jobs.size());
+        java.util.Set<Integer> inFailed = new java.util.HashSet<>(failed);
+        for (int i = 0; i < jobs.size(); i++) {
+            EnqueueUnavailableException.Stored stored = out[i] != null ? EnqueueUnavailableException.Stored.STORED
+                    : inFailed.contains(i) && !failure.refused() ? EnqueueUnavailableException.Stored.UNKNOWN
+                            : EnqueueUnavailableException.Stored.NOT_STORED;
+            outcomes.add(new EnqueueUnavailableException.Outcome(jobs.get(i).id(), jobs.get(i).topic(), stored));
+        }
+        return new EnqueueUnavailableException(failure, outcomes);
     }
 }

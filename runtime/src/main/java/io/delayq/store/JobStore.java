@@ -114,6 +114,19 @@ public class JobStore {
 
     // ---------------------------------------------------------------- enqueue
 
+    private volatile Consumer<Partition> beforeEnqueue = p -> {
+    };
+
+    /**
+     * A test seam: {@code hook} runs just before each enqueue script is sent (on the sending
+     * thread; it must not wait for Redis' replies on an event loop), so that a test can put the
+     * real Redis in a state at that point of a batch; null removes it.
+     */
+    public void beforeEnqueueScript(Consumer<Partition> hook) {
+        beforeEnqueue = hook == null ? p -> {
+        } : hook;
+    }
+
     /**
      * Enqueues jobs of one topic partition in one atomic script. Results are in input order;
      * {@link JobInfo#created()} tells new jobs from existing ids. {@code trace} is the compact W3C
@@ -175,7 +188,10 @@ public class JobStore {
         String script = jobs.size() == 1 && schedule.isEmpty() && !dedupWindows.containsKey(p.topic()) ? "enqueue1"
                 : "enqueue";
         return registerTopic(p.topic())
-                .compose(v -> runAsync(script, p, days, args, durableReplicas, null))
+                .compose(v -> {
+                    beforeEnqueue.accept(p);
+                    return runAsync(script, p, days, args, durableReplicas, null);
+                })
                 .recover(e -> Future.failedFuture(e instanceof NotReplicatedException n ? notReplicated(n, jobs) : e));
     }
 

@@ -233,8 +233,12 @@ public class RedisGateway {
                 message = message.substring(message.indexOf(']') + 1).trim();
             }
             // The error code is the reply's first word (BUSYKEY is a wrong request, BUSY is not now).
-            if (TRANSIENT.contains(message.split("\\s", 2)[0]) || message.startsWith(MAX_CLIENTS)) {
-                return new StoreUnavailableException("Redis is not ready: " + message, error);
+            String code = message.split("\\s", 2)[0];
+            if (TRANSIENT.contains(code) || message.startsWith(MAX_CLIENTS)) {
+                // Redis' own refusal: the command (a whole script) did not run. CONNECTION_CLOSED is
+                // the client's: the request may have been sent and run.
+                return new StoreUnavailableException("Redis is not ready: " + message, error,
+                        !code.equals("CONNECTION_CLOSED"));
             }
             // The connection was lost under the request (Redis killed, failed over, restarted):
             // the client fails it with CONNECTION_CLOSED, or in a batch with the exception's text.
@@ -243,6 +247,8 @@ public class RedisGateway {
             }
             return new RedisReplyException(message, error);
         }
-        return new StoreUnavailableException("Redis is unreachable: " + cause, cause);
+        // No connection (refused, unresolved host): nothing was sent.
+        return new StoreUnavailableException("Redis is unreachable: " + cause, cause,
+                cause instanceof java.net.ConnectException || cause instanceof java.net.UnknownHostException);
     }
 }
