@@ -14,7 +14,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.delayq.ops.DelayqMetrics;
 import io.delayq.ops.tracing.JobTracing;
-import io.delayq.store.EnqueueUnavailableException;
+import io.delayq.store.EnqueueOutcome;
 import io.delayq.store.JobStore;
 import io.delayq.store.Partition;
 import io.delayq.store.StoreUnavailableException;
@@ -208,16 +208,16 @@ public class Jobs {
      * partitions before it are written ({@code out} holds their results), its own may or may not
      * be (Redis refused it, or it timed out), the later ones were never sent.
      */
-    private static EnqueueUnavailableException unavailable(StoreUnavailableException failure, List<NewJob> jobs,
+    private static StoreUnavailableException unavailable(StoreUnavailableException failure, List<NewJob> jobs,
             JobInfo[] out, List<Integer> failed) {
-        List<EnqueueUnavailableException.Outcome> outcomes = new ArrayList<>(jobs.size());
+        List<EnqueueOutcome> outcomes = new ArrayList<>(jobs.size());
         java.util.Set<Integer> inFailed = new java.util.HashSet<>(failed);
         for (int i = 0; i < jobs.size(); i++) {
-            EnqueueUnavailableException.Stored stored = out[i] != null ? EnqueueUnavailableException.Stored.STORED
-                    : inFailed.contains(i) && !failure.refused() ? EnqueueUnavailableException.Stored.UNKNOWN
-                            : EnqueueUnavailableException.Stored.NOT_STORED;
-            outcomes.add(new EnqueueUnavailableException.Outcome(jobs.get(i).id(), jobs.get(i).topic(), stored));
+            EnqueueOutcome.Stored stored = out[i] != null ? EnqueueOutcome.Stored.STORED
+                    : inFailed.contains(i) && !failure.refused() ? EnqueueOutcome.Stored.UNKNOWN
+                            : EnqueueOutcome.Stored.NOT_STORED;
+            outcomes.add(new EnqueueOutcome(jobs.get(i).id(), jobs.get(i).topic(), stored));
         }
-        return new EnqueueUnavailableException(failure, outcomes);
+        return failure.naming(outcomes);
     }
 }
