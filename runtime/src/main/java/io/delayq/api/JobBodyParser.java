@@ -200,14 +200,33 @@ public class JobBodyParser {
         return d.longValue();
     }
 
-    private JsonNode tree(String body) {
+    /**
+     * The body as one JSON value, for every endpoint that takes one. Anything after that value is
+     * a 400 too: a reader that stops at the end of the first value would take
+     * {@code {"id":"1"}{"id":"2"}} as the first job alone and drop the rest without a word.
+     */
+    JsonNode tree(String body) {
         if (body == null || body.isBlank()) {
             throw new InvalidJobException("body", "a JSON body is required");
         }
-        try {
-            return mapper.readTree(body);
+        try (JsonParser p = mapper.createParser(body)) {
+            JsonNode root = mapper.readTree(p);
+            com.fasterxml.jackson.core.JsonLocation end = p.currentLocation();
+            boolean more;
+            try {
+                more = p.nextToken() != null;
+            } catch (JsonProcessingException e) {
+                more = true; // garbage after the value
+            }
+            if (more) {
+                throw new InvalidJobException("body", "the body must be exactly one JSON value; more follows it after"
+                        + " line " + end.getLineNr() + ", column " + end.getColumnNr());
+            }
+            return root;
         } catch (JsonProcessingException e) {
             throw new InvalidJobException("body", "malformed JSON: " + e.getOriginalMessage());
+        } catch (IOException e) {
+            throw new InvalidJobException("body", "malformed JSON: " + e.getMessage());
         }
     }
 

@@ -7,6 +7,7 @@ import java.util.List;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.DELETE;
 import jakarta.ws.rs.GET;
+import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.PATCH;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
@@ -45,6 +46,13 @@ import io.vertx.core.Future;
 @Produces(MediaType.APPLICATION_JSON)
 @Consumes(MediaType.WILDCARD)
 public class JobsResource {
+    private static final String UNAVAILABLE_ONE = "Redis unavailable (Retry-After). The problem body's id is the"
+            + " job's (a generated one too) and jobs[0].outcome says whether it is stored: stored, not stored or"
+            + " unknown (the write timed out or its connection was lost: it may exist). Retry with that id: no duplicate.";
+    private static final String UNAVAILABLE_BATCH = "Redis unavailable (Retry-After). Jobs are written partition by"
+            + " partition (one atomic script each), so a batch may fail part-way: the problem body's jobs lists every"
+            + " item in request order with its id (generated ones too), topic and outcome: stored, not stored or unknown"
+            + " (may exist). Retry the batch with those ids: nothing is duplicated.";
     private final Jobs jobs;
     private final JobStore store;
     private final JobBodyParser parser;
@@ -97,13 +105,16 @@ public class JobsResource {
     @APIResponse(responseCode = "200", description = "a job with this topic and id already exists, or succeeded"
             + " within the topic's dedup window (not run again)", content = @Content(mediaType = MediaType.APPLICATION_JSON,
                     schema = @Schema(implementation = Enqueued.class)))
-    public Uni<Response> enqueue(String body, @jakarta.ws.rs.core.Context UriInfo uri) {
+    @APIResponse(responseCode = "503", description = UNAVAILABLE_ONE, content = @Content(mediaType = Problem.MEDIA_TYPE,
+            schema = @Schema(implementation = Problem.class)))
+    public Uni<Response> enqueue(String body, @jakarta.ws.rs.core.Context UriInfo uri,
+            @HeaderParam("traceparent") String traceparent) {
         NewJob job = parser.one(body);
         // The Location is made absolute here, on the request's thread: a relative one is resolved
         // against the current request, which is gone when Redis' reply comes back on another
         // thread (through the pool: a 500 for a stored job, seen during a Sentinel failover).
         jakarta.ws.rs.core.UriBuilder location = uri.getBaseUriBuilder().path("jobs");
-        return uni(jobs.scheduleAllAsync(List.of(job)).map(all -> {
+        return uni(jobs.scheduleAllAsync(List.of(job), traceparent).map(all -> {
             JobInfo info = all.get(0);
             if (info.created()) {
                 return Response.created(location.path(info.topic()).path(info.id()).build()).entity(Enqueued.of(info))
@@ -118,9 +129,11 @@ public class JobsResource {
     @Operation(summary = "Enqueue up to 1000 jobs", description = "Body: a JSON array of jobs (or {\"jobs\": [...]}). "
             + "Validation is all-or-nothing: one invalid item → 400 naming it, nothing written. "
             + "Reply: one result per item, in order, status 201 (created) or 200 (existed).")
-    public Uni<List<BatchItem>> batch(String body) {
+    @APIResponse(responseCode = "503", description = UNAVAILABLE_BATCH, content = @Content(mediaType = Problem.MEDIA_TYPE,
+            schema = @Schema(implementation = Problem.class)))
+    public Uni<List<BatchItem>> batch(String body, @HeaderParam("traceparent") String traceparent) {
         List<NewJob> batch = parser.batch(body);
-        return uni(jobs.scheduleAllAsync(batch).map(all -> {
+        return uni(jobs.scheduleAllAsync(batch, traceparent).map(all -> {
             List<BatchItem> out = new ArrayList<>(all.size());
             for (JobInfo info : all) {
                 out.add(new BatchItem(info.created() ? 201 : 200, info.id(), info.topic(), text(info.runAt()),

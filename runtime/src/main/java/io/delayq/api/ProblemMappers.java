@@ -1,5 +1,7 @@
 package io.delayq.api;
 
+import java.util.List;
+
 import jakarta.ws.rs.NotAcceptableException;
 import jakarta.ws.rs.NotAllowedException;
 import jakarta.ws.rs.NotSupportedException;
@@ -48,11 +50,20 @@ public class ProblemMappers {
 
     private static Response unavailableProblem(StoreUnavailableException e, UriInfo uri) {
         LOG.debugf("503: %s", e.getMessage());
-        // One script per topic partition is atomic: no job is ever half-written. A batch spanning
-        // several partitions may have written the earlier ones; resending is safe for jobs with ids.
-        String detail = e instanceof io.delayq.store.NotReplicatedException ? e.getMessage()
-                : "Redis is unavailable; retry later (enqueue is idempotent by job id)";
-        return Problem.response(503, detail, null, path(uri)).header("Retry-After", "1").build();
+        String reason = e instanceof io.delayq.store.NotReplicatedException ? e.getMessage() : "Redis is unavailable";
+        if (e.jobs().isEmpty()) {
+            return Problem.response(503, reason + "; retry later", null, path(uri)).header("Retry-After", "1").build();
+        }
+        // One script per topic partition is atomic: no job is ever half-written. But a batch goes
+        // partition by partition, and a script that timed out may have run: every job is named,
+        // with whether it is stored, so that a retry with the same ids (a generated one too)
+        // duplicates nothing.
+        List<Problem.JobOutcome> jobs = e.jobs().stream()
+                .map(j -> new Problem.JobOutcome(j.id(), j.topic(), j.stored().json())).toList();
+        String detail = reason + "; retry later with the same ids (jobs: each one's outcome, stored, not stored or"
+                + " unknown): enqueue is idempotent by job id";
+        return Problem.response(503, detail, null, path(uri), jobs.size() == 1 ? jobs.get(0).id() : null, jobs)
+                .header("Retry-After", "1").build();
     }
 
     /**

@@ -25,9 +25,7 @@ import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonRawValue;
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.delayq.api.JobsResource.Conflict;
 import io.delayq.api.JobsResource.Enqueued;
@@ -52,12 +50,10 @@ public class SchedulesResource {
     private static final Set<String> FIELDS = Set.of("cron", "every", "topic", "payload", "timeZone", "misfire");
     private final Schedules schedules;
     private final JobBodyParser parser;
-    private final ObjectMapper mapper;
 
-    public SchedulesResource(Schedules schedules, JobBodyParser parser, ObjectMapper mapper) {
+    public SchedulesResource(Schedules schedules, JobBodyParser parser) {
         this.schedules = schedules;
         this.parser = parser;
-        this.mapper = mapper;
     }
 
     /**
@@ -150,15 +146,7 @@ public class SchedulesResource {
 
     private Schedule parse(String name, String body) {
         checkName(name);
-        if (body == null || body.isBlank()) {
-            throw new InvalidJobException("body", "a JSON body is required");
-        }
-        JsonNode node;
-        try {
-            node = mapper.readTree(body);
-        } catch (JsonProcessingException e) {
-            throw new InvalidJobException("body", "malformed JSON: " + e.getOriginalMessage());
-        }
+        JsonNode node = parser.tree(body);
         if (node == null || !node.isObject()) {
             throw new InvalidJobException("body", "a schedule is a JSON object");
         }

@@ -14,8 +14,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.delayq.ops.DelayqMetrics;
 import io.delayq.ops.tracing.JobTracing;
+import io.delayq.store.EnqueueOutcome;
 import io.delayq.store.JobStore;
 import io.delayq.store.Partition;
+import io.delayq.store.StoreUnavailableException;
 import io.vertx.core.Future;
 
 /**
@@ -66,7 +68,7 @@ public class Jobs {
             } catch (JsonProcessingException e) {
                 throw new InvalidJobException("payload", "payload cannot be written as JSON: " + e.getOriginalMessage());
             }
-            return validator.validate(request.topic, request.id, request.delay == null ? null : request.delay.toMillis(),
+            return validator.validate(request.topic, request.id, request.delay == null ? null : millis(request.delay),
                     request.runAt == null ? null : request.runAt.toString(), request.maxAttempts, json);
         } catch (InvalidJobException e) {
             throw prefix.isEmpty() ? e : e.inItem(prefix);
@@ -125,7 +127,19 @@ public class Jobs {
         if (delay == null) {
             throw new InvalidJobException("delayMs", "delayMs is required");
         }
-        return reschedule(topic, id, validator.timing(delay.toMillis(), null));
+        return reschedule(topic, id, validator.timing(millis(delay), null));
+    }
+
+    /**
+     * A delay in ms, saturated rather than overflowing (Duration.toMillis throws past Long.MAX_VALUE
+     * ms): the validator then refuses it as beyond the horizon, naming delayMs.
+     */
+    private static long millis(Duration delay) {
+        try {
+            return delay.toMillis();
+        } catch (ArithmeticException e) {
+            return delay.isNegative() ? Long.MIN_VALUE : Long.MAX_VALUE;
+        }
     }
 
     /** Runs a scheduled job now rather than at its runAt: {@code reschedule(topic, id, Duration.ZERO)}. */
@@ -155,7 +169,15 @@ public class Jobs {
      * future may complete on one. (The REST API's enqueue; reactive code uses {@link ReactiveJobs}.)
      */
     public Future<List<JobInfo>> scheduleAllAsync(List<NewJob> jobs) {
-        String trace = tracing.currentContext();
+        return scheduleAllAsync(jobs, null);
+    }
+
+    /**
+     * As {@link #scheduleAllAsync(List)}, for a request that came with a W3C {@code traceparent}
+     * header (null: none): the jobs keep that trace even when nothing here traces the request.
+     */
+    public Future<List<JobInfo>> scheduleAllAsync(List<NewJob> jobs, String traceparent) {
+        String trace = JobTracing.forEnqueue(tracing.currentContext(), traceparent);
         Map<Partition, List<Integer>> byPartition = new LinkedHashMap<>();
         for (int i = 0; i < jobs.size(); i++) {
             NewJob job = jobs.get(i);
@@ -166,7 +188,9 @@ public class Jobs {
         for (Map.Entry<Partition, List<Integer>> e : byPartition.entrySet()) {
             List<NewJob> part = new ArrayList<>(e.getValue().size());
             e.getValue().forEach(i -> part.add(jobs.get(i)));
-            done = done.compose(v -> store.enqueueAsync(e.getKey(), part, trace)).map(results -> {
+            done = done.compose(v -> store.enqueueAsync(e.getKey(), part, trace).recover(failure -> Future
+                    .failedFuture(failure instanceof StoreUnavailableException u ? unavailable(u, jobs, out, e.getValue())
+                            : failure))).map(results -> {
                 int created = 0;
                 for (int j = 0; j < results.size(); j++) {
                     out[e.getValue().get(j)] = results.get(j);
@@ -177,5 +201,23 @@ public class Jobs {
             });
         }
         return done.map(v -> List.of(out));
+    }
+
+    /**
+     * The failure of one partition's script, with what is known of every job of the request: the
+     * partitions before it are written ({@code out} holds their results), its own may or may not
+     * be (Redis refused it, or it timed out), the later ones were never sent.
+     */
+    private static StoreUnavailableException unavailable(StoreUnavailableException failure, List<NewJob> jobs,
+            JobInfo[] out, List<Integer> failed) {
+        List<EnqueueOutcome> outcomes = new ArrayList<>(jobs.size());
+        java.util.Set<Integer> inFailed = new java.util.HashSet<>(failed);
+        for (int i = 0; i < jobs.size(); i++) {
+            EnqueueOutcome.Stored stored = out[i] != null ? EnqueueOutcome.Stored.STORED
+                    : inFailed.contains(i) && !failure.refused() ? EnqueueOutcome.Stored.UNKNOWN
+                            : EnqueueOutcome.Stored.NOT_STORED;
+            outcomes.add(new EnqueueOutcome(jobs.get(i).id(), jobs.get(i).topic(), stored));
+        }
+        return failure.naming(outcomes);
     }
 }

@@ -28,6 +28,11 @@ public final class Schedule {
     public static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,100}");
     private static final CronParser CRON = new CronParser(CronType.QUARTZ);
     private static final long MIN_EVERY_MS = 1000;
+    /**
+     * Far beyond any use (a yearly schedule is a cron), and small enough that no tick arithmetic
+     * (epoch ms + period) can overflow: a period of PT9999999999999H is a Duration but no long of ms.
+     */
+    static final Duration MAX_EVERY = Duration.ofDays(3650);
     /** The default time zone, by its region id ("UTC", as users write it, not the offset's "Z"). */
     private static final ZoneId UTC = ZoneId.of("UTC");
 
@@ -120,8 +125,12 @@ public final class Schedule {
                         + "seconds minutes hours day-of-month month day-of-week [year], as 0 0/15 * * * ?): "
                         + e.getMessage());
             }
-        } else if (every.toMillis() < MIN_EVERY_MS) {
-            throw new InvalidJobException(fields.every, fields.every + " must be at least 1s, not " + format(every));
+        } else if (every.compareTo(MAX_EVERY) > 0) {
+            throw new InvalidJobException(fields.every, fields.every + " must be at most " + format(MAX_EVERY) + ", not "
+                    + every);
+        } else if (every.compareTo(Duration.ofMillis(MIN_EVERY_MS)) < 0) {
+            throw new InvalidJobException(fields.every, fields.every + " must be at least 1s, not "
+                    + (every.compareTo(MAX_EVERY.negated()) < 0 ? every : format(every)));
         }
         JobValidator.checkTopic(fields.topic, topic);
         ZoneId zone = null;

@@ -114,6 +114,19 @@ public class JobStore {
 
     // ---------------------------------------------------------------- enqueue
 
+    private volatile Consumer<Partition> beforeEnqueue = p -> {
+    };
+
+    /**
+     * A test seam: {@code hook} runs just before each enqueue script is sent (on the sending
+     * thread; it must not wait for Redis' replies on an event loop), so that a test can put the
+     * real Redis in a state at that point of a batch; null removes it.
+     */
+    public void beforeEnqueueScript(Consumer<Partition> hook) {
+        beforeEnqueue = hook == null ? p -> {
+        } : hook;
+    }
+
     /**
      * Enqueues jobs of one topic partition in one atomic script. Results are in input order;
      * {@link JobInfo#created()} tells new jobs from existing ids. {@code trace} is the compact W3C
@@ -174,8 +187,12 @@ public class JobStore {
         // One job with neither a dedup window nor a tick (most calls): the script of fewer commands.
         String script = jobs.size() == 1 && schedule.isEmpty() && !dedupWindows.containsKey(p.topic()) ? "enqueue1"
                 : "enqueue";
-        return registerTopic(p.topic())
-                .compose(v -> runAsync(script, p, days, args, durableReplicas, null))
+        // A failed SADD of the topic means the script was never sent: its jobs are not stored.
+        return registerTopic(p.topic()).recover(JobStore::notSent)
+                .compose(v -> {
+                    beforeEnqueue.accept(p);
+                    return runAsync(script, p, days, args, durableReplicas, null);
+                })
                 .recover(e -> Future.failedFuture(e instanceof NotReplicatedException n ? notReplicated(n, jobs) : e));
     }
 
@@ -218,7 +235,8 @@ public class JobStore {
         // One caller checks; the others fail fast (as if Redis were away) rather than queue
         // behind a check that waits for a Redis that does not answer.
         if (!layoutCheck.compareAndSet(false, true)) {
-            return Future.failedFuture(new StoreUnavailableException("checking the store's layout (" + keys.partitions() + ")", null));
+            return Future.failedFuture(new StoreUnavailableException("checking the store's layout (" + keys.partitions() + ")",
+                    null, true));
         }
         if (keys.layoutKnown()) {
             layoutCheck.set(false);
@@ -1092,7 +1110,15 @@ public class JobStore {
     private Future<Response> runAsync(String script, Partition p, Set<Integer> days, List<String> args, int replicas,
             Consumer<Response> late) {
         Set<Integer> shardDays = days instanceof TreeSet<Integer> mutable ? mutable : new TreeSet<>(days);
-        return ensureLayoutAsync().compose(v -> runWithDays(script, p, shardDays, args, replicas, late, 0));
+        return ensureLayoutAsync().recover(JobStore::notSent)
+                .compose(v -> runWithDays(script, p, shardDays, args, replicas, late, 0));
+    }
+
+    /** A failure before the script was sent: it certainly did nothing ({@link StoreUnavailableException#refused()}). */
+    private static <T> Future<T> notSent(Throwable e) {
+        return Future.failedFuture(e instanceof StoreUnavailableException u && !u.refused()
+                ? new StoreUnavailableException(u.getMessage(), u, true)
+                : e);
     }
 
     private Future<Response> runWithDays(String script, Partition p, Set<Integer> shardDays, List<String> args,

@@ -31,11 +31,16 @@ import io.vertx.redis.client.impl.types.ErrorType;
 public class RedisGateway {
     // Replies that mean "not now" rather than "wrong request" (CONNECTION_CLOSED: the client's own,
     // for a request whose connection closed before its reply).
-    private static final List<String> TRANSIENT = List.of("LOADING", "BUSY", "MASTERDOWN", "READONLY",
-            "CLUSTERDOWN", "TRYAGAIN", "NOREPLICAS", "OOM", "CONNECTION_CLOSED",
+    // MISCONF: writes refused until a snapshot (or the AOF) can be written again; an operator's
+    // fix, but nothing is wrong with the request and a retry succeeds once it is made.
+    private static final java.util.Set<String> TRANSIENT = java.util.Set.of("LOADING", "BUSY", "MASTERDOWN", "READONLY",
+            "CLUSTERDOWN", "TRYAGAIN", "NOREPLICAS", "OOM", "MISCONF", "CONNECTION_CLOSED",
             // A redirect the cluster client did not follow (inside a batch): its slot map is
             // stale and refreshes within a second.
             "MOVED", "ASK");
+    // Redis refuses a new connection beyond maxclients with this reply (code ERR, so by its text):
+    // connections free up as clients leave.
+    private static final String MAX_CLIENTS = "ERR max number of clients reached";
     // A batch whose connection died fails with the text of the exception (a Java class name), one
     // line per request.
     private static final java.util.regex.Pattern EXCEPTION_TEXT = java.util.regex.Pattern
@@ -269,10 +274,13 @@ public class RedisGateway {
                 // A failed batch: "ERR [<index>] <the reply>"; classify the reply.
                 message = message.substring(message.indexOf(']') + 1).trim();
             }
-            for (String kind : TRANSIENT) {
-                if (message.startsWith(kind)) {
-                    return new StoreUnavailableException("Redis is not ready: " + message, error);
-                }
+            // The error code is the reply's first word (BUSYKEY is a wrong request, BUSY is not now).
+            String code = message.split("\\s", 2)[0];
+            if (TRANSIENT.contains(code) || message.startsWith(MAX_CLIENTS)) {
+                // Redis' own refusal: the command (a whole script) did not run. CONNECTION_CLOSED is
+                // the client's: the request may have been sent and run.
+                return new StoreUnavailableException("Redis is not ready: " + message, error,
+                        !code.equals("CONNECTION_CLOSED"));
             }
             // The connection was lost under the request (Redis killed, failed over, restarted):
             // the client fails it with CONNECTION_CLOSED, or in a batch with the exception's text.
@@ -281,6 +289,8 @@ public class RedisGateway {
             }
             return new RedisReplyException(message, error);
         }
-        return new StoreUnavailableException("Redis is unreachable: " + cause, cause);
+        // No connection (refused, unresolved host): nothing was sent.
+        return new StoreUnavailableException("Redis is unreachable: " + cause, cause,
+                cause instanceof java.net.ConnectException || cause instanceof java.net.UnknownHostException);
     }
 }

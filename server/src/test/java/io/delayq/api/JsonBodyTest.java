@@ -65,4 +65,39 @@ class JsonBodyTest {
         given().contentType(ContentType.TEXT).post("/topics/" + Topics.fresh("media") + "/dead/x/requeue").then()
                 .statusCode(404);
     }
+
+    @Test
+    void aBodyWithAnythingAfterItsJsonValueIsA400NamingTheBodyOnEveryEndpointAndNothingIsWritten() {
+        String topic = Topics.fresh("trailing");
+        String other = Topics.fresh("trailing");
+        String job = "{\"topic\":\"" + topic + "\",\"id\":\"1\"}";
+        String second = "{\"topic\":\"" + other + "\",\"id\":\"2\"}";
+        String schedule = "{\"every\":\"1h\",\"topic\":\"" + topic + "\"}";
+        String kept = Topics.fresh("kept");
+        given().contentType(ContentType.JSON).body("{\"topic\":\"" + kept + "\",\"id\":\"k\",\"delayMs\":60000}")
+                .post("/jobs").then().statusCode(201);
+        String runAt = given().get("/jobs/" + kept + "/k").then().statusCode(200).extract().path("runAt");
+        for (String tail : new String[] { second, " garbage", " 1", "]", ",", " {" }) {
+            trailing(given().contentType(ContentType.JSON).body(job + tail).post("/jobs"));
+            trailing(given().contentType(ContentType.JSON).body("[" + job + "]" + tail).post("/jobs/batch"));
+            trailing(given().contentType(ContentType.JSON).body("{\"jobs\":[" + job + "]}" + tail).post("/jobs/batch"));
+            trailing(given().contentType(ContentType.JSON).body("{\"delayMs\":0}" + tail).patch("/jobs/" + kept + "/k"));
+            trailing(given().contentType(ContentType.JSON).body(schedule + tail).put("/schedules/" + topic));
+            trailing(given().contentType(ContentType.JSON).body("{\"perSecond\":5}" + tail)
+                    .put("/topics/" + topic + "/rate-limit"));
+        }
+        try (Resp redis = RedisTestResource.resp()) {
+            assertEquals(0L, redis.countKeys("dq:{" + topic + "*"));
+            assertEquals(0L, redis.countKeys("dq:{" + other + "*"));
+            assertNull(redis.str("HGET", "dq:schedules", topic));
+        }
+        given().get("/jobs/" + kept + "/k").then().statusCode(200).body("runAt", equalTo(runAt));
+        // Whitespace after the value is no content: still one JSON value.
+        given().contentType(ContentType.JSON).body(job + " \n\t ").post("/jobs").then().statusCode(201);
+    }
+
+    private static void trailing(io.restassured.response.Response r) {
+        r.then().statusCode(400).contentType(startsWith("application/problem+json")).body("status", equalTo(400))
+                .body("field", equalTo("body")).body("detail", containsString("one JSON value"));
+    }
 }

@@ -45,4 +45,27 @@ class RedisOutageTest {
             assertEquals(1L, r.num("HLEN", Topics.keys(topic) + "jobs"));
         }
     }
+
+    @Test
+    void redisAtMaxClientsGives503WithRetryAfterAndEnqueueWorksAgainWhenAClientSlotIsFree() {
+        String topic = Topics.fresh("maxclients");
+        String body = "{\"topic\":\"" + topic + "\",\"id\":\"m1\",\"delayMs\":60000}";
+        try (Resp admin = RedisTestResource.resp()) {
+            // This connection is the only client left, and the only one Redis accepts: every
+            // connection the service opens again is refused with "ERR max number of clients reached".
+            admin.call("CONFIG", "SET", "maxclients", "1");
+            try {
+                admin.call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes");
+                admin.call("CLIENT", "KILL", "TYPE", "pubsub", "SKIPME", "yes");
+                given().contentType(ContentType.JSON).body(body).post("/jobs").then().statusCode(503)
+                        .header("Retry-After", "1").contentType(startsWith("application/problem+json"))
+                        .body("status", equalTo(503));
+                assertEquals(0L, admin.num("EXISTS", Topics.keys(topic) + "jobs"));
+            } finally {
+                admin.call("CONFIG", "SET", "maxclients", "10000");
+            }
+        }
+        Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).until(() -> given()
+                .contentType(ContentType.JSON).body(body).post("/jobs").statusCode() == 201);
+    }
 }

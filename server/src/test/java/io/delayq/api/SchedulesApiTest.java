@@ -1,6 +1,7 @@
 package io.delayq.api;
 
 import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.endsWith;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItems;
@@ -86,6 +87,12 @@ class SchedulesApiTest {
                 "{\"every\":\"1m\",\"topic\":\"t\",\"runAt\":\"2026-12-01T00:00:00Z\"}", "runAt");
         cases.forEach((body, field) -> json(body).put("/schedules/" + name).then().statusCode(400)
                 .contentType("application/problem+json").body("field", equalTo(field)));
+        // A Duration, but no long of milliseconds (it overflowed into a 500), and one just past the maximum.
+        for (String every : new String[] { "PT9999999999999H", "3651d", "PT-9999999999999H" }) {
+            json("{\"every\":\"" + every + "\",\"topic\":\"t\"}").put("/schedules/" + name).then().statusCode(400)
+                    .contentType("application/problem+json").body("field", equalTo("every"))
+                    .body("detail", containsString("every must be"));
+        }
         json("{\"every\":").put("/schedules/" + name).then().statusCode(400).body("field", equalTo("body"));
         json("{\"every\":\"1m\",\"topic\":\"t\"}").put("/schedules/has:colon").then().statusCode(400)
                 .body("field", equalTo("name"));

@@ -39,6 +39,13 @@ class RedisGatewayTest {
                 ErrorType.create("ERR user_script:12: Script attempted to access nonexistent global variable 'x'")));
         assertInstanceOf(StoreUnavailableException.class,
                 RedisGateway.translate(ErrorType.create("LOADING Redis is loading the dataset in memory")));
+        assertInstanceOf(StoreUnavailableException.class, RedisGateway.translate(ErrorType.create(
+                "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk.")));
+        assertInstanceOf(StoreUnavailableException.class,
+                RedisGateway.translate(ErrorType.create("ERR max number of clients reached")));
+        // The code is the first word: BUSYKEY (a RESTORE onto an existing key) is no BUSY.
+        assertInstanceOf(RedisReplyException.class,
+                RedisGateway.translate(ErrorType.create("BUSYKEY Target key name already exists.")));
     }
 
     @Test

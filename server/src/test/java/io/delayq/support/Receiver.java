@@ -31,9 +31,17 @@ public final class Receiver implements AutoCloseable {
     private volatile java.util.function.ToLongFunction<Delivery> hold = d -> 0;
     private volatile java.util.function.Predicate<Delivery> fail = d -> false;
 
+    /** The {@code traceparent} header of each delivery of a job (none: no entry), in arrival order. */
+    public final Map<String, List<String>> traceparents = new ConcurrentHashMap<>();
+
     public Receiver() {
+        this(0);
+    }
+
+    /** On a given port (a test profile's target URL is fixed before the test runs: {@link FixedPort}). */
+    public Receiver(int port) {
         try {
-            server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 512);
+            server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 512);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
@@ -73,6 +81,10 @@ public final class Receiver implements AutoCloseable {
         String query = ex.getRequestURI().getRawQuery();
         String via = query != null && query.startsWith("via=") ? query.substring(4) : null;
         Delivery d = new Delivery(id, attempt, now, via);
+        String traceparent = ex.getRequestHeaders().getFirst("traceparent");
+        if (traceparent != null) {
+            traceparents.computeIfAbsent(id, k -> new CopyOnWriteArrayList<>()).add(traceparent);
+        }
         deliveries.computeIfAbsent(id, k -> new CopyOnWriteArrayList<>()).add(d);
         inProgress.incrementAndGet();
         try {

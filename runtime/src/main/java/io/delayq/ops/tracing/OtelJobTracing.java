@@ -40,10 +40,12 @@ public class OtelJobTracing implements JobTracing {
     @Override
     public AttemptSpan startAttempt(String topic, String jobId, int attempt, long latenessMs, String enqueueContext) {
         try {
-            return new OtelAttempt(start(topic, jobId, attempt, latenessMs, enqueueContext));
+            Span span = start(topic, jobId, attempt, latenessMs, enqueueContext);
+            // A tracer that makes no valid span (OpenTelemetry's no-op): the enqueue's trace goes on.
+            return span.getSpanContext().isValid() ? new OtelAttempt(span) : JobTracing.passThroughSpan(enqueueContext);
         } catch (RuntimeException e) {
             LOG.debugf(e, "no span for job %s/%s", topic, jobId);
-            return NONE;
+            return JobTracing.passThroughSpan(enqueueContext);
         }
     }
 
