@@ -22,7 +22,9 @@ import io.quarkus.scheduler.Scheduled;
  * so that an idle replica pays a few commands a minute for it however many topics Redis knows. A
  * look that finds jobs (or remembered dedup ids) records the topic as in use now; one that finds
  * a topic never recorded starts its clock; the served ones are recorded by the replica registry's
- * writes. Two replicas forgetting one topic at once is harmless (one finds it unknown).
+ * writes; at the end of each round the records of topics that are not known (served once, never
+ * given a job) go past their retention. Two replicas forgetting one topic at once is harmless
+ * (one finds it unknown).
  */
 @ApplicationScoped
 public class TopicRetention {
@@ -50,6 +52,11 @@ public class TopicRetention {
                 JobStore.TopicPage page = store.scanTopics(cursor, PAGE);
                 cursor = page.cursor();
                 ahead.addAll(page.topics());
+                if (cursor.equals("0")) {
+                    // A round over every known topic ends: also drop what is recorded of topics not
+                    // known (served once, never a job), past their retention.
+                    store.dropStaleActivity(clock.redisNow() - retention.toMillis());
+                }
             }
             String topic = ahead.pollFirst();
             if (topic != null) {

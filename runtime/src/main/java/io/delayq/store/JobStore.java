@@ -728,6 +728,38 @@ public class JobStore {
         redis.send(Request.cmd(Command.HSET).arg(keys.topicsActive()).arg(topic).arg(nowMs));
     }
 
+    /**
+     * Drops the {@link Keys#topicsActive()} entries of topics not in the topics SET whose time is
+     * older than {@code beforeMs} (a served topic that never had a job, no longer served); returns
+     * how many. It reads the whole hash: for the end of a round over the topics, not every minute.
+     */
+    public int dropStaleActivity(long beforeMs) {
+        List<String> stale = new ArrayList<>();
+        pairs(redis.send(Request.cmd(Command.HGETALL).arg(keys.topicsActive()))).forEach((topic, at) -> {
+            if (Long.parseLong(at) < beforeMs) {
+                stale.add(topic);
+            }
+        });
+        if (stale.isEmpty()) {
+            return 0;
+        }
+        Request listed = Request.cmd(Command.SMISMEMBER).arg(keys.topics());
+        stale.forEach(listed::arg);
+        Response member = redis.send(listed);
+        Request drop = Request.cmd(Command.HDEL).arg(keys.topicsActive());
+        int n = 0;
+        for (int i = 0; i < stale.size(); i++) {
+            if (member.get(i).toInteger() == 0) {
+                drop.arg(stale.get(i));
+                n++;
+            }
+        }
+        if (n > 0) {
+            redis.send(drop);
+        }
+        return n;
+    }
+
     /** A page of the topics SET (SSCAN): the names, and the cursor to go on from ("0": the end). */
     public record TopicPage(String cursor, List<String> topics) {
     }

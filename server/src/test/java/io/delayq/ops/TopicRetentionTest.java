@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
 import io.delayq.core.JobRequest;
 import io.delayq.core.Jobs;
 import io.delayq.dev.Resp;
+import io.delayq.store.JobStore;
 import io.delayq.support.RedisTestResource;
 import io.delayq.support.Topics;
 import io.quarkus.test.common.QuarkusTestResource;
@@ -35,6 +36,8 @@ class TopicRetentionTest {
     TopicRetention retention;
     @Inject
     Jobs jobs;
+    @Inject
+    JobStore store;
 
     @Test
     void aTopicWithNoJobsThatNobodyServesIsForgottenOnceItsRetentionPassed() {
@@ -64,6 +67,19 @@ class TopicRetentionTest {
             assertNotNull(redis.str("HGET", "dq:topics:active", topic));
         }
         jobs.cancel(topic, id);
+    }
+
+    @Test
+    void theRecordsOfTopicsNotKnownGoAtTheEndOfARoundAndThoseOfKnownOnesStay() {
+        String gone = Topics.fresh("served-once");
+        String known = Topics.fresh("retained-known");
+        given().post("/topics/" + known + "/pause").then().statusCode(200);
+        try (Resp redis = RedisTestResource.resp()) {
+            redis.num("HSET", "dq:topics:active", gone, "1", known, "1");
+            assertTrue(store.dropStaleActivity(System.currentTimeMillis()) >= 1);
+            assertEquals(0L, redis.num("HEXISTS", "dq:topics:active", gone));
+            assertEquals(1L, redis.num("HEXISTS", "dq:topics:active", known), "a known topic's waits for its look");
+        }
     }
 
     @Test
