@@ -87,7 +87,8 @@ public class ReplicaRegistry {
         try {
             Replica unstamped = self();
             // An idle replica's entry stays the same: rewrite it only as often as readers need to
-            // see it alive, so that it costs Redis one HSET per UNCHANGED_S, not per EVERY_S.
+            // see it alive, so that it costs Redis a TIME and an HSET (two with served topics) per
+            // UNCHANGED_S, not per EVERY_S.
             long now = System.nanoTime();
             if (unstamped.equals(lastAnnounced) && now - lastAnnouncedAtNanos < UNCHANGED_S * 1_000_000_000L) {
                 return;

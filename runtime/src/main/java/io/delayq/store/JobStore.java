@@ -587,14 +587,10 @@ public class JobStore {
                 inflight.size() > inflightLimit ? inflight.subList(0, inflightLimit) : inflight);
     }
 
-    /** Announces a replica (see io.delayq.ops.ReplicaRegistry): {@code json} replaces its entry. */
-    public void putReplica(String id, String json) {
-        putReplica(id, json, List.of(), 0);
-    }
-
     /**
-     * Announces a replica, and that the topics it serves were in use at Redis time {@code nowMs}
-     * (what their retention counts from): one round trip.
+     * Announces a replica (see io.delayq.ops.ReplicaRegistry): {@code json} replaces its entry;
+     * and that the topics it serves were in use at Redis time {@code nowMs} (what their retention
+     * counts from). One round trip.
      */
     public void putReplica(String id, String json, Collection<String> serves, long nowMs) {
         List<Request> writes = new ArrayList<>(2);
@@ -607,17 +603,11 @@ public class JobStore {
         readAll(writes);
     }
 
-    /** Every replica's entry, by id. */
-    public Map<String, String> replicas() {
-        Response all = redis.send(Request.cmd(Command.HGETALL).arg(keys.replicas()));
-        return pairs(all);
-    }
-
     /** Every replica's entry, by id, and Redis' clock (epoch ms) when they were read: one round trip. */
     public record ReplicaEntries(long redisNowMs, Map<String, String> entries) {
     }
 
-    /** As {@link #replicas()}, with the Redis time of the read (replicas are judged alive by it). */
+    /** Every replica's entry, with the Redis time of the read (replicas are judged alive by it). */
     public ReplicaEntries replicasNow() {
         List<Response> r = readAll(List.of(Request.cmd(Command.TIME), Request.cmd(Command.HGETALL).arg(keys.replicas())));
         return new ReplicaEntries(timeMs(r.get(0)), pairs(r.get(1)));
