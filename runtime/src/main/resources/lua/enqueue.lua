@@ -12,7 +12,9 @@
 --             id, mode ('d' = runAt is Redis now + value, 'a' = runAt is value), value ms,
 --             maxAttempts (0 = topic default), payload json
 -- Returns {now, then 4 values per job: created (1) or already there (0), runAt ms (for state c:
---          when it succeeded), attempts, state letter (s, i, d, or c = succeeded)}.
+--          when it succeeded), attempts, state letter (s, i, d, or c = succeeded)}, and last
+--          'relist' when the topic was forgotten since the partition emptied (see forget.lua):
+--          Java lists the topic again before it answers.
 -- Errors: DQNEEDDAY (see lib.lua) when a runAt falls on a day whose shard was not passed.
 local channel = ARGV[A]
 local trace = ARGV[A + 1]
@@ -117,6 +119,7 @@ if #fields > 0 then
   variadic('HSET', K_JOBS, fields)
   for shard, list in pairs(by_shard) do variadic('ZADD', shard, list) end
   local head = tonumber(rcall('GET', K_NEXT))
+  if not head and forgotten_since() then out[#out + 1] = 'relist' end
   if not head or earliest < head then
     rcall('SET', K_NEXT, earliest)
     wake(channel, earliest)

@@ -4,6 +4,8 @@
 -- needs no clock). Same KEYS, ARGV and reply as enqueue.lua with n = 1, except:
 -- ARGV[A+2] (dedup window) must be 0 and ARGV[A+3] (schedule) '' (Java sends those calls, and
 -- batches, to enqueue.lua); the reply's now is 0 when the job came with a runAt.
+-- The reply ends with 'relist' when the topic was forgotten since the partition emptied (see
+-- forget.lua): Java lists the topic again before it answers.
 -- Errors: DQNEEDDAY (see lib.lua) when the runAt falls on a day whose shard was not passed.
 local J = A + 6
 local id, mode, value = ARGV[J], ARGV[J + 1], tonumber(ARGV[J + 2])
@@ -23,9 +25,11 @@ if rcall('HSETNX', K_JOBS, id, encode(r)) == 0 then
 end
 rcall('ZADD', shard, run_at, id)
 rcall('ZADD', K_DAYS, day, day)
+local out = { now, 1, run_at, 0, 's' }
 local head = tonumber(rcall('GET', K_NEXT))
+if not head and forgotten_since() then out[6] = 'relist' end
 if not head or run_at < head then
   rcall('SET', K_NEXT, run_at)
   wake(ARGV[A], run_at)
 end
-return { now, 1, run_at, 0, 's' }
+return out

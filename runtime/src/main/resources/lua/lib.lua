@@ -19,7 +19,11 @@
 --                               partitions (absent = the caller's configuration, passed in ARGV)
 --   KEYS[12] -> ratetat  STRING the partition's rate limit state (GCRA's theoretical arrival time,
 --                               ms); expires once it is in the past
---   KEYS[13..12+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
+--   KEYS[13] -> forgotten STRING set when the partition's topic was forgotten (DELETE /topics/{t},
+--                               or its retention); expires after a while. An enqueue into the
+--                               emptied partition that finds it tells Java to list the topic again
+--                               (see forget.lua)
+--   KEYS[14..13+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
 -- ARGV[1] = k, the number of day shards passed; ARGV[2..1+k] = their days (yyyymmdd).
 -- A script that needs a shard it was not given fails with "DQNEEDDAY d1 d2 ..." before any write;
 -- Java then adds those keys and calls again. Scripts never build key names themselves.
@@ -27,13 +31,14 @@ local rcall = redis.call
 local K_JOBS, K_DAYS, K_NEXT, K_INFLIGHT, K_LEASES, K_DEAD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local K_LEASE_NEXT, K_DONE, K_TICKS = KEYS[7], KEYS[8], KEYS[9]
 local K_PAUSED, K_RATE, K_RATE_TAT = KEYS[10], KEYS[11], KEYS[12]
+local K_FORGOTTEN = KEYS[13]
 local DAY_MS = 86400000
 -- Lua's unpack() is bounded by the C stack (LUAI_MAXCSTACK 8000): variadic calls go in chunks.
 local CHUNK = 1000
 
 local shard_count = tonumber(ARGV[1])
 local shard_of_day = {}
-for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[12 + i] end
+for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[13 + i] end
 local A = 2 + shard_count -- first script-specific ARGV
 local floor = math.floor
 
@@ -228,6 +233,13 @@ local function reset_next()
   local head = #top > 0 and tonumber(top[2]) or day_start(day)
   rcall('SET', K_NEXT, head)
   return head
+end
+
+-- Whether the partition's topic was forgotten (forget.lua) since it last held a job; the mark goes
+-- with the question. Asked only by an enqueue into a partition with nothing scheduled: a forgotten
+-- one is empty, so a busy partition pays nothing for it.
+local function forgotten_since()
+  return rcall('DEL', K_FORGOTTEN) == 1
 end
 
 -- Calls a variadic command with fixed leading args and a flat list, in CHUNK-sized pieces.

@@ -23,6 +23,7 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 
+import io.delayq.core.ForgetResult;
 import io.delayq.core.InvalidJobException;
 import io.delayq.core.JobValidator;
 import io.delayq.core.TopicControl;
@@ -137,6 +138,21 @@ public class TopicsResource {
             + "with the topic's flow control")
     public TopicFlow clearRateLimit(@PathParam("topic") String topic) {
         return control.clearRateLimit(topic);
+    }
+
+    @DELETE
+    @Path("/{topic}")
+    @Operation(summary = "Forget a topic that holds no jobs and that no replica serves", description = "Gone from "
+            + "GET /topics and the dashboard, with its pause, rate limit, tick records and dedup ids; a new job lists it "
+            + "again. 204 forgotten; 404 unknown; 409 while it has jobs (scheduled, in flight or dead) or a live "
+            + "replica serves it")
+    public Response forget(@PathParam("topic") String topic) {
+        ForgetResult r = control.forget(topic);
+        return switch (r.outcome()) {
+            case FORGOTTEN -> Response.noContent().build();
+            case UNKNOWN -> throw new JobsResource.NotFound(r.detail());
+            case SERVED, HAS_JOBS -> throw new JobsResource.Conflict(r.detail());
+        };
     }
 
     @GET

@@ -63,6 +63,18 @@ public interface DelayqConfig {
     /** How far an enqueue's write must have travelled before it is acknowledged. */
     Durability durability();
 
+    /**
+     * How long a topic with no jobs that no replica serves stays known: past it, it is forgotten
+     * by itself, as by {@code DELETE /topics/<t>} — gone from {@code GET /topics} and the
+     * dashboard, its pause, rate limit and tick records deleted (a new job lists it again). Counted
+     * from the last time a live replica announced serving it, or a replica found it holding jobs
+     * or remembered dedup ids; replicas look at one topic a minute each, in turn, so a topic may
+     * stay a while longer. Default 7 days.
+     */
+    @WithName("topics-retention")
+    @WithDefault("7d")
+    Duration topicsRetention();
+
     /** Per-topic settings, by topic name: {@code delayq.topics."order-close".concurrency=8}. */
     Map<String, Topic> topics();
 

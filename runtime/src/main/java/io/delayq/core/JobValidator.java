@@ -7,6 +7,8 @@ import java.util.regex.Pattern;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import io.delayq.dispatch.RedisClock;
+
 /**
  * The rules every job must pass, for REST and Java producers alike; each failure names its field.
  */
@@ -17,9 +19,11 @@ public class JobValidator {
     private static final char[] ID_CHARS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".toCharArray();
 
     private final DelayqConfig config;
+    private final RedisClock clock;
 
-    public JobValidator(DelayqConfig config) {
+    public JobValidator(DelayqConfig config, RedisClock clock) {
         this.config = config;
+        this.clock = clock;
     }
 
     public static void checkTopic(String field, String topic) {
@@ -88,7 +92,7 @@ public class JobValidator {
         }
         long horizon = config.horizon().toMillis();
         if (runAt != null) {
-            checkRunAt(runAt, horizon);
+            checkRunAt(runAt, horizon, clock);
             return new Timing(false, runAt.toEpochMilli());
         }
         if (delayMs == null) {
@@ -112,8 +116,13 @@ public class JobValidator {
         }
     }
 
-    /** A runAt may lie in the past (due at once) but not beyond the horizon nor before 1970. */
-    private static void checkRunAt(Instant at, long horizonMs) {
+    /**
+     * A runAt may lie in the past (due at once) but not beyond the horizon nor before 1970. The
+     * horizon is counted from Redis' now, the one clock of every pod, as the clock estimates it
+     * without a round trip: a pod whose own clock is off accepts what the others accept. (A
+     * {@code delayMs} needs no clock: it is added to Redis' now in the script.)
+     */
+    private static void checkRunAt(Instant at, long horizonMs, RedisClock clock) {
         long ms;
         try {
             ms = at.toEpochMilli();
@@ -123,7 +132,7 @@ public class JobValidator {
         if (ms < 0) {
             throw new InvalidJobException("runAt", "runAt must not be before 1970-01-01T00:00:00Z");
         }
-        if (ms > System.currentTimeMillis() + horizonMs) {
+        if (ms > clock.redisNow() + horizonMs) {
             throw new InvalidJobException("runAt", "runAt must be within the horizon of " + horizonMs + " ms from now");
         }
     }

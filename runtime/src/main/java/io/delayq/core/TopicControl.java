@@ -9,13 +9,15 @@ import java.util.OptionalDouble;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import io.delayq.ops.ReplicaRegistry;
 import io.delayq.store.FlowSettings;
 import io.delayq.store.JobStore;
 
 /**
  * An operator's flow control of topics, for every replica at once (the state is in Redis, read by
- * the take script): pause and resume, and a rate limit that wins over the configuration's. The
- * REST endpoints under {@code /topics/{topic}} and the dashboard call this.
+ * the take script): pause and resume, and a rate limit that wins over the configuration's; and
+ * forgetting a topic no longer used. The REST endpoints under {@code /topics/{topic}} and the
+ * dashboard call this.
  *
  * @throws InvalidJobException on a rule broken (names the field)
  * @throws io.delayq.store.StoreUnavailableException when Redis cannot be reached
@@ -27,9 +29,36 @@ public class TopicControl {
     /** One job in about 17 minutes: slower limits are pauses, and would overflow the pace's arithmetic. */
     public static final double MIN_RATE = 0.001;
     private final JobStore store;
+    private final ReplicaRegistry replicas;
 
-    public TopicControl(JobStore store) {
+    public TopicControl(JobStore store, ReplicaRegistry replicas) {
         this.store = store;
+        this.replicas = replicas;
+    }
+
+    /**
+     * Forgets a topic: gone from the known topics ({@code GET /topics}, the dashboard), with what
+     * Redis keeps for it (pause, rate limit, tick records, dedup ids). Refused while a live replica
+     * serves it or it holds jobs (scheduled, in flight or dead: cancel or purge them first). A job
+     * enqueued meanwhile is never lost: it is stored, the topic stays known, and the answer is
+     * {@link ForgetResult.Outcome#HAS_JOBS}. A new job later simply lists the topic again.
+     */
+    public ForgetResult forget(String topic) {
+        JobValidator.checkTopic("topic", topic);
+        List<String> servers = replicas.servers(topic);
+        if (!servers.isEmpty()) {
+            return new ForgetResult(ForgetResult.Outcome.SERVED, "topic " + topic + " is served by replica(s) "
+                    + String.join(", ", servers) + ": remove its observer or HTTP target first");
+        }
+        JobStore.Forgetting f = store.forget(topic);
+        return switch (f.outcome()) {
+            case FORGOTTEN -> new ForgetResult(ForgetResult.Outcome.FORGOTTEN, null);
+            case UNKNOWN -> new ForgetResult(ForgetResult.Outcome.UNKNOWN, "no topic " + topic);
+            case HAS_JOBS -> new ForgetResult(ForgetResult.Outcome.HAS_JOBS, "topic " + topic + " has jobs: " + f.jobs()
+                    + " scheduled, " + f.inflight() + " in flight, " + f.dead() + " dead (cancel or purge them first)");
+            case IN_USE_AGAIN -> new ForgetResult(ForgetResult.Outcome.HAS_JOBS, "a job of topic " + topic
+                    + " was enqueued while it was being forgotten: it stays known (its pause or rate limit may be gone)");
+        };
     }
 
     /**

@@ -16,27 +16,35 @@ import io.micrometer.core.instrument.Timer;
 /**
  * The job counters and timers, tagged by topic only (never a job id: one series per topic).
  * Prometheus names: {@code delayq_jobs_enqueued_total}, {@code delayq_job_lateness_seconds}, ...
+ * Only the topics this replica serves or configures ({@link LocalTopics}) have series of their
+ * own; jobs of any other topic (enqueued here for a replica elsewhere) count under
+ * {@code topic="other"}, so that a stream of new topic names does not grow the registry.
  */
 @ApplicationScoped
 public class DelayqMetrics {
     private final MeterRegistry registry;
-    private final QueueGauges gauges;
+    private final LocalTopics local;
     private final Map<String, TopicMeters> byTopic = new ConcurrentHashMap<>();
     private final Function<String, TopicMeters> create;
 
-    public DelayqMetrics(MeterRegistry registry, QueueGauges gauges) {
+    public DelayqMetrics(MeterRegistry registry, LocalTopics local) {
         this.registry = registry;
-        this.gauges = gauges;
+        this.local = local;
         this.create = TopicMeters::new;
     }
 
     private TopicMeters of(String topic) {
-        TopicMeters m = byTopic.get(topic);
-        return m != null ? m : byTopic.computeIfAbsent(topic, create);
+        String tag = local.tagOf(topic);
+        TopicMeters m = byTopic.get(tag);
+        return m != null ? m : byTopic.computeIfAbsent(tag, create);
+    }
+
+    /** The topic tag of a meter of the topic's jobs: the topic itself when local, else {@link LocalTopics#OTHER}. */
+    public String tagOf(String topic) {
+        return local.tagOf(topic);
     }
 
     public void enqueued(String topic, int n) {
-        gauges.track(topic);
         if (n > 0) {
             of(topic).enqueued.increment(n);
         }
@@ -111,9 +119,11 @@ public class DelayqMetrics {
             double[] latenessCumulative) {
     }
 
-    /** The topics this process has meters for. */
+    /** The topics this process has meters of their own for (not {@link LocalTopics#OTHER}, the sum of the others). */
     public java.util.Set<String> topics() {
-        return java.util.Set.copyOf(byTopic.keySet());
+        java.util.Set<String> own = new java.util.HashSet<>(byTopic.keySet());
+        own.removeIf(t -> !local.contains(t));
+        return own;
     }
 
     public Totals totals(String topic) {

@@ -1,7 +1,6 @@
 package io.delayq.ops;
 
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -18,38 +17,38 @@ import io.quarkus.runtime.StartupEvent;
  * Gauges of what waits in Redis, per topic: scheduled, inflight, dead, and the age of the oldest
  * overdue job — the alarm for a stalled runner. They are read from Redis when scraped (cached for
  * a few seconds), not on a timer: an idle, unscraped replica costs Redis nothing for them.
- * Topics appear as they are discovered (on scrape, and as this replica enqueues).
+ * Only this replica's own topics ({@link LocalTopics}) have them: a scrape runs one stats script
+ * per partition of those, however many topics Redis knows; the replicas that serve a topic
+ * report it. {@code delayq_topics} counts every topic Redis knows.
  */
 @ApplicationScoped
 public class QueueGauges {
     private static final Logger LOG = Logger.getLogger(QueueGauges.class);
-    private static final long CACHE_MS = 5_000;
+    private static final long CACHE_NANOS = 5_000_000_000L;
     private final MeterRegistry registry;
     private final JobStore store;
-    private final Set<String> registered = ConcurrentHashMap.newKeySet();
+    private final LocalTopics local;
     private final Map<String, long[]> values = new ConcurrentHashMap<>();
-    private volatile long refreshedAt;
+    private volatile long topicCount;
+    private long refreshedAtNanos;
+    private boolean refreshed;
 
-    public QueueGauges(MeterRegistry registry, JobStore store) {
+    public QueueGauges(MeterRegistry registry, JobStore store, LocalTopics local) {
         this.registry = registry;
         this.store = store;
+        this.local = local;
     }
 
     void onStart(@Observes StartupEvent event) {
-        // Reading this gauge refreshes all of them, and registers topics seen since.
-        Gauge.builder("delayq.topics", this, g -> g.refresh().size()).description("Topics known in Redis")
+        // Reading this gauge refreshes all of them.
+        Gauge.builder("delayq.topics", this, g -> g.refresh().topicCount).description("Topics known in Redis")
                 .register(registry);
-    }
-
-    /** Registers the gauges of a topic (idempotent). */
-    public void track(String topic) {
-        if (!registered.add(topic)) {
-            return;
+        for (String topic : local.all()) {
+            gauge("delayq.queue.scheduled", topic, 0, "Jobs waiting for their runAt (or overdue)", null);
+            gauge("delayq.queue.inflight", topic, 1, "Jobs leased to a replica", null);
+            gauge("delayq.queue.dead", topic, 2, "Jobs in the dead set", null);
+            gauge("delayq.queue.oldest.overdue", topic, 3, "Age of the oldest due job not yet taken", "seconds");
         }
-        gauge("delayq.queue.scheduled", topic, 0, "Jobs waiting for their runAt (or overdue)", null);
-        gauge("delayq.queue.inflight", topic, 1, "Jobs leased to a replica", null);
-        gauge("delayq.queue.dead", topic, 2, "Jobs in the dead set", null);
-        gauge("delayq.queue.oldest.overdue", topic, 3, "Age of the oldest due job not yet taken", "seconds");
     }
 
     private void gauge(String name, String topic, int index, String description, String unit) {
@@ -62,28 +61,28 @@ public class QueueGauges {
     }
 
     private double value(String topic, int index) {
-        refresh();
-        long[] v = values.get(topic);
+        long[] v = refresh().values.get(topic);
         if (v == null) {
             return Double.NaN;
         }
         return index == 3 ? v[3] / 1000.0 : v[index];
     }
 
-    private synchronized Map<String, long[]> refresh() {
-        long now = System.currentTimeMillis();
-        if (now - refreshedAt < CACHE_MS) {
-            return values;
+    private synchronized QueueGauges refresh() {
+        long now = System.nanoTime();
+        if (refreshed && now - refreshedAtNanos < CACHE_NANOS) {
+            return this;
         }
-        refreshedAt = now;
+        refreshed = true;
+        refreshedAtNanos = now;
         try {
-            for (String topic : store.topicNames()) {
-                track(topic);
+            topicCount = store.topicCount();
+            for (String topic : local.all()) {
                 values.put(topic, store.gauges(topic));
             }
         } catch (RuntimeException e) {
             LOG.debugf("gauges not refreshed: %s", e.toString());
         }
-        return values;
+        return this;
     }
 }

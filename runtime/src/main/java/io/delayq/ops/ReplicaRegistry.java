@@ -18,6 +18,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.delayq.dispatch.Dispatcher;
+import io.delayq.dispatch.RedisClock;
 import io.delayq.dispatch.TopicRegistry;
 import io.delayq.store.JobStore;
 import io.quarkus.runtime.ShutdownEvent;
@@ -31,6 +32,13 @@ import io.quarkus.scheduler.Scheduled;
  * per replica per {@value #EVERY_S} s, nothing on the path of a job; an entry that did not change
  * (an idle replica) is rewritten only every {@value #UNCHANGED_S} s. An entry not refreshed for
  * {@value #GONE_S} s is a replica gone, dropped by the next reader.
+ * <p>
+ * Times are Redis time, read with {@code TIME} before each write (one command more), so that a
+ * pod whose clock is off is neither dropped as gone nor kept alive when it is: the entry's
+ * {@code seenMs}, and the topics' "last served" ({@code dq:topics:active}, what
+ * {@code delayq.topics-retention} counts from), written in the same round trip. The reading also
+ * feeds the {@link RedisClock}: a replica that serves no topic takes nothing, and would otherwise
+ * have no Redis time to check an enqueue's horizon against.
  */
 @ApplicationScoped
 public class ReplicaRegistry {
@@ -49,6 +57,7 @@ public class ReplicaRegistry {
     private final TopicRegistry topics;
     private final Dispatcher dispatcher;
     private final ObjectMapper mapper;
+    private final RedisClock clock;
     private final Deque<Snapshot> snapshots = new ArrayDeque<>();
 
     private record Snapshot(long atNanos, Map<String, DelayqMetrics.Totals> totals) {
@@ -64,7 +73,8 @@ public class ReplicaRegistry {
     }
 
     public ReplicaRegistry(JobStore store, DelayqMetrics metrics, TopicRegistry topics, Dispatcher dispatcher,
-            ObjectMapper mapper) {
+            ObjectMapper mapper, RedisClock clock) {
+        this.clock = clock;
         this.store = store;
         this.metrics = metrics;
         this.topics = topics;
@@ -75,15 +85,19 @@ public class ReplicaRegistry {
     @Scheduled(every = EVERY_S + "s", delayed = "1s", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     void announce() {
         try {
-            Replica self = self();
+            Replica unstamped = self();
             // An idle replica's entry stays the same: rewrite it only as often as readers need to
-            // see it alive, so that it costs Redis one HSET per UNCHANGED_S, not per EVERY_S.
-            Replica unstamped = new Replica(self.id(), self.serves(), 0, self.rates());
+            // see it alive, so that it costs Redis a TIME and an HSET (two with served topics) per
+            // UNCHANGED_S, not per EVERY_S.
             long now = System.nanoTime();
             if (unstamped.equals(lastAnnounced) && now - lastAnnouncedAtNanos < UNCHANGED_S * 1_000_000_000L) {
                 return;
             }
-            store.putReplica(dispatcher.replicaId(), mapper.writeValueAsString(self));
+            long before = clock.monotonicNanos();
+            long redisNow = store.redisTimeMs();
+            clock.observe(redisNow, before, clock.monotonicNanos());
+            Replica self = new Replica(unstamped.id(), unstamped.serves(), redisNow, unstamped.rates());
+            store.putReplica(dispatcher.replicaId(), mapper.writeValueAsString(self), self.serves(), redisNow);
             lastAnnounced = unstamped;
             lastAnnouncedAtNanos = now;
         } catch (JsonProcessingException | RuntimeException e) {
@@ -99,7 +113,7 @@ public class ReplicaRegistry {
         }
     }
 
-    /** This replica's entry, taking a new snapshot of its counters. */
+    /** This replica's entry (seenMs 0: stamped when written), taking a new snapshot of its counters. */
     synchronized Replica self() {
         Map<String, DelayqMetrics.Totals> now = new HashMap<>();
         for (String topic : metrics.topics()) {
@@ -116,7 +130,7 @@ public class ReplicaRegistry {
         now.forEach((topic, t) -> rates.put(topic, rates(first.totals().get(topic), t, seconds)));
         List<String> serves = dispatcher.taking() ? new ArrayList<>(topics.handlers().keySet()) : List.of();
         serves.sort(null);
-        return new Replica(dispatcher.replicaId(), serves, System.currentTimeMillis(), rates);
+        return new Replica(dispatcher.replicaId(), serves, 0, rates);
     }
 
     private static Rates rates(DelayqMetrics.Totals before, DelayqMetrics.Totals after, double seconds) {
@@ -153,12 +167,30 @@ public class ReplicaRegistry {
         return Math.round(v * 100) / 100.0;
     }
 
-    /** The live replicas' entries, by id; entries of replicas gone are dropped from Redis. */
+    /**
+     * The ids of the replicas that serve the topic now: the live ones whose entry says so, and this
+     * one while it takes the topic's jobs (before its first entry is written too).
+     */
+    public List<String> servers(String topic) {
+        List<String> ids = new ArrayList<>();
+        live().forEach((id, r) -> {
+            if (r.serves().contains(topic)) {
+                ids.add(id);
+            }
+        });
+        if (dispatcher.taking() && topics.serves(topic) && !ids.contains(dispatcher.replicaId())) {
+            ids.add(dispatcher.replicaId());
+        }
+        return ids;
+    }
+
+    /** The live replicas' entries, by id; entries of replicas gone (by Redis time) are dropped from Redis. */
     public Map<String, Replica> live() {
         Map<String, Replica> out = new TreeMap<>();
         List<String> gone = new ArrayList<>();
-        long now = System.currentTimeMillis();
-        store.replicas().forEach((id, json) -> {
+        JobStore.ReplicaEntries entries = store.replicasNow();
+        long now = entries.redisNowMs();
+        entries.entries().forEach((id, json) -> {
             try {
                 Replica r = mapper.readValue(json, Replica.class);
                 if (now - r.seenMs() > GONE_S * 1000L) {

@@ -272,12 +272,13 @@ public class ScheduleTicker {
     /** This replica fired (or skipped) the tick: count it, and say so when ticks were missed. */
     private void recorded(Schedule s, long first, long tick, boolean missed, TickOutcome outcome) {
         boolean created = outcome.job() != null && outcome.job().created();
-        // Tagged by topic, as every delayq metric (a schedule's name is in its jobs' ids and the log).
+        // Tagged by topic, as every delayq metric (a schedule's name is in its jobs' ids and the log);
+        // a REST schedule's topic that this replica neither serves nor configures counts under "other".
         boolean fired = outcome.job() != null;
         Counter.builder(fired ? "delayq.schedule.ticks.fired" : "delayq.schedule.ticks.skipped")
                 .description(fired ? "Ticks of recurring schedules this replica enqueued as jobs"
                         : "Missed ticks of recurring schedules this replica skipped (misfire=skip)")
-                .tag("topic", s.topic()).register(registry).increment();
+                .tag("topic", metrics.tagOf(s.topic())).register(registry).increment();
         if (created) {
             metrics.enqueued(s.topic(), 1);
         }

@@ -29,6 +29,8 @@ public final class AccessRules {
             rule("POST", "/jobs/batch", PRODUCER),
             rule("DELETE", "/jobs/*/*", PRODUCER),
             rule("PATCH", "/jobs/*/*", PRODUCER),
+            // forgetting a topic is an operator's, said here because deleting a job is a producer's
+            rule("DELETE", "/topics/*", OPERATOR),
             // the dashboard's actions for the same (they POST); every other one is an operator's
             rule("POST", "/delayq/topics/*/jobs/*/cancel", PRODUCER),
             rule("POST", "/delayq/topics/*/jobs/*/run-now", PRODUCER));

@@ -14,8 +14,10 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 
 import org.jboss.logging.Logger;
 
@@ -26,6 +28,7 @@ import io.delayq.core.JobState;
 import io.delayq.core.NewJob;
 import io.vertx.core.Future;
 import io.delayq.core.RescheduleResult;
+import io.delayq.ops.LocalTopics;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
@@ -46,13 +49,40 @@ public class JobStore {
     private final java.util.concurrent.atomic.AtomicBoolean layoutCheck = new java.util.concurrent.atomic.AtomicBoolean();
     private final int durableReplicas;
     private final long durableWaitMs;
-    private final Set<String> knownTopics = ConcurrentHashMap.newKeySet();
+    /**
+     * When (monotonic ns) each of this replica's own topics was last written to the topics SET:
+     * its enqueues skip the SADD for {@link #LISTED_TRUST_NANOS} after. Other topics are not
+     * remembered (any name can come in a request): their enqueues send the SADD with the script.
+     */
+    private final Map<String, Long> listedAt = new ConcurrentHashMap<>();
+    private final Predicate<String> remembered;
+    /**
+     * How long a replica trusts that a topic it listed is still listed: a topic forgotten meanwhile
+     * is listed again by its first enqueue, which finds the partition's "forgotten" mark, kept
+     * twice as long ({@link #FORGOTTEN_MARK_MS}).
+     */
+    private static final long LISTED_TRUST_NANOS = 3_600_000_000_000L;
+    private static final long FORGOTTEN_MARK_MS = 2 * 3_600_000L;
+    /** Test seam: told "marked", "unlisted" and "cleared" as a forget passes those steps (ForgetTopicTest). */
+    private volatile Consumer<String> forgetProbe = step -> {
+    };
     /** Dedup window ms of the topics that set one ({@code delayq.topics.<t>.dedup-window}). */
     private final Map<String, Long> dedupWindows = new HashMap<>();
     /** Rate limit in jobs/s of the topics that configure one ({@code delayq.topics.<t>.rate-limit}). */
     private final Map<String, Double> rateLimits = new HashMap<>();
 
+    /** A store that remembers every topic it listed (tests build one by hand). */
     public JobStore(RedisGateway redis, Scripts scripts, Keys keys, DelayqConfig config) {
+        this(redis, scripts, keys, config, topic -> true);
+    }
+
+    @Inject
+    public JobStore(RedisGateway redis, Scripts scripts, Keys keys, DelayqConfig config, LocalTopics local) {
+        this(redis, scripts, keys, config, local::contains);
+    }
+
+    private JobStore(RedisGateway redis, Scripts scripts, Keys keys, DelayqConfig config, Predicate<String> remembered) {
+        this.remembered = remembered;
         this.redis = redis;
         this.scripts = scripts;
         this.keys = keys;
@@ -187,13 +217,60 @@ public class JobStore {
         // One job with neither a dedup window nor a tick (most calls): the script of fewer commands.
         String script = jobs.size() == 1 && schedule.isEmpty() && !dedupWindows.containsKey(p.topic()) ? "enqueue1"
                 : "enqueue";
-        // A failed SADD of the topic means the script was never sent: its jobs are not stored.
-        return registerTopic(p.topic()).recover(JobStore::notSent)
-                .compose(v -> {
-                    beforeEnqueue.accept(p);
-                    return runAsync(script, p, days, args, durableReplicas, null);
-                })
+        return listed(p.topic(), () -> {
+            beforeEnqueue.accept(p);
+            return runAsync(script, p, days, args, durableReplicas, null);
+        }).compose(reply -> relistIfForgotten(p.topic(), reply))
                 .recover(e -> Future.failedFuture(e instanceof NotReplicatedException n ? notReplicated(n, jobs) : e));
+    }
+
+    /**
+     * Runs an enqueue with its topic in the topics SET. A topic of this replica's own that it
+     * listed lately goes straight to the script; one not listed lately is listed first (so that a
+     * listed topic may be empty, but a job never belongs to an unlisted one). Any other topic is
+     * listed by every enqueue, its SADD sent beside the script rather than before it: no round
+     * trip more, and nothing remembered per name. (dq:topics is not under the partition's hash
+     * tag, so it cannot be in the script.)
+     */
+    private Future<Response> listed(String topic, java.util.function.Supplier<Future<Response>> script) {
+        if (!remembered.test(topic)) {
+            Future<Response> listing = sadd(topic);
+            Future<Response> run = script.get();
+            return Future.all(listing, run).map(v -> run.result());
+        }
+        Long at = listedAt.get(topic);
+        if (at != null && System.nanoTime() - at < LISTED_TRUST_NANOS) {
+            return script.get();
+        }
+        long asked = System.nanoTime();
+        // A failed SADD here means the script was never sent: its jobs are not stored.
+        return sadd(topic).recover(JobStore::notSent).compose(v -> {
+            listedAt.put(topic, asked);
+            return script.get();
+        });
+    }
+
+    /**
+     * After an enqueue that found its topic forgotten since the partition emptied (its reply ends
+     * with "relist", see forget.lua): lists the topic again before the caller answers, whatever
+     * this replica believed.
+     */
+    private Future<Response> relistIfForgotten(String topic, Response reply) {
+        if (reply.size() == 0 || !"relist".equals(reply.get(reply.size() - 1).toString())) {
+            return Future.succeededFuture(reply);
+        }
+        listedAt.remove(topic);
+        long asked = System.nanoTime();
+        return sadd(topic).map(v -> {
+            if (remembered.test(topic)) {
+                listedAt.put(topic, asked);
+            }
+            return reply;
+        });
+    }
+
+    private Future<Response> sadd(String topic) {
+        return redis.sendAsync(Request.cmd(Command.SADD).arg(keys.topics()).arg(topic));
     }
 
     private static NotReplicatedException notReplicated(NotReplicatedException e, List<NewJob> jobs) {
@@ -300,18 +377,6 @@ public class JobStore {
                 }
             }
             return Future.succeededFuture();
-        });
-    }
-
-    private Future<Void> registerTopic(String topic) {
-        // Outside the script: dq:topics is not under the partition's hash tag. Added before the
-        // job so that a listed topic may be empty, but a job never belongs to an unlisted topic.
-        if (knownTopics.contains(topic)) {
-            return Future.succeededFuture();
-        }
-        return redis.sendAsync(Request.cmd(Command.SADD).arg(keys.topics()).arg(topic)).map(r -> {
-            knownTopics.add(topic);
-            return null;
         });
     }
 
@@ -487,7 +552,12 @@ public class JobStore {
         return new long[] { jobs - inflight - dead, inflight, dead, oldest < 0 ? 0 : now - oldest };
     }
 
-    /** Every topic that has had jobs. */
+    /** How many topics the topics SET holds (SCARD). */
+    public long topicCount() {
+        return redis.send(Request.cmd(Command.SCARD).arg(keys.topics())).toLong();
+    }
+
+    /** Every known topic (the topics SET). */
     public List<String> topicNames() {
         List<String> names = new ArrayList<>();
         for (Response r : redis.send(Request.cmd(Command.SMEMBERS).arg(keys.topics()))) {
@@ -545,15 +615,179 @@ public class JobStore {
                 inflight.size() > inflightLimit ? inflight.subList(0, inflightLimit) : inflight);
     }
 
-    /** Announces a replica (see io.delayq.ops.ReplicaRegistry): {@code json} replaces its entry. */
-    public void putReplica(String id, String json) {
-        redis.send(Request.cmd(Command.HSET).arg(keys.replicas()).arg(id).arg(json));
+    /**
+     * Announces a replica (see io.delayq.ops.ReplicaRegistry): {@code json} replaces its entry;
+     * and that the topics it serves were in use at Redis time {@code nowMs} (what their retention
+     * counts from). One round trip.
+     */
+    public void putReplica(String id, String json, Collection<String> serves, long nowMs) {
+        List<Request> writes = new ArrayList<>(2);
+        writes.add(Request.cmd(Command.HSET).arg(keys.replicas()).arg(id).arg(json));
+        if (!serves.isEmpty()) {
+            Request active = Request.cmd(Command.HSET).arg(keys.topicsActive());
+            serves.forEach(t -> active.arg(t).arg(nowMs));
+            writes.add(active);
+        }
+        readAll(writes);
     }
 
-    /** Every replica's entry, by id. */
-    public Map<String, String> replicas() {
-        Response all = redis.send(Request.cmd(Command.HGETALL).arg(keys.replicas()));
-        return pairs(all);
+    /** Every replica's entry, by id, and Redis' clock (epoch ms) when they were read: one round trip. */
+    public record ReplicaEntries(long redisNowMs, Map<String, String> entries) {
+    }
+
+    /** Every replica's entry, with the Redis time of the read (replicas are judged alive by it). */
+    public ReplicaEntries replicasNow() {
+        List<Response> r = readAll(List.of(Request.cmd(Command.TIME), Request.cmd(Command.HGETALL).arg(keys.replicas())));
+        return new ReplicaEntries(timeMs(r.get(0)), pairs(r.get(1)));
+    }
+
+    // ---------------------------------------------------------------- forgetting topics
+
+    /** What {@link #forget} did; the counts are the topic's jobs when it {@link Outcome#HAS_JOBS}. */
+    public record Forgetting(Outcome outcome, long jobs, long inflight, long dead) {
+        public enum Outcome {
+            /** Taken out of the topics SET, its partitions' keys deleted. */
+            FORGOTTEN,
+            /** Not in the topics SET. */
+            UNKNOWN,
+            /** Holds jobs (scheduled, in flight or dead): left as it was. */
+            HAS_JOBS,
+            /** A job came in while it was being forgotten: listed again, with that job. */
+            IN_USE_AGAIN
+        }
+    }
+
+    /**
+     * Forgets a topic that holds no jobs: takes it out of the topics SET, and deletes what its
+     * partitions keep (flow state, rate-limit pace, tick records, dedup ids). Whether a replica
+     * serves it is the caller's question. An enqueue racing with it is never lost (see
+     * forget.lua): its job is stored and its topic listed again, and this answers
+     * {@link Forgetting.Outcome#IN_USE_AGAIN} (some partitions' state may be gone then).
+     */
+    public Forgetting forget(String topic) {
+        ensureLayout();
+        if (redis.send(Request.cmd(Command.SISMEMBER).arg(keys.topics()).arg(topic)).toInteger() == 0) {
+            return new Forgetting(Forgetting.Outcome.UNKNOWN, 0, 0, 0);
+        }
+        long[] held = forgetStep(topic, "mark");
+        if (held[0] > 0) {
+            return new Forgetting(Forgetting.Outcome.HAS_JOBS, held[0] - held[1] - held[2], held[1], held[2]);
+        }
+        forgetProbe.accept("marked");
+        redis.send(Request.cmd(Command.SREM).arg(keys.topics()).arg(topic));
+        forgetProbe.accept("unlisted");
+        long[] after = forgetStep(topic, "clear");
+        if (after[0] != 0) {
+            redis.send(Request.cmd(Command.SADD).arg(keys.topics()).arg(topic));
+            return new Forgetting(Forgetting.Outcome.IN_USE_AGAIN, 0, 0, 0);
+        }
+        // From here on, an enqueue by a replica that still believes the topic listed is listed
+        // again by the partition's mark alone (this replica's belief is dropped last, so that the
+        // tests can enqueue as such a replica would).
+        forgetProbe.accept("cleared");
+        redis.send(Request.cmd(Command.HDEL).arg(keys.topicsActive()).arg(topic));
+        listedAt.remove(topic);
+        return new Forgetting(Forgetting.Outcome.FORGOTTEN, 0, 0, 0);
+    }
+
+    /**
+     * One step of forget.lua on every partition: {jobs, inflight, dead} summed, jobs -1 when
+     * (a step "clear" found that) a job came in meanwhile.
+     */
+    private long[] forgetStep(String topic, String step) {
+        long[] sum = new long[3];
+        boolean again = false;
+        for (Partition p : partitionsOf(topic)) {
+            Response r = run("forget", p, Set.of(), List.of(step, Long.toString(FORGOTTEN_MARK_MS)));
+            long jobs = r.get(0).toLong();
+            again |= jobs != 0;
+            sum[0] += Math.max(0, jobs);
+            sum[1] += r.get(1).toLong();
+            sum[2] += r.get(2).toLong();
+        }
+        if (again && sum[0] == 0) {
+            sum[0] = -1;
+        }
+        return sum;
+    }
+
+    /** Test seam: {@code probe} is told "marked", "unlisted" and "cleared" as a forget passes those steps. */
+    public void forgetProbe(Consumer<String> probe) {
+        this.forgetProbe = probe == null ? step -> {
+        } : probe;
+    }
+
+    /**
+     * Whether a topic is in use now (a partition holds jobs or remembered dedup ids), and the
+     * Redis time (ms) it was last seen in use ({@link Keys#topicsActive()}), -1 when never: one
+     * round trip, one EXISTS per partition.
+     */
+    public record Activity(boolean inUse, long lastActiveMs) {
+    }
+
+    /** A topic's {@link Activity}. */
+    public Activity activity(String topic) {
+        ensureLayout();
+        List<Request> reads = new ArrayList<>(partitions + 1);
+        reads.add(Request.cmd(Command.HGET).arg(keys.topicsActive()).arg(topic));
+        for (Partition p : partitionsOf(topic)) {
+            reads.add(Request.cmd(Command.EXISTS).arg(keys.jobs(p)).arg(keys.done(p)));
+        }
+        List<Response> r = readAll(reads);
+        boolean inUse = false;
+        for (int i = 1; i < r.size(); i++) {
+            inUse |= r.get(i).toLong() > 0;
+        }
+        return new Activity(inUse, r.get(0) == null ? -1 : r.get(0).toLong());
+    }
+
+    /** Records that a topic was in use at Redis time {@code nowMs} (see {@link Keys#topicsActive()}). */
+    public void markActive(String topic, long nowMs) {
+        redis.send(Request.cmd(Command.HSET).arg(keys.topicsActive()).arg(topic).arg(nowMs));
+    }
+
+    /**
+     * Drops the {@link Keys#topicsActive()} entries of topics not in the topics SET whose time is
+     * older than {@code beforeMs} (a served topic that never had a job, no longer served); returns
+     * how many. It reads the whole hash: for the end of a round over the topics, not every minute.
+     */
+    public int dropStaleActivity(long beforeMs) {
+        List<String> stale = new ArrayList<>();
+        pairs(redis.send(Request.cmd(Command.HGETALL).arg(keys.topicsActive()))).forEach((topic, at) -> {
+            if (Long.parseLong(at) < beforeMs) {
+                stale.add(topic);
+            }
+        });
+        if (stale.isEmpty()) {
+            return 0;
+        }
+        Request listed = Request.cmd(Command.SMISMEMBER).arg(keys.topics());
+        stale.forEach(listed::arg);
+        Response member = redis.send(listed);
+        Request drop = Request.cmd(Command.HDEL).arg(keys.topicsActive());
+        int n = 0;
+        for (int i = 0; i < stale.size(); i++) {
+            if (member.get(i).toInteger() == 0) {
+                drop.arg(stale.get(i));
+                n++;
+            }
+        }
+        if (n > 0) {
+            redis.send(drop);
+        }
+        return n;
+    }
+
+    /** A page of the topics SET (SSCAN): the names, and the cursor to go on from ("0": the end). */
+    public record TopicPage(String cursor, List<String> topics) {
+    }
+
+    /** The next page of the topics SET after {@code cursor} ("0" to begin), about {@code count} names. */
+    public TopicPage scanTopics(String cursor, int count) {
+        Response r = redis.send(Request.cmd(Command.SSCAN).arg(keys.topics()).arg(cursor).arg("COUNT").arg(count));
+        List<String> names = new ArrayList<>();
+        r.get(1).forEach(n -> names.add(n.toString()));
+        return new TopicPage(r.get(0).toString(), names);
     }
 
     /** Drops the entries of replicas gone. */
@@ -597,7 +831,10 @@ public class JobStore {
 
     /** Redis' clock, epoch ms (TIME). */
     public long redisTimeMs() {
-        Response t = redis.send(Request.cmd(Command.TIME));
+        return timeMs(redis.send(Request.cmd(Command.TIME)));
+    }
+
+    private static long timeMs(Response t) {
         return t.get(0).toLong() * 1000 + t.get(1).toLong() / 1000;
     }
 
@@ -794,8 +1031,9 @@ public class JobStore {
     }
 
     private FlowSettings flow(String topic, String what, String value) {
-        // Listed, so that a topic paused before its first job shows as paused.
-        registerTopic(topic);
+        // Listed (every time: rare, and a topic forgotten since must come back with its new
+        // state), so that a topic paused before its first job shows as paused.
+        redis.await(sadd(topic));
         List<FlowSettings> each = new ArrayList<>(partitions);
         for (Partition p : partitionsOf(topic)) {
             Response r = run("flow", p, Set.of(), List.of(what, value, scriptChannel(p)));
@@ -1123,7 +1361,7 @@ public class JobStore {
 
     private Future<Response> runWithDays(String script, Partition p, Set<Integer> shardDays, List<String> args,
             int replicas, Consumer<Response> late, int attempt) {
-        List<String> k = new ArrayList<>(12 + shardDays.size());
+        List<String> k = new ArrayList<>(13 + shardDays.size());
         k.add(keys.jobs(p));
         k.add(keys.days(p));
         k.add(keys.next(p));
@@ -1136,6 +1374,7 @@ public class JobStore {
         k.add(keys.paused(p));
         k.add(keys.rateLimit(p));
         k.add(keys.rateTat(p));
+        k.add(keys.forgotten(p));
         List<String> a = new ArrayList<>(1 + shardDays.size() + args.size());
         a.add(Integer.toString(shardDays.size()));
         for (int day : shardDays) {

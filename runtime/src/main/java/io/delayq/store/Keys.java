@@ -4,10 +4,13 @@ import java.nio.charset.StandardCharsets;
 import java.time.LocalDate;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 
 import io.delayq.core.DelayqConfig;
+import io.delayq.ops.LocalTopics;
 
 /**
  * Every Redis key and channel name delayq uses, and nothing else builds them. All keys of a
@@ -29,17 +32,30 @@ public class Keys {
     private final String prefix;
     private final int count;
     private final Map<Partition, String> tags = new ConcurrentHashMap<>();
+    /** The topics whose tags are cached: this replica's own (any other topic name may come in a request). */
+    private final Predicate<String> cached;
     private volatile boolean spread = true;
     private volatile boolean layoutKnown;
 
+    /** Keys that cache the tags of every topic (tests build them by hand). */
     public Keys(DelayqConfig config) {
+        this(config, topic -> true);
+    }
+
+    @Inject
+    public Keys(DelayqConfig config, LocalTopics local) {
+        this(config, local::contains);
+    }
+
+    private Keys(DelayqConfig config, Predicate<String> cached) {
         this.prefix = config.prefix();
         this.count = config.partitions();
+        this.cached = cached;
     }
 
     private String base(Partition p) {
         // Cached only once the store's rule is known: a tag computed before could be of the wrong rule.
-        return prefix + ":{" + (layoutKnown ? tags.computeIfAbsent(p, this::tag) : tag(p)) + "}:";
+        return prefix + ":{" + (layoutKnown && cached.test(p.topic()) ? tags.computeIfAbsent(p, this::tag) : tag(p)) + "}:";
     }
 
     private String tag(Partition p) {
@@ -110,9 +126,29 @@ public class Keys {
         return base(p) + "leasenext";
     }
 
-    /** SET of every topic that ever had a job enqueued. */
+    /**
+     * SET of the known topics: every topic that had a job enqueued (or was paused, or given a rate
+     * limit) and was not forgotten since ({@code DELETE /topics/{t}}, {@code delayq.topics-retention}).
+     */
     public String topics() {
         return prefix + ":topics";
+    }
+
+    /**
+     * HASH topic → Redis time (ms) it was last seen in use: served by a live replica (written with
+     * the replica's entry, see io.delayq.ops.ReplicaRegistry) or holding jobs (written when
+     * io.delayq.ops.TopicRetention looks at it). What a topic's retention is counted from.
+     */
+    public String topicsActive() {
+        return prefix + ":topics:active";
+    }
+
+    /**
+     * STRING, set for a while in each partition of a topic being forgotten: the first enqueue into
+     * the partition after it takes it and lists the topic again (see forget.lua).
+     */
+    public String forgotten(Partition p) {
+        return base(p) + "forgotten";
     }
 
     /** HASH job id → record (runAt, attempts, maxAttempts, lastError, payload). */

@@ -54,6 +54,8 @@ class ClusterIT {
     private static final String WAKE = Topics.fresh("cl-wake");
     private static final String DRAIN = Topics.fresh("cl-drain");
     private static final String MOVED = Topics.fresh("cl-moved");
+    /** Configured, served by neither replica: a replica keeps gauges only for topics it serves or configures. */
+    private static final String COUNTS = Topics.fresh("cl-counts");
 
     private static RedisCluster cluster;
     private static final Map<String, Receiver> receivers = new HashMap<>();
@@ -76,6 +78,7 @@ class ClusterIT {
                 "delayq.dispatch.safety-net", SAFETY_NET.toMillis() + "ms",
                 "delayq.topics." + DEAD + ".retry.initial", "100ms"));
         receivers.forEach((topic, receiver) -> s.put("delayq.topics." + topic + ".http.url", receiver.url(replica)));
+        s.put("delayq.topics." + COUNTS + ".max-attempts", "3");
         return s;
     }
 
@@ -185,7 +188,7 @@ class ClusterIT {
     @Test
     @Order(3)
     void topicsAndMetricsCountTheJobsOfEveryPartitionOnEveryMaster() throws Exception {
-        String topic = Topics.fresh("cl-counts");
+        String topic = COUNTS;
         long later = System.currentTimeMillis() + 3_600_000;
         HttpResponse<String> r = r2.post("/jobs/batch", ReplicasIT.jobsJson(topic, "c", 0, 9, later, 60_000));
         assertEquals(200, r.statusCode(), r.body());

@@ -92,11 +92,12 @@ class ObservabilityAssetsTest {
 
     /**
      * DelayqTopicNotServed relies on delayq_topic_served being 1 for a topic a replica serves and
-     * absent (or 0) for one it does not, while the topic's queue gauges are there either way.
+     * absent (or 0) for one it does not, while the topic's queue gauges are there either way (on
+     * a replica that configures it: "stalled" is, with no observer).
      */
     @Test
     void servedGaugeTellsServedTopicsFromOthers() {
-        String unserved = Topics.fresh("unserved");
+        String unserved = "stalled";
         String id = jobs.schedule(JobRequest.topic(unserved).delay(Duration.ofHours(1))).id();
         try {
             Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(500))

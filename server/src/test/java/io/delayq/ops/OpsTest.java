@@ -2,7 +2,10 @@ package io.delayq.ops;
 
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.hasItem;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.regex.Matcher;
@@ -22,6 +25,7 @@ import io.delayq.support.RedisTestResource;
 import io.delayq.support.Topics;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
 
 @QuarkusTest
 @QuarkusTestResource(RedisTestResource.class)
@@ -57,13 +61,31 @@ class OpsTest {
         store.purge("metered", bad);
     }
 
+    /** "stalled" is configured (delayq.topics.stalled.max-attempts) and served by no observer. */
     @Test
     void oldestOverdueAgeShowsJobsNobodyTakes() {
-        String topic = Topics.fresh("stalled");
-        jobs.schedule(JobRequest.topic(topic).runAt(java.time.Instant.now().minusSeconds(120)));
+        String topic = "stalled";
+        jobs.schedule(JobRequest.topic(topic).id(Topics.fresh("s")).runAt(java.time.Instant.now().minusSeconds(120)));
         Awaitility.await().atMost(Duration.ofSeconds(15))
                 .until(() -> metric("delayq_queue_oldest_overdue_seconds", topic) >= 120.0);
         assertEquals(1.0, metric("delayq_queue_scheduled", topic));
+    }
+
+    @Test
+    void aTopicOnlyEnqueuedToHasNoSeriesOfItsOwnAndCountsUnderOther() {
+        String topic = Topics.fresh("elsewhere");
+        double before = Math.max(0, metric("delayq_jobs_enqueued_total", "other"));
+        for (int i = 0; i < 3; i++) {
+            given().contentType(ContentType.JSON).body("{\"topic\":\"" + topic + "\",\"delayMs\":3600000}").post("/jobs")
+                    .then().statusCode(201);
+        }
+        jobs.schedule(JobRequest.topic(topic).delay(Duration.ofHours(1)));
+        String body = given().get("/q/metrics").then().statusCode(200).extract().asString();
+        assertFalse(body.contains("topic=\"" + topic + "\""), "no series of its own: neither a meter nor a gauge");
+        // >=: other tests' schedules may tick into topics of no observer meanwhile.
+        assertTrue(metric("delayq_jobs_enqueued_total", "other") >= before + 4, "the enqueues count under other");
+        assertTrue(metric("delayq_queue_scheduled", "metered") >= 0, "the gauges of a served topic are there");
+        given().get("/topics").then().statusCode(200).body("topic", hasItem(topic));
     }
 
     @Test

@@ -81,6 +81,7 @@ class RoleMatrixTest {
                 r -> r.post("/topics/" + topic + "/dead/" + dead() + "/requeue")));
         all.add(new Endpoint("DELETE /topics/{topic}/dead/{id}", DelayqRole.OPERATOR, 204,
                 r -> r.delete("/topics/" + topic + "/dead/" + dead())));
+        all.add(new Endpoint("DELETE /topics/{topic}", DelayqRole.OPERATOR, 204, r -> r.delete("/topics/" + known())));
         all.add(new Endpoint("GET /schedules", DelayqRole.VIEWER, 200, r -> r.get("/schedules")));
         all.add(new Endpoint("GET /schedules/{name}", DelayqRole.VIEWER, 200, r -> r.get("/schedules/test-nightly")));
         all.add(new Endpoint("PUT /schedules/{name}", DelayqRole.OPERATOR, 201,
@@ -183,6 +184,14 @@ class RoleMatrixTest {
         given().header("Authorization", "Bearer " + SecuredProfile.TOKEN).contentType(ContentType.JSON).body(job(id))
                 .post("/jobs").then().statusCode(201);
         return id;
+    }
+
+    /** A known topic with no jobs (paused with the token). */
+    private static String known() {
+        String t = Topics.fresh("forget");
+        given().header("Authorization", "Bearer " + SecuredProfile.TOKEN).post("/topics/" + t + "/pause").then()
+                .statusCode(200);
+        return t;
     }
 
     /** A REST schedule, made with the token. */

@@ -90,7 +90,8 @@ class EnqueueScriptsTest {
         Partition p = store.partitionsOf(topic).get(0);
         long runAt = System.currentTimeMillis() + 10 * 86_400_000L;
         List<String> k = List.of(keys.jobs(p), keys.days(p), keys.next(p), keys.inflight(p), keys.leases(p), keys.dead(p),
-                keys.leaseNext(p), keys.done(p), keys.ticks(p), keys.paused(p), keys.rateLimit(p), keys.rateTat(p));
+                keys.leaseNext(p), keys.done(p), keys.ticks(p), keys.paused(p), keys.rateLimit(p), keys.rateTat(p),
+                keys.forgotten(p));
         RedisReplyException e = assertThrows(RedisReplyException.class, () -> scripts.run("enqueue1", k,
                 List.of("0", keys.wakeChannel(p), "", "0", "", "0", "1", "x", "a", Long.toString(runAt), "0", "1")));
         assertTrue(e.getMessage().contains("DQNEEDDAY " + Keys.dayOf(runAt)), e.getMessage());
