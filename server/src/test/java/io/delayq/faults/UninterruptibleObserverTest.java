@@ -96,6 +96,15 @@ class UninterruptibleObserverTest {
     @Inject
     Jobs jobs;
 
+    @Inject
+    io.micrometer.core.instrument.MeterRegistry registry;
+
+    /** The attempts past their timeout whose observer still runs, as the replica counts them (-1: no such gauge). */
+    private double overdueGauge() {
+        var gauge = registry.find("delayq.attempts.overdue").tag("topic", TOPIC).gauge();
+        return gauge == null ? -1 : gauge.value();
+    }
+
     @BeforeEach
     void idle() {
         await().atMost(Duration.ofSeconds(30)).until(() -> Stubborn.RUNNING.get() == 0);
@@ -126,15 +135,18 @@ class UninterruptibleObserverTest {
         List<String> ids = List.of(Topics.fresh("stubborn"), Topics.fresh("stubborn"), Topics.fresh("stubborn"),
                 Topics.fresh("stubborn"));
         ids.forEach(id -> jobs.schedule(JobRequest.topic(TOPIC).id(id).payload(Map.of("ms", 3000, "always", true))));
+        double[] mostOverdue = { -1 };
         // Each attempt times out (2 s) and its observer goes on to 3 s; after 2 attempts the job is dead.
-        await().atMost(Duration.ofSeconds(60)).until(() -> ids.stream()
-                .allMatch(id -> jobs.get(TOPIC, id).map(j -> j.state() == JobState.DEAD).orElse(false))
-                && Stubborn.RUNNING.get() == 0);
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
+            mostOverdue[0] = Math.max(mostOverdue[0], overdueGauge());
+            return ids.stream().allMatch(id -> jobs.get(TOPIC, id).map(j -> j.state() == JobState.DEAD).orElse(false))
+                    && Stubborn.RUNNING.get() == 0;
+        });
         int runs = ids.stream().mapToInt(id -> Stubborn.RUNS.get(id).size()).sum();
         System.out.printf("attempt timeout 2 s, %d jobs whose observer ignores interruption for 3 s, concurrency %d: "
-                + "%d runs; at most %d observers running at once (threads abandoned beyond the slots: %d)%n",
-                ids.size(), CONCURRENCY, runs, Stubborn.MOST_RUNNING.get(),
-                Math.max(0, Stubborn.MOST_RUNNING.get() - CONCURRENCY));
+                + "%d runs; at most %d observers running at once (threads abandoned beyond the slots: %d); "
+                + "gauge delayq.attempts.overdue at most %s%n", ids.size(), CONCURRENCY, runs, Stubborn.MOST_RUNNING.get(),
+                Math.max(0, Stubborn.MOST_RUNNING.get() - CONCURRENCY), mostOverdue[0] < 0 ? "(absent)" : mostOverdue[0]);
         assertEquals(2 * ids.size(), runs, "two attempts of each job");
         assertTrue(Stubborn.MOST_RUNNING.get() <= CONCURRENCY, Stubborn.MOST_RUNNING.get() + " observers ran at once "
                 + "with a concurrency of " + CONCURRENCY + ": timed-out attempts' threads were not counted");

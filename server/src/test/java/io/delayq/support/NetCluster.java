@@ -80,7 +80,7 @@ public final class NetCluster implements AutoCloseable {
                     .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
             Node node = new Node(ip, port, dir, p, inNamespace);
             nodes.add(node);
-            await(Duration.ofSeconds(10), "node " + node.uri() + " answering", () -> "PONG".equals(cli(node, "PING")));
+            await(Duration.ofSeconds(10), "node " + node.uri() + " answering", () -> "PONG".equals(cli(node, "PING").trim()));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
