@@ -71,13 +71,14 @@ class HungMasterIT {
                     healedAt = System.currentTimeMillis();
                 }
                 long reference = promotedAt > 0 ? Math.min(promotedAt, healedAt) : healedAt;
-                // Resumed: a job of the hung master's partitions delivered again (a job taken at the
-                // cut cannot be: its take hangs). The load goes on until then, and a little after.
+                // Resumed: a job of the hung master's partitions due after the cut delivered (one due
+                // before it may have been taken just before the cut, and delivered late on a busy machine).
+                // The load goes on until then, and a little after.
                 long resumedAt = -1;
                 try {
-                    Awaitility.await().atMost(Duration.ofMillis(RESUME_BOUND_MS + 5000)).pollInterval(Duration.ofMillis(100))
-                            .until(() -> firstDeliveryAfter(receiver, topic, true, cutAt + 1000) > 0);
-                    resumedAt = firstDeliveryAfter(receiver, topic, true, cutAt + 1000);
+                    Awaitility.await().atMost(Duration.ofMillis(RESUME_BOUND_MS + 5000)).pollInterval(Duration.ofMillis(200))
+                            .until(() -> firstHungDeliveryDueAfter(receiver, stream, topic, cutAt + 500) > 0);
+                    resumedAt = firstHungDeliveryDueAfter(receiver, stream, topic, cutAt + 500);
                 } catch (ConditionTimeoutException e) {
                     // reported below
                 }
@@ -134,7 +135,9 @@ class HungMasterIT {
                         stream.statusCounts(), healthyTwice.size(), abbreviate(healthyTwice), hungTwice.size(),
                         abbreviate(hungTwice), stoppedAt - healedAt);
 
-                assertTrue(rateBefore > RATE * 0.5, "the load before the fault reached the healthy partitions: "
+                // Two thirds of the offered rate falls in healthy partitions; on a busy machine the stream
+                // itself may fall short of it, so half of that share is what proves a load at all.
+                assertTrue(rateBefore > RATE * 2 / 3 * 0.5, "the load before the fault reached the healthy partitions: "
                         + rateBefore + "/s");
                 assertTrue(rateDuring >= 0.8 * rateBefore, "healthy partitions' rate fell from " + rateBefore + "/s to "
                         + rateDuring + "/s while one master hung");
@@ -155,9 +158,11 @@ class HungMasterIT {
         return Math.floorMod(id.hashCode(), PARTITIONS) < 3;
     }
 
-    private static long firstDeliveryAfter(Receiver receiver, String topic, boolean ofHung, long afterMs) {
-        return receiver.of(topic).entrySet().stream().filter(e -> hung(e.getKey()) == ofHung)
-                .mapToLong(e -> e.getValue().get(0).receivedMs()).filter(t -> t > afterMs).min().orElse(-1);
+    /** When the first job of the hung master's partitions due at or after {@code dueMs} was delivered (-1: none yet). */
+    private static long firstHungDeliveryDueAfter(Receiver receiver, EnqueueStream stream, String topic, long dueMs) {
+        Map<String, List<Receiver.Delivery>> all = receiver.of(topic);
+        return stream.accepted().stream().filter(s -> hung(s.id()) && s.runAtMs() >= dueMs && all.containsKey(s.id()))
+                .mapToLong(s -> all.get(s.id()).get(0).receivedMs()).min().orElse(-1);
     }
 
     private static long[] firstDeliveriesIn(Map<String, List<Receiver.Delivery>> all, boolean ofHung, long from, long to) {
@@ -175,7 +180,7 @@ class HungMasterIT {
     }
 
     private static String abbreviate(Map<String, List<Receiver.Delivery>> m) {
-        return m.isEmpty() ? "" : m.entrySet().stream().limit(3).map(e -> e.getKey() + "=" + e.getValue()).toList()
-                + (m.size() > 3 ? " ..." : "");
+        return m.isEmpty() ? "" : m.entrySet().stream().limit(3).map(e -> e.getKey() + "=" + e.getValue().stream()
+                .map(d -> d.via() + "/a" + d.attempt()).toList()).toList() + (m.size() > 3 ? " ..." : "");
     }
 }

@@ -71,6 +71,11 @@ public final class NetNs implements AutoCloseable {
         return name;
     }
 
+    /** The host end of the veth pair: the link {@link #cut()} takes down. */
+    public String hostInterface() {
+        return hostIf;
+    }
+
     /** The host end's address: where a process inside reaches the host's servers. */
     public String hostAddress() {
         return "10.231." + subnet + ".1";
