@@ -21,7 +21,7 @@ import io.delayq.support.Receiver;
 import io.delayq.support.Topics;
 
 /**
- * One Redis Cluster master stops answering (its link down, the process alive: connections hang,
+ * One Redis Cluster master stops answering (its network cut, the process alive: connections hang,
  * the usual "node gone" of a cloud) for 20 s under a steady load over 9 partitions, 3 on each
  * master, served by 3 replicas. The partitions on the other masters must not notice: at least
  * 80 % of their delivery rate of before, lateness p99 at most 1 s, no job started twice; the hung
@@ -123,7 +123,7 @@ class HungMasterIT {
                 Map<Boolean, Long> acceptedDuring = new TreeMap<>();
                 accepted.stream().filter(s -> s.sentMs() >= cutAt && s.sentMs() < cutAt + HUNG.toMillis())
                         .forEach(s -> acceptedDuring.merge(hung(s.id()), 1L, Long::sum));
-                System.out.printf("hung master (link down %d ms; replica promoted %s; %d jobs/s over %d partitions): "
+                System.out.printf("hung master (cut off %d ms; replica promoted %s; %d jobs/s over %d partitions): "
                         + "healthy partitions' deliveries %.1f/s before, %.1f/s during (%.0f %%); lateness of %d healthy "
                         + "jobs due during it: p99 %d ms, max %d ms; longest stall of healthy partitions %d ms; hung "
                         + "partitions resumed %s; enqueues accepted during it (hung partition?) %s, replies %s; "

@@ -12,8 +12,8 @@ import io.delayq.support.NetNs;
 import io.delayq.support.Receiver;
 
 /**
- * A replica cut off from Redis and its HTTP target (its own network namespace, the veth link
- * down: its connections hang, nothing is reset) for three leases while it holds jobs, then healed:
+ * A replica cut off from Redis and its HTTP target (its own network namespace, the veth pair
+ * cut: its connections hang, nothing is reset) for three leases while it holds jobs, then healed:
  * see {@link ReplicaLoss} for what must hold.
  */
 class PartitionedReplicaIT {
@@ -33,7 +33,7 @@ class PartitionedReplicaIT {
                     : AppProcess.startIn(ns, "partitioned-r3", Map.of("quarkus.redis.hosts", "redis://" + ns.hostAddress()
                             + ":" + redis.port()), scenario.settings(i, receiver)));
             try {
-                scenario.run(redis.port(), receiver, replicas, new ReplicaLoss.Fault("replica cut off (veth link down)",
+                scenario.run(redis.port(), receiver, replicas, new ReplicaLoss.Fault("replica cut off (veth pair cut)",
                         ns::cut, ns::heal));
             } finally {
                 replicas.forEach(AppProcess::close);

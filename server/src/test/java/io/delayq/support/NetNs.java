@@ -14,16 +14,25 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A network namespace joined to the host by a veth pair ({@code 10.231.X.1} on the host end,
  * {@code 10.231.X.2} inside, a /30 of its own): a process started in it ({@link #command}) reaches
- * the host only through the pair, so {@link #cut()} (the host end's link down) makes its
- * connections hang exactly as a lost node or a partition does (nothing is reset: reads time out),
+ * the host only through the pair, so {@link #cut()} makes its connections hang exactly as a lost
+ * node or a partition does (nothing is reset: reads and connects time out, in both directions),
  * and {@link #heal()} lets them carry on. The names carry this JVM's pid, so that a run killed
  * before its cleanup leaves namespaces the next run recognises and removes.
+ *
+ * <p>The cut points each end's neighbour entry at a MAC address nobody has, so that both ends drop
+ * every frame across the pair while links and routes stay as they are. Taking the host end's link
+ * down instead removes the host's connected route: the host's traffic for the namespace then
+ * leaves by the default route, off the machine (a gateway answered a cut replica's HTTP calls
+ * in the chaos soak), and the namespace's own connects fail at once with "no route" rather than
+ * hang.
  *
  * <p>Needs root and iproute2's {@code ip}: without them {@link #create} throws with a message
  * that says so, and the test fails (CI has both; a fault test that skips proves nothing).
  */
 public final class NetNs implements AutoCloseable {
     private static final String PREFIX = "dqf";
+    /** A locally administered unicast MAC address no interface here has: frames sent to it are dropped. */
+    private static final String NOBODY = "02:00:00:00:00:01";
     private static final AtomicInteger SEQ = new AtomicInteger();
     private final String name;
     private final String hostIf;
@@ -71,7 +80,7 @@ public final class NetNs implements AutoCloseable {
         return name;
     }
 
-    /** The host end of the veth pair: the link {@link #cut()} takes down. */
+    /** The host end of the veth pair. */
     public String hostInterface() {
         return hostIf;
     }
@@ -93,14 +102,19 @@ public final class NetNs implements AutoCloseable {
         return full;
     }
 
-    /** The link down: every connection across the pair hangs until {@link #heal()}. */
+    /**
+     * Cuts the pair: every frame across it is dropped (each end sends to a MAC address nobody has),
+     * so every connection across it hangs until {@link #heal()}.
+     */
     public void cut() {
-        ip("link", "set", hostIf, "down");
+        ip("neigh", "replace", nsAddress(), "lladdr", NOBODY, "dev", hostIf, "nud", "permanent");
+        ip("netns", "exec", name, "ip", "neigh", "replace", hostAddress(), "lladdr", NOBODY, "dev", nsIf, "nud", "permanent");
     }
 
-    /** The link up again: hung connections carry on. */
+    /** Heals the pair (the ends learn each other's address again by ARP): hung connections carry on. */
     public void heal() {
-        ip("link", "set", hostIf, "up");
+        ip("neigh", "del", nsAddress(), "dev", hostIf);
+        ip("netns", "exec", name, "ip", "neigh", "del", hostAddress(), "dev", nsIf);
     }
 
     @Override
