@@ -160,9 +160,13 @@ public final class NetNs implements AutoCloseable {
         }
     }
 
-    /** X of a 10.231.X.0/30 that no host interface uses, picked at random so that parallel runs differ. */
+    /**
+     * X of a 10.231.X.0/30 that no host address or route uses (another run's namespaces, the chaos
+     * soak's routes), picked at random so that parallel runs differ.
+     */
     private static int freeSubnet() {
-        String used = run(true, ipPath(), "-o", "-4", "addr", "show");
+        String used = run(true, ipPath(), "-o", "-4", "addr", "show") + " " + run(true, ipPath(), "-4", "route", "show")
+                .replace("\n", "\n ");
         int start = ThreadLocalRandom.current().nextInt(256);
         for (int i = 0; i < 256; i++) {
             int x = (start + i) % 256;
