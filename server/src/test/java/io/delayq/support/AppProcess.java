@@ -24,12 +24,14 @@ import io.delayq.dev.RedisProcess;
 public final class AppProcess implements AutoCloseable {
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private final String name;
+    private final String host;
     private final int port;
     private final Process process;
     private final Path log;
 
-    private AppProcess(String name, int port, Process process, Path log) {
+    private AppProcess(String name, String host, int port, Process process, Path log) {
         this.name = name;
+        this.host = host;
         this.port = port;
         this.process = process;
         this.log = log;
@@ -49,7 +51,30 @@ public final class AppProcess implements AutoCloseable {
                 settings);
     }
 
+    /**
+     * Starts a replica with the given Redis settings ({@code quarkus.redis.hosts} and the like: a
+     * Redis reached at another address than loopback) and extra {@code -D} settings; waits until
+     * it is ready.
+     */
+    public static AppProcess startWith(String name, Map<String, String> redis, Map<String, String> settings) {
+        return start(name, redis, settings);
+    }
+
+    /**
+     * Starts a replica inside a network namespace, so that {@link NetNs#cut()} cuts it off: it
+     * reaches Redis and HTTP targets at the namespace's host end ({@link NetNs#hostAddress()}; a
+     * Redis there must be bound to that address too), and the test reaches it at
+     * {@link NetNs#nsAddress()}. Waits until it is ready.
+     */
+    public static AppProcess startIn(NetNs ns, String name, Map<String, String> redis, Map<String, String> settings) {
+        return start(name, ns, redis, settings);
+    }
+
     private static AppProcess start(String name, Map<String, String> redis, Map<String, String> settings) {
+        return start(name, null, redis, settings);
+    }
+
+    private static AppProcess start(String name, NetNs ns, Map<String, String> redis, Map<String, String> settings) {
         int port = RedisProcess.freePort();
         Path jar = Path.of("target", "quarkus-app", "quarkus-run.jar");
         if (!Files.exists(jar)) {
@@ -63,14 +88,16 @@ public final class AppProcess implements AutoCloseable {
         settings.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
         cmd.add("-jar");
         cmd.add(jar.toString());
+        List<String> command = ns == null ? cmd : ns.command(cmd);
+        String host = ns == null ? "127.0.0.1" : ns.nsAddress();
         try {
             Path logs = Files.createDirectories(Path.of("target", "it-logs"));
             Path log = logs.resolve(name + "-" + port + ".log");
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
             // A replica outlives the test JVM unless killed: never leave one behind.
             Runtime.getRuntime().addShutdownHook(new Thread(p::destroyForcibly, name + "-kill"));
-            AppProcess app = new AppProcess(name, port, p, log);
-            app.awaitReady(Duration.ofSeconds(30));
+            AppProcess app = new AppProcess(name, host, port, p, log);
+            app.awaitReady(Duration.ofSeconds(60)); // three JVMs starting at once on a busy 2-core machine
             return app;
         } catch (IOException e) {
             throw new IllegalStateException(e);
@@ -97,7 +124,7 @@ public final class AppProcess implements AutoCloseable {
     }
 
     public String baseUrl() {
-        return "http://127.0.0.1:" + port;
+        return "http://" + host + ":" + port;
     }
 
     /** HTTP status of a GET, or -1 when the process does not answer. */
@@ -170,6 +197,21 @@ public final class AppProcess implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** The JVM's pid (inside a namespace too: {@code ip netns exec} execs the command). */
+    public long pid() {
+        return process.pid();
+    }
+
+    /** SIGSTOP: the whole JVM stands still, as in a long GC pause or a VM stall; its sockets stay open. */
+    public void freeze() {
+        Signals.stop(process.pid());
+    }
+
+    /** SIGCONT: the JVM carries on where {@link #freeze()} stopped it. */
+    public void thaw() {
+        Signals.cont(process.pid());
     }
 
     /** SIGTERM, as Kubernetes stops a pod. */

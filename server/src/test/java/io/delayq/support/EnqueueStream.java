@@ -18,13 +18,17 @@ import java.util.concurrent.locks.LockSupport;
  * production. Records every reply, so a test can check that each accepted (2xx) job was delivered.
  */
 public final class EnqueueStream implements AutoCloseable {
-    /** One enqueue: its id, the HTTP status (-1 when the replica did not answer) and wall-clock times. */
-    public record Sent(String id, int status, long sentMs, long repliedMs) {
+    /**
+     * One enqueue: its id, the HTTP status (-1 when the replica did not answer), wall-clock times
+     * and the runAt the reply gave (Redis time; 0 when not accepted).
+     */
+    public record Sent(String id, int status, long sentMs, long repliedMs, long runAtMs) {
         public boolean accepted() {
             return status >= 200 && status < 300;
         }
     }
 
+    private static final java.util.regex.Pattern RUN_AT = java.util.regex.Pattern.compile("\"runAt\":\"([^\"]+)\"");
     private final String topic;
     private final String prefix;
     private final long delayMs;
@@ -61,14 +65,19 @@ public final class EnqueueStream implements AutoCloseable {
         AppProcess replica = replicas.get(seq % replicas.size());
         long sent = System.currentTimeMillis();
         int status;
+        long runAt = 0;
         try {
             HttpResponse<String> r = replica.post("/jobs", "{\"topic\":\"" + topic + "\",\"id\":\"" + id
                     + "\",\"delayMs\":" + delayMs + ",\"payload\":" + seq + "}");
             status = r.statusCode();
+            java.util.regex.Matcher m = RUN_AT.matcher(r.body());
+            if (status / 100 == 2 && m.find()) {
+                runAt = java.time.Instant.parse(m.group(1)).toEpochMilli();
+            }
         } catch (RuntimeException e) {
             status = -1;
         }
-        replies.add(new Sent(id, status, sent, System.currentTimeMillis()));
+        replies.add(new Sent(id, status, sent, System.currentTimeMillis(), runAt));
     }
 
     /** Stops sending and waits for the replies of requests still in flight. */

@@ -5,7 +5,12 @@ import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
@@ -20,28 +25,64 @@ import com.sun.net.httpserver.HttpServer;
  * deliveries it makes ({@link Delivery#via()}).
  */
 public final class Receiver implements AutoCloseable {
-    /** One delivery as the receiver saw it. */
-    public record Delivery(String id, int attempt, long receivedMs, String via) {
+    /** One delivery as the receiver saw it: a start of the job (its topic from {@code X-Delayq-Topic}). */
+    public record Delivery(String id, int attempt, long receivedMs, String via, String topic) {
+    }
+
+    /**
+     * What the receiver saw of one topic's jobs: the checker of the fault tests. A start is a
+     * delivery; a job started more than once is a duplicate (whatever the attempt header says);
+     * a delivery with an attempt above 1 was charged an attempt.
+     */
+    public record Tally(int distinct, int starts, Map<String, List<Delivery>> duplicates,
+            Map<String, List<Delivery>> charged) {
+        @Override
+        public String toString() {
+            return distinct + " job(s), " + starts + " start(s), " + duplicates.size() + " started more than once"
+                    + (duplicates.isEmpty() ? "" : " " + abbreviate(duplicates)) + ", " + charged.size()
+                    + " delivered as a later attempt" + (charged.isEmpty() ? "" : " " + abbreviate(charged));
+        }
+
+        private static String abbreviate(Map<String, List<Delivery>> m) {
+            // id=[via/attempt, ...] for the first few: enough to see who started what again.
+            return m.entrySet().stream().limit(5).map(e -> e.getKey() + "=" + e.getValue().stream()
+                    .map(d -> d.via() + "/a" + d.attempt()).toList()).toList() + (m.size() > 5 ? " ..." : "");
+        }
     }
 
     private final HttpServer server;
+    private final String address;
     public final Map<String, List<Delivery>> deliveries = new ConcurrentHashMap<>();
     public final Map<String, List<Delivery>> completed = new ConcurrentHashMap<>();
     public final AtomicLong inProgress = new AtomicLong();
     private volatile java.util.function.ToLongFunction<Delivery> hold = d -> 0;
     private volatile java.util.function.Predicate<Delivery> fail = d -> false;
+    private volatile java.util.function.Function<Delivery, CompletableFuture<?>> gate = d -> null;
 
     /** The {@code traceparent} header of each delivery of a job (none: no entry), in arrival order. */
     public final Map<String, List<String>> traceparents = new ConcurrentHashMap<>();
 
     public Receiver() {
-        this(0);
+        this("127.0.0.1", 0);
     }
 
     /** On a given port (a test profile's target URL is fixed before the test runs: {@link FixedPort}). */
     public Receiver(int port) {
+        this("127.0.0.1", port);
+    }
+
+    /**
+     * A receiver bound to one address: the host end of a {@link NetNs} serves replicas inside the
+     * namespace and, from the host, those outside it.
+     */
+    public Receiver(String bindAddress) {
+        this(bindAddress, 0);
+    }
+
+    private Receiver(String bindAddress, int port) {
+        this.address = bindAddress;
         try {
-            server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 512);
+            server = HttpServer.create(new InetSocketAddress(bindAddress, port), 512);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
@@ -51,7 +92,7 @@ public final class Receiver implements AutoCloseable {
     }
 
     public String url() {
-        return "http://127.0.0.1:" + server.getAddress().getPort() + "/deliver";
+        return "http://" + address + ":" + server.getAddress().getPort() + "/deliver";
     }
 
     /** The target URL for one replica: its deliveries carry {@code via} (a name without '&' or '='). */
@@ -68,6 +109,14 @@ public final class Receiver implements AutoCloseable {
         hold = rule;
     }
 
+    /**
+     * Per-delivery gate: a delivery whose future is not null is answered (after any hold) only
+     * once the future completes, or after 2 minutes: a job that runs until the test lets it end.
+     */
+    public void gateBy(java.util.function.Function<Delivery, CompletableFuture<?>> rule) {
+        gate = rule;
+    }
+
     /** Deliveries for which the rule is true are answered 500 (after any hold): the attempt fails. */
     public void failBy(java.util.function.Predicate<Delivery> rule) {
         fail = rule;
@@ -80,7 +129,7 @@ public final class Receiver implements AutoCloseable {
         ex.getRequestBody().readAllBytes();
         String query = ex.getRequestURI().getRawQuery();
         String via = query != null && query.startsWith("via=") ? query.substring(4) : null;
-        Delivery d = new Delivery(id, attempt, now, via);
+        Delivery d = new Delivery(id, attempt, now, via, ex.getRequestHeaders().getFirst("X-Delayq-Topic"));
         String traceparent = ex.getRequestHeaders().getFirst("traceparent");
         if (traceparent != null) {
             traceparents.computeIfAbsent(id, k -> new CopyOnWriteArrayList<>()).add(traceparent);
@@ -91,6 +140,14 @@ public final class Receiver implements AutoCloseable {
             long ms = hold.applyAsLong(d);
             if (ms > 0) {
                 Thread.sleep(ms);
+            }
+            CompletableFuture<?> until = gate.apply(d);
+            if (until != null) {
+                try {
+                    until.get(2, TimeUnit.MINUTES);
+                } catch (ExecutionException | TimeoutException e) {
+                    // the test gave up on it: answer anyway
+                }
             }
             if (fail.test(d)) {
                 ex.sendResponseHeaders(500, -1);
@@ -108,6 +165,39 @@ public final class Receiver implements AutoCloseable {
 
     public int distinct() {
         return deliveries.size();
+    }
+
+    /** Deliveries of one topic's jobs, by job id. */
+    public Map<String, List<Delivery>> of(String topic) {
+        Map<String, List<Delivery>> out = new TreeMap<>();
+        deliveries.forEach((id, ds) -> {
+            List<Delivery> mine = ds.stream().filter(d -> topic.equals(d.topic())).toList();
+            if (!mine.isEmpty()) {
+                out.put(id, mine);
+            }
+        });
+        return out;
+    }
+
+    /** Starts of one job of a topic (0 when it was never delivered). */
+    public int starts(String topic, String id) {
+        return of(topic).getOrDefault(id, List.of()).size();
+    }
+
+    /** Counts of one topic's deliveries: jobs, starts, duplicates, attempts charged. */
+    public Tally tally(String topic) {
+        Map<String, List<Delivery>> all = of(topic);
+        Map<String, List<Delivery>> twice = new TreeMap<>();
+        Map<String, List<Delivery>> charged = new TreeMap<>();
+        all.forEach((id, ds) -> {
+            if (ds.size() > 1) {
+                twice.put(id, ds);
+            }
+            if (ds.stream().anyMatch(d -> d.attempt() > 1)) {
+                charged.put(id, ds);
+            }
+        });
+        return new Tally(all.size(), all.values().stream().mapToInt(List::size).sum(), twice, charged);
     }
 
     /**
