@@ -67,6 +67,21 @@ class OpsTest {
         Awaitility.await().atMost(Duration.ofSeconds(15))
                 .until(() -> metric("delayq_queue_oldest_overdue_seconds", topic) >= 120.0);
         assertEquals(1.0, metric("delayq_queue_scheduled", topic));
+        assertEquals(1.0, metric("delayq_queue_due_now", topic));
+    }
+
+    /** Due jobs in day shards older than the few the gauges pass by default are counted too (DQNEEDDAY). */
+    @Test
+    void dueNowCountsJobsDueDaysAgo() {
+        String topic = Topics.fresh("stalled-days");
+        for (int days : new int[] { 3, 5, 5 }) {
+            jobs.schedule(JobRequest.topic(topic).runAt(java.time.Instant.now().minus(Duration.ofDays(days))));
+        }
+        jobs.schedule(JobRequest.topic(topic).delay(Duration.ofHours(1)));
+        Awaitility.await().atMost(Duration.ofSeconds(15)).until(() -> metric("delayq_queue_due_now", topic) == 3.0);
+        assertEquals(4.0, metric("delayq_queue_scheduled", topic));
+        double overdue = metric("delayq_queue_oldest_overdue_seconds", topic);
+        assertEquals(5 * 86_400.0, overdue, 60.0, "the oldest is the one due 5 days ago");
     }
 
     /**
