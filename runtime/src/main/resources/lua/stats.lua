@@ -1,16 +1,28 @@
--- stats.lua: counts of one partition for the metrics gauges, read atomically.
--- KEYS: see lib.lua; the day shards up to today (the oldest one, at least)
--- Returns {jobs (all records), inflight, dead, oldest overdue runAt ms or -1, Redis now ms}.
+-- stats.lua: counts of one partition for the metrics gauges, read atomically; writes nothing.
+-- KEYS: see lib.lua; the shards of the non-empty days up to today (the first 32: DQNEEDDAY)
+-- Returns {jobs (all records), inflight, dead, oldest due runAt ms or -1, Redis now ms,
+--          due now (runAt <= now, not taken)}.
+-- It runs for every partition at every scrape of every replica, so it stays at a few O(1) or
+-- O(log n) commands: "next" (a lower bound of every runAt) answers "nothing due" alone, and only
+-- a partition with due jobs pays for the day index, a ZCOUNT per past shard and its head.
 local now = now_ms()
-local oldest = -1
-local first = rcall('ZRANGE', K_DAYS, 0, 0)
-if #first > 0 then
-  local day = tonumber(first[1])
-  if day <= day_of(now) then
-    local err = require_days({ day })
-    if err then return err end
-    local top = rcall('ZRANGE', shard_of_day[day], 0, 0, 'WITHSCORES')
-    if #top > 0 and tonumber(top[2]) <= now then oldest = tonumber(top[2]) end
+local oldest, due = -1, 0
+local head = tonumber(rcall('GET', K_NEXT))
+if head and head <= now then
+  -- At most 32 shards, as take.lua: a backlog spread over more past days counts its first 32
+  -- (the autoscaling signal is then far above any threshold anyway).
+  local past = rcall('ZRANGE', K_DAYS, '-inf', day_of(now), 'BYSCORE', 'LIMIT', 0, 32)
+  local days = {}
+  for i = 1, #past do days[i] = tonumber(past[i]) end
+  local err = require_days(days)
+  if err then return err end
+  for _, day in ipairs(days) do
+    local shard = shard_of_day[day]
+    local n = rcall('ZCOUNT', shard, '-inf', now)
+    if n > 0 and oldest < 0 then
+      oldest = tonumber(rcall('ZRANGE', shard, 0, 0, 'WITHSCORES')[2])
+    end
+    due = due + n
   end
 end
-return { rcall('HLEN', K_JOBS), rcall('ZCARD', K_INFLIGHT), rcall('ZCARD', K_DEAD), oldest, now }
+return { rcall('HLEN', K_JOBS), rcall('ZCARD', K_INFLIGHT), rcall('ZCARD', K_DEAD), oldest, now, due }

@@ -14,12 +14,13 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.StartupEvent;
 
 /**
- * Gauges of what waits in Redis, per topic: scheduled, inflight, dead, and the age of the oldest
- * overdue job — the alarm for a stalled runner. They are read from Redis when scraped (cached for
- * a few seconds), not on a timer: an idle, unscraped replica costs Redis nothing for them.
- * Only this replica's own topics ({@link LocalTopics}) have them: a scrape runs one stats script
- * per partition of those, however many topics Redis knows; the replicas that serve a topic
- * report it. {@code delayq_topics} counts every topic Redis knows.
+ * Gauges of what waits in Redis, per topic: scheduled, inflight, dead, the jobs due now and the
+ * age of the oldest of them — the alarm for a stalled runner and the signals to autoscale on.
+ * They are read from Redis when scraped (cached for a few seconds), not on a timer: an idle,
+ * unscraped replica costs Redis nothing for them. Only this replica's own topics
+ * ({@link LocalTopics}) have them: a scrape refresh runs one {@code stats} script per partition of
+ * those, however many topics Redis knows (README "Autoscaling on the backlog"); the replicas that
+ * serve a topic report it. {@code delayq_topics} counts every topic Redis knows.
  */
 @ApplicationScoped
 public class QueueGauges {
@@ -48,6 +49,8 @@ public class QueueGauges {
             gauge("delayq.queue.inflight", topic, 1, "Jobs leased to a replica", null);
             gauge("delayq.queue.dead", topic, 2, "Jobs in the dead set", null);
             gauge("delayq.queue.oldest.overdue", topic, 3, "Age of the oldest due job not yet taken", "seconds");
+            // The autoscaling signal (k8s/autoscaling/): the backlog replicas have not taken yet.
+            gauge("delayq.queue.due.now", topic, 4, "Jobs whose runAt has passed and that no replica has taken yet", null);
         }
     }
 

@@ -291,6 +291,132 @@ class ManifestsTest {
                 "Service " + hosts.getHost() + " must select the Redis pod");
     }
 
+    // ---- autoscaling (k8s/autoscaling/) ------------------------------------------------------
+
+    private static final Path AUTOSCALING = K8S.resolve("autoscaling");
+
+    /** The KEDA ScaledObject has what KEDA's CRD requires and scales the Deployment on Prometheus queries. */
+    @Test
+    void kedaScaledObjectIsACompleteScaledObjectOfTheDeployment() throws IOException {
+        Map<String, Object> so = only(AUTOSCALING.resolve("keda-scaledobject.yaml"));
+        assertEquals("keda.sh/v1alpha1", so.get("apiVersion"));
+        assertEquals("ScaledObject", so.get("kind"));
+        assertNotNull(get(so, "metadata", "name"), "metadata.name");
+        Map<String, Object> target = map(get(so, "spec", "scaleTargetRef"), "spec.scaleTargetRef");
+        assertEquals("delayq", target.get("name"), "scaleTargetRef.name (required) must be the Deployment");
+        assertEquals("Deployment", target.getOrDefault("kind", "Deployment"));
+        assertEquals("apps/v1", target.getOrDefault("apiVersion", "apps/v1"));
+        int min = (Integer) get(so, "spec", "minReplicaCount");
+        int max = (Integer) get(so, "spec", "maxReplicaCount");
+        assertTrue(min >= 2 && min <= max, "replicas " + min + ".." + max + ": at least two keep taking in a drain");
+        List<Object> triggers = list(get(so, "spec", "triggers"), "spec.triggers (required)");
+        assertFalse(triggers.isEmpty(), "no triggers");
+        for (Object t : triggers) {
+            Map<String, Object> trigger = map(t, "trigger");
+            assertEquals("prometheus", trigger.get("type"));
+            assertTrue(List.of("AverageValue", "Value").contains(trigger.getOrDefault("metricType", "AverageValue")),
+                    "metricType " + trigger.get("metricType"));
+            Map<String, Object> metadata = map(trigger.get("metadata"), "trigger metadata");
+            for (String field : List.of("serverAddress", "query", "threshold")) {
+                assertTrue(metadata.get(field) instanceof String s && !s.isBlank(),
+                        "prometheus trigger metadata." + field + " must be a non-empty string: " + metadata.get(field));
+            }
+            Double.parseDouble((String) metadata.get("threshold"));
+        }
+        scaleDownOutlastsTheDrain("ScaledObject", get(so, "spec", "advanced", "horizontalPodAutoscalerConfig",
+                "behavior", "scaleDown"));
+    }
+
+    /** The HPA on External metrics is a complete autoscaling/v2 HPA of the Deployment, served by the adapter's rules. */
+    @Test
+    void externalMetricsHpaIsACompleteAutoscalingV2HpaServedByTheAdapterRules() throws IOException {
+        Map<String, Object> hpa = only(AUTOSCALING.resolve("hpa-external.yaml"));
+        assertEquals("autoscaling/v2", hpa.get("apiVersion"));
+        assertEquals("HorizontalPodAutoscaler", hpa.get("kind"));
+        // Same name as the base's CPU HPA: applied as a patch of it (kustomization.yaml).
+        assertEquals("delayq", get(hpa, "metadata", "name"));
+        assertEquals(Map.of("apiVersion", "apps/v1", "kind", "Deployment", "name", "delayq"),
+                get(hpa, "spec", "scaleTargetRef"), "scaleTargetRef (required: kind, name)");
+        int max = (Integer) get(hpa, "spec", "maxReplicas");
+        int min = (Integer) get(hpa, "spec", "minReplicas");
+        assertTrue(min >= 2 && min <= max, "replicas " + min + ".." + max);
+        Set<String> names = new TreeSet<>();
+        for (Object m : list(get(hpa, "spec", "metrics"), "spec.metrics")) {
+            Map<String, Object> metric = map(m, "metric");
+            assertEquals("External", metric.get("type"));
+            String name = (String) get(metric, "external", "metric", "name");
+            assertNotNull(name, "external.metric.name (required)");
+            names.add(name);
+            String type = (String) get(metric, "external", "target", "type");
+            String field = switch (String.valueOf(type)) {
+                case "Value" -> "value";
+                case "AverageValue" -> "averageValue";
+                default -> fail("external.target.type must be Value or AverageValue for an External metric: " + type);
+            };
+            assertNotNull(get(metric, "external", "target", field), name + ": target." + field + " for type " + type);
+        }
+        scaleDownOutlastsTheDrain("HorizontalPodAutoscaler", get(hpa, "spec", "behavior", "scaleDown"));
+
+        Map<String, Object> adapter = only(AUTOSCALING.resolve("prometheus-adapter-rules.yaml"));
+        Set<String> served = new TreeSet<>();
+        for (Object r : list(get(adapter, "rules", "external"), "rules.external")) {
+            Map<String, Object> rule = map(r, "adapter rule");
+            for (String field : List.of("seriesQuery", "metricsQuery")) {
+                assertTrue(rule.get(field) instanceof String s && !s.isBlank(), "adapter rule " + field);
+            }
+            assertTrue(String.valueOf(rule.get("metricsQuery")).contains("<<.Series>>"), "metricsQuery uses <<.Series>>");
+            served.add(String.valueOf(get(rule, "name", "as")));
+        }
+        assertTrue(served.containsAll(names), "the HPA asks for " + names + ", the adapter serves " + served);
+    }
+
+    /** The autoscaling directory is a kustomize Component that swaps the base's CPU HPA for KEDA's, and the example uses it. */
+    @Test
+    void autoscalingComponentReplacesTheCpuHpaAndTheServiceOverlayUsesIt() throws IOException {
+        Map<String, Object> component = only(AUTOSCALING.resolve("kustomization.yaml"));
+        assertEquals("Component", component.get("kind"));
+        for (String file : list(component.get("resources"), "component resources").stream().map(String::valueOf).toList()) {
+            assertTrue(Files.isRegularFile(AUTOSCALING.resolve(file)), "the component lists " + file + ", which is missing");
+        }
+        String patches = String.valueOf(component.get("patches"));
+        assertTrue(patches.contains("$patch: delete") && patches.contains("HorizontalPodAutoscaler"),
+                "the component must delete the base's CPU HPA (two autoscalers on one Deployment fight): " + patches);
+        Path overlay = Path.of("..", "examples", "order-service", "k8s");
+        List<String> components = list(load(overlay.resolve("kustomization.yaml")).get(0).get("components"),
+                "overlay components");
+        assertTrue(components.stream().anyMatch(c -> overlay.resolve(c).normalize().equals(AUTOSCALING.normalize())),
+                "the example overlay should use k8s/autoscaling, uses " + components);
+    }
+
+    /**
+     * Removing a replica costs its drain: readiness DOWN for the shutdown delay, up to the drain
+     * timeout for running jobs, the requeue, all inside the termination grace. Scale-down must
+     * wait longer than that between removals, and over a window longer still.
+     */
+    private static void scaleDownOutlastsTheDrain(String what, Object scaleDown) {
+        Duration drain = duration(setting("delayq.drain.timeout"));
+        Object grace = get(find("Deployment", "delayq"), "spec", "template", "spec", "terminationGracePeriodSeconds");
+        long drainSeconds = drain.toSeconds() + ((Number) grace).longValue();
+        Map<String, Object> down = map(scaleDown, what + " scaleDown behavior");
+        Object window = down.get("stabilizationWindowSeconds");
+        assertTrue(window instanceof Integer w && w > drainSeconds, what + ": scaleDown stabilizationWindowSeconds "
+                + window + " must exceed drain timeout + termination grace = " + drainSeconds + " s");
+        List<Object> policies = list(down.get("policies"), what + " scaleDown policies");
+        assertFalse(policies.isEmpty(), what + ": scaleDown without policies may remove every extra pod at once");
+        for (Object p : policies) {
+            Map<String, Object> policy = map(p, "policy");
+            assertEquals("Pods", policy.get("type"), what + ": scale down by pods, not percent: " + policy);
+            assertTrue((Integer) policy.get("periodSeconds") > drainSeconds, what + ": a policy's periodSeconds "
+                    + policy.get("periodSeconds") + " must exceed drain timeout + termination grace = " + drainSeconds + " s");
+        }
+    }
+
+    private static Map<String, Object> only(Path path) throws IOException {
+        List<Map<String, Object>> docs = load(path);
+        assertEquals(1, docs.size(), path + ": one document");
+        return docs.get(0);
+    }
+
     // ---- the application's side ------------------------------------------------------------
 
     /** A delayq property, {@code *} standing for a map key (a topic name); its default if any. */

@@ -55,6 +55,7 @@ class ObservabilityAssetsTest {
     private static final Path DASHBOARD = DIR.resolve("grafana-dashboard.json");
     private static final Path RULES = DIR.resolve("prometheus-rules.yaml");
     private static final Path README = DIR.resolve("README.md");
+    private static final Path AUTOSCALING = Path.of("..", "k8s", "autoscaling");
 
     @Inject
     Jobs jobs;
@@ -69,7 +70,8 @@ class ObservabilityAssetsTest {
     @Test
     void everyMetricTheAssetsQueryIsExposed() throws IOException {
         Map<String, Set<String>> used = usedMetrics();
-        assertTrue(used.keySet().containsAll(Set.of("delayq_jobs_enqueued_total", "delayq_queue_oldest_overdue_seconds")),
+        assertTrue(used.keySet().containsAll(Set.of("delayq_jobs_enqueued_total", "delayq_queue_oldest_overdue_seconds",
+                "delayq_queue_due_now")),
                 "the expression parser found too little: " + used.keySet());
 
         String ok = jobs.schedule(JobRequest.topic("async").payload(Map.of("x", 1))).id();
@@ -201,10 +203,46 @@ class ObservabilityAssetsTest {
         for (Map<String, Object> rule : rules()) {
             expressions.put("alert " + rule.get("alert"), String.valueOf(rule.get("expr")));
         }
+        expressions.putAll(autoscalingExpressions());
         Map<String, Set<String>> used = new TreeMap<>();
         expressions.forEach((where, expr) -> PromQl.metricNames(expr)
                 .forEach(name -> used.computeIfAbsent(name, k -> new TreeSet<>()).add(where)));
         return used;
+    }
+
+    /**
+     * The queries of k8s/autoscaling/: the KEDA triggers', the prometheus-adapter rules' (their
+     * template placeholders taken out), and the HPA's external metric names (the adapter serves
+     * them under the series' own names; ManifestsTest checks that it does).
+     */
+    @SuppressWarnings("unchecked")
+    private static Map<String, String> autoscalingExpressions() throws IOException {
+        Map<String, String> expressions = new LinkedHashMap<>();
+        Map<String, Object> keda = yaml(AUTOSCALING.resolve("keda-scaledobject.yaml"));
+        int i = 0;
+        for (Object trigger : (List<Object>) ManifestsTest.get(keda, "spec", "triggers")) {
+            expressions.put("KEDA trigger " + i++, String.valueOf(ManifestsTest.get(trigger, "metadata", "query")));
+        }
+        Map<String, Object> adapter = yaml(AUTOSCALING.resolve("prometheus-adapter-rules.yaml"));
+        for (Object rule : (List<Object>) ManifestsTest.get(adapter, "rules", "external")) {
+            String series = String.valueOf(ManifestsTest.get(rule, "seriesQuery"));
+            String name = series.replaceAll("\\{.*", "");
+            expressions.put("adapter seriesQuery " + name, series);
+            expressions.put("adapter metricsQuery " + name, String.valueOf(ManifestsTest.get(rule, "metricsQuery"))
+                    .replace("{<<.LabelMatchers>>}", "").replace("<<.Series>>", name));
+        }
+        Map<String, Object> hpa = yaml(AUTOSCALING.resolve("hpa-external.yaml"));
+        for (Object metric : (List<Object>) ManifestsTest.get(hpa, "spec", "metrics")) {
+            String name = String.valueOf(ManifestsTest.get(metric, "external", "metric", "name"));
+            expressions.put("HPA external metric " + name, name);
+        }
+        return expressions;
+    }
+
+    private static Map<String, Object> yaml(Path file) throws IOException {
+        try (Reader in = Files.newBufferedReader(file)) {
+            return new Yaml().load(in);
+        }
     }
 
     /** Every target's expr, by "dashboard panel 'title' refId", rows' nested panels included. */

@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
 
 import io.delayq.core.JobRequest;
 import io.delayq.core.Jobs;
+import io.delayq.core.TopicControl;
 import io.delayq.dev.RedisProcess;
 import io.delayq.dispatch.TestObservers;
 import io.delayq.store.JobStore;
@@ -34,6 +35,8 @@ class OpsTest {
     Jobs jobs;
     @Inject
     JobStore store;
+    @Inject
+    TopicControl control;
 
     static double metric(String name, String topic) {
         String body = given().get("/q/metrics").then().statusCode(200).extract().asString();
@@ -69,6 +72,56 @@ class OpsTest {
         Awaitility.await().atMost(Duration.ofSeconds(15))
                 .until(() -> metric("delayq_queue_oldest_overdue_seconds", topic) >= 120.0);
         assertEquals(1.0, metric("delayq_queue_scheduled", topic));
+        assertEquals(1.0, metric("delayq_queue_due_now", topic));
+    }
+
+    /** Due jobs in day shards older than the few the gauges pass by default are counted too (DQNEEDDAY). */
+    @Test
+    void dueNowCountsJobsDueDaysAgo() {
+        String topic = Topics.fresh("stalled-days");
+        for (int days : new int[] { 3, 5, 5 }) {
+            jobs.schedule(JobRequest.topic(topic).runAt(java.time.Instant.now().minus(Duration.ofDays(days))));
+        }
+        jobs.schedule(JobRequest.topic(topic).delay(Duration.ofHours(1)));
+        Awaitility.await().atMost(Duration.ofSeconds(15)).until(() -> metric("delayq_queue_due_now", topic) == 3.0);
+        assertEquals(4.0, metric("delayq_queue_scheduled", topic));
+        double overdue = metric("delayq_queue_oldest_overdue_seconds", topic);
+        assertEquals(5 * 86_400.0, overdue, 60.0, "the oldest is the one due 5 days ago");
+    }
+
+    /**
+     * The autoscaling signals (k8s/autoscaling/): while nobody takes a topic's jobs (paused, as
+     * when its observers are stopped) the 1,000 due ones show as due now and the oldest of them
+     * ages; once they are taken again both fall to 0 within seconds (the gauges' 5 s cache, then
+     * the observer's run).
+     */
+    @Test
+    void dueNowCountsJobsNobodyTakesAndFallsToZeroOnceTheyAreTaken() {
+        String topic = BacklogObserver.TOPIC;
+        int runBefore = BacklogObserver.RUN.get();
+        control.pause(topic);
+        try {
+            StringBuilder batch = new StringBuilder("[");
+            for (int i = 0; i < 1000; i++) {
+                batch.append(i == 0 ? "" : ",").append("{\"topic\":\"").append(topic).append("\",\"id\":\"b-")
+                        .append(i).append("\"}");
+            }
+            given().contentType("application/json").body(batch.append(']').toString()).post("/jobs/batch").then()
+                    .statusCode(200);
+            Awaitility.await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(250))
+                    .until(() -> metric("delayq_queue_due_now", topic) == 1000.0);
+            double overdue = metric("delayq_queue_oldest_overdue_seconds", topic);
+            Awaitility.await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(250))
+                    .until(() -> metric("delayq_queue_oldest_overdue_seconds", topic) > overdue);
+            assertEquals(1000.0, metric("delayq_queue_due_now", topic), "nothing of a paused topic is taken");
+            assertEquals(runBefore, BacklogObserver.RUN.get(), "a paused topic's observer ran a job");
+        } finally {
+            control.resume(topic);
+        }
+        Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(250))
+                .until(() -> metric("delayq_queue_due_now", topic) == 0.0
+                        && metric("delayq_queue_oldest_overdue_seconds", topic) == 0.0);
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> BacklogObserver.RUN.get() == runBefore + 1000);
     }
 
     @Test

@@ -1,0 +1,302 @@
+package io.delayq.api;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+
+import org.eclipse.microprofile.config.ConfigProvider;
+import org.eclipse.microprofile.openapi.OASFactory;
+import org.eclipse.microprofile.openapi.OASFilter;
+import org.eclipse.microprofile.openapi.models.Components;
+import org.eclipse.microprofile.openapi.models.OpenAPI;
+import org.eclipse.microprofile.openapi.models.Operation;
+import org.eclipse.microprofile.openapi.models.PathItem;
+import org.eclipse.microprofile.openapi.models.media.Schema;
+import org.eclipse.microprofile.openapi.models.responses.APIResponse;
+import org.eclipse.microprofile.openapi.models.responses.APIResponses;
+import org.eclipse.microprofile.openapi.models.security.SecurityRequirement;
+import org.eclipse.microprofile.openapi.models.security.SecurityScheme;
+
+import io.delayq.security.AccessRules;
+import io.delayq.security.DelayqRole;
+import io.quarkus.smallrye.openapi.OpenApiFilter;
+
+/**
+ * What the OpenAPI document says about delayq's REST API beyond what the resources' annotations
+ * give, so that a client generated from it is right: one meaningful operationId per operation
+ * (a generator names its methods after them), the credentials the server accepts, applied per
+ * operation with the role {@link AccessRules} requires, and the RFC 9457 problem body of every
+ * error status an operation can answer. Kept here, in one table, rather than spread over the
+ * resources' annotations: the roles come from the same table the access policy enforces, so the
+ * document cannot drift from it.
+ * <p>
+ * Runs at start-up (an OIDC provider is runtime configuration). Only delayq's own paths are
+ * touched: a service's own endpoints keep whatever its annotations say.
+ */
+@OpenApiFilter(stages = OpenApiFilter.RunStage.RUNTIME_STARTUP)
+public class OpenApiContract implements OASFilter {
+    static final String BASIC = "basicAuth";
+    static final String BEARER = "bearerAuth";
+    static final String OIDC = "oidc";
+    static final String PROBLEM = "Problem";
+
+    /** The roots of delayq's REST paths (relative to the REST root). */
+    private static final Set<String> ROOTS = Set.of("jobs", "topics", "schedules", "history");
+
+    /**
+     * Every operation of the API: its id, and the 4xx it can answer beyond 401/403 (every
+     * operation; refused by the access policy) — 400 a field breaking a rule (a malformed topic
+     * in the path too), 404 unknown, 409 a state that forbids it, 413 over a size limit, 415 a
+     * body that is not JSON. Every operation can also answer 503 (Redis away) and 500.
+     * A new endpoint gets its line here; {@code OpenApiDocumentTest} fails until it has one.
+     */
+    static final List<Op> OPERATIONS = List.of(
+            new Op("POST", "/jobs", "enqueueJob", 400, 413, 415),
+            new Op("POST", "/jobs/batch", "enqueueBatch", 400, 413, 415),
+            new Op("GET", "/jobs/{topic}/{id}", "getJob", 400, 404),
+            new Op("DELETE", "/jobs/{topic}/{id}", "cancelJob", 400, 404, 409),
+            new Op("PATCH", "/jobs/{topic}/{id}", "rescheduleJob", 400, 404, 409, 415),
+            new Op("GET", "/topics", "listTopics"),
+            new Op("DELETE", "/topics/{topic}", "deleteTopic", 400, 404, 409),
+            new Op("POST", "/topics/{topic}/pause", "pauseTopic", 400),
+            new Op("POST", "/topics/{topic}/resume", "resumeTopic", 400),
+            new Op("PUT", "/topics/{topic}/rate-limit", "setRateLimit", 400, 415),
+            new Op("DELETE", "/topics/{topic}/rate-limit", "clearRateLimit", 400),
+            new Op("PUT", "/topics/{topic}/max-in-flight", "setMaxInFlight", 400, 415),
+            new Op("DELETE", "/topics/{topic}/max-in-flight", "clearMaxInFlight", 400),
+            new Op("GET", "/topics/{topic}/dead", "listDeadJobs", 400),
+            new Op("POST", "/topics/{topic}/dead/requeue", "requeueDeadJobs", 400, 415),
+            new Op("POST", "/topics/{topic}/dead/purge", "purgeDeadJobs", 400, 415),
+            new Op("POST", "/topics/{topic}/dead/{id}/requeue", "requeueDeadJob", 400, 404),
+            new Op("DELETE", "/topics/{topic}/dead/{id}", "purgeDeadJob", 400, 404),
+            new Op("GET", "/topics/{topic}/history", "getTopicHistory", 400),
+            new Op("GET", "/history", "getHistory", 400),
+            new Op("GET", "/schedules", "listSchedules"),
+            new Op("GET", "/schedules/{name}", "getSchedule", 400, 404),
+            new Op("PUT", "/schedules/{name}", "putSchedule", 400, 409, 413, 415),
+            new Op("DELETE", "/schedules/{name}", "deleteSchedule", 400, 404, 409),
+            new Op("POST", "/schedules/{name}/trigger", "triggerSchedule", 400, 404));
+
+    /** An operation of the API by method and path template, its operationId and its own error statuses. */
+    record Op(String method, String path, String operationId, int... statuses) {
+    }
+
+    /** The JSON body of an operation: a schema of {@link #bodySchemas}, and whether it may be left out. */
+    record Body(String schema, boolean required) {
+    }
+
+    private static final Map<String, Body> BODIES = Map.of(
+            "enqueueJob", new Body("NewJob", true),
+            "enqueueBatch", new Body("NewJobs", true),
+            "rescheduleJob", new Body("Reschedule", true),
+            "setRateLimit", new Body("RateLimitBody", true),
+            "putSchedule", new Body("ScheduleBody", true),
+            "requeueDeadJobs", new Body("DeadFilter", false),
+            "purgeDeadJobs", new Body("DeadFilter", false));
+
+    private static final Map<Integer, String> REASONS = Map.of(
+            400, "A field breaks a rule; the problem's `field` names it",
+            401, "No valid credential (once any credential is configured)",
+            403, "The credential lacks the role this operation needs",
+            404, "Not found",
+            409, "The job or schedule is in a state that does not allow this",
+            413, "Over a size limit (payload bytes, jobs per batch)",
+            415, "The request body is not application/json",
+            500, "Unexpected error (logged by the server)",
+            503, "Redis is unavailable; retry after the Retry-After seconds");
+
+    @Override
+    public void filterOpenAPI(OpenAPI openAPI) {
+        if (openAPI.getPaths() == null || openAPI.getPaths().getPathItems() == null) {
+            return;
+        }
+        Optional<String> oidc = ConfigProvider.getConfig().getOptionalValue("quarkus.oidc.auth-server-url", String.class);
+        boolean touched = false;
+        Set<String> bodies = new TreeSet<>();
+        for (Map.Entry<String, PathItem> e : openAPI.getPaths().getPathItems().entrySet()) {
+            if (!isDelayqPath(e.getKey()) || e.getValue().getOperations() == null) {
+                continue;
+            }
+            for (Map.Entry<PathItem.HttpMethod, Operation> o : e.getValue().getOperations().entrySet()) {
+                describe(o.getKey().name(), e.getKey(), o.getValue(), oidc.isPresent()).ifPresent(bodies::add);
+                touched = true;
+            }
+        }
+        if (touched) {
+            components(openAPI, oidc, bodies);
+        }
+    }
+
+    static boolean isDelayqPath(String path) {
+        String root = path.replaceAll("^/+", "").split("/", 2)[0];
+        return ROOTS.contains(root);
+    }
+
+    /** The table's line for an operation, if it has one. */
+    static Optional<Op> find(String method, String path) {
+        return OPERATIONS.stream().filter(op -> op.method().equalsIgnoreCase(method) && op.path().equals(path))
+                .findFirst();
+    }
+
+    /** Completes one operation; returns the name of the body schema it refers to, if any. */
+    private static Optional<String> describe(String method, String path, Operation op, boolean oidc) {
+        Optional<Op> known = find(method, path);
+        known.ifPresent(k -> op.setOperationId(k.operationId()));
+        // The resources read their bodies as text (to name the field at fault themselves): the
+        // document says what JSON they expect instead of "any string".
+        known.map(k -> BODIES.get(k.operationId())).ifPresent(body -> op.setRequestBody(
+                OASFactory.createRequestBody().required(body.required())
+                        .description(op.getRequestBody() != null && op.getRequestBody().getDescription() != null
+                                ? op.getRequestBody().getDescription() : body.schema())
+                        .content(OASFactory.createContent().addMediaType("application/json",
+                                OASFactory.createMediaType().schema(OASFactory.createSchema().ref(body.schema()))))));
+
+        // The role as AccessRules decides it for a request on this path ({x} stands for any segment).
+        DelayqRole role = AccessRules.required(method, path.replaceAll("\\{[^}]+}", "x"));
+        List<String> accepted = new ArrayList<>();
+        for (DelayqRole r : DelayqRole.values()) {
+            if (r.includes(role)) {
+                accepted.add(r.roleName());
+            }
+        }
+        String rule = "Needs role `" + role.roleName() + "` (" + String.join(", ", accepted.stream()
+                .map(n -> "`" + n + "`").toList()) + " may call it) once any credential is configured; "
+                + "without one the API is open.";
+        String description = op.getDescription();
+        if (description == null || !description.contains(rule)) {
+            op.setDescription(description == null || description.isBlank() ? rule : description + "\n\n" + rule);
+        }
+        List<SecurityRequirement> security = new ArrayList<>();
+        // OpenAPI 3.1 lets a requirement of a non-OAuth scheme list the roles it needs.
+        security.add(OASFactory.createSecurityRequirement().addScheme(BASIC, accepted));
+        security.add(OASFactory.createSecurityRequirement().addScheme(BEARER, accepted));
+        if (oidc) {
+            security.add(OASFactory.createSecurityRequirement().addScheme(OIDC, accepted));
+        }
+        op.setSecurity(security);
+
+        Set<Integer> statuses = new TreeSet<>(List.of(401, 403, 500, 503));
+        known.ifPresent(k -> {
+            for (int s : k.statuses()) {
+                statuses.add(s);
+            }
+        });
+        APIResponses responses = op.getResponses() != null ? op.getResponses() : OASFactory.createAPIResponses();
+        for (int status : statuses) {
+            String code = Integer.toString(status);
+            APIResponse r = responses.getAPIResponse(code);
+            if (r == null) {
+                r = OASFactory.createAPIResponse().description(REASONS.get(status));
+                responses.addAPIResponse(code, r);
+            }
+            // The problem body replaces whatever a resource annotation guessed for an error.
+            r.setContent(OASFactory.createContent().addMediaType(Problem.MEDIA_TYPE,
+                    OASFactory.createMediaType().schema(OASFactory.createSchema().ref(PROBLEM))));
+            if (status == 503 && (r.getHeaders() == null || !r.getHeaders().containsKey("Retry-After"))) {
+                r.addHeader("Retry-After", OASFactory.createHeader().description("Seconds to wait before retrying")
+                        .schema(OASFactory.createSchema().addType(Schema.SchemaType.INTEGER)));
+            }
+        }
+        op.setResponses(responses);
+        return known.map(k -> BODIES.get(k.operationId())).map(Body::schema);
+    }
+
+    private static void components(OpenAPI openAPI, Optional<String> oidc, Set<String> bodies) {
+        if (openAPI.getComponents() == null) {
+            openAPI.setComponents(OASFactory.createComponents());
+        }
+        Components c = openAPI.getComponents();
+        if (c.getSecuritySchemes() == null || !c.getSecuritySchemes().containsKey(BASIC)) {
+            c.addSecurityScheme(BASIC, OASFactory.createSecurityScheme().type(SecurityScheme.Type.HTTP).scheme("basic")
+                    .description("A user of the configuration (quarkus.security.users.embedded.*) and its roles"));
+        }
+        if (c.getSecuritySchemes() == null || !c.getSecuritySchemes().containsKey(BEARER)) {
+            c.addSecurityScheme(BEARER, OASFactory.createSecurityScheme().type(SecurityScheme.Type.HTTP)
+                    .scheme("bearer").description("delayq.api.token (an operator credential), or an access token "
+                            + "of the OIDC provider when one is configured"));
+        }
+        oidc.ifPresent(url -> c.addSecurityScheme(OIDC, OASFactory.createSecurityScheme()
+                .type(SecurityScheme.Type.OPENIDCONNECT)
+                .openIdConnectUrl(url.replaceAll("/+$", "") + "/.well-known/openid-configuration")
+                .description("The OIDC provider of quarkus.oidc.auth-server-url; roles from the token's claims")));
+        if (bodies.contains("NewJobs")) {
+            bodies.add("NewJob");
+        }
+        bodySchemas().forEach((name, schema) -> {
+            // Only those an operation refers to: an unused schema would only puzzle a generator.
+            if (bodies.contains(name) && (c.getSchemas() == null || !c.getSchemas().containsKey(name))) {
+                c.addSchema(name, schema);
+            }
+        });
+        if (c.getSchemas() == null || !c.getSchemas().containsKey(PROBLEM)) {
+            c.addSchema(PROBLEM, OASFactory.createSchema().addType(Schema.SchemaType.OBJECT)
+                    .description("An RFC 9457 problem body")
+                    .addRequired("status").addRequired("title")
+                    .addProperty("type", OASFactory.createSchema().addType(Schema.SchemaType.STRING)
+                            .description("Always about:blank"))
+                    .addProperty("title", OASFactory.createSchema().addType(Schema.SchemaType.STRING)
+                            .description("The HTTP reason phrase"))
+                    .addProperty("status", OASFactory.createSchema().addType(Schema.SchemaType.INTEGER)
+                            .description("The HTTP status"))
+                    .addProperty("detail", OASFactory.createSchema().addType(Schema.SchemaType.STRING)
+                            .description("What went wrong, naming the rule broken"))
+                    .addProperty("instance", OASFactory.createSchema().addType(Schema.SchemaType.STRING)
+                            .description("The request path"))
+                    .addProperty("field", OASFactory.createSchema().addType(Schema.SchemaType.STRING)
+                            .description("The request field that broke a rule, as a JSON path (jobs[3].delayMs)")));
+        }
+    }
+
+    private static Schema type(Schema.SchemaType type, String description) {
+        return OASFactory.createSchema().addType(type).description(description);
+    }
+
+    /** The request bodies, as JobBodyParser, TopicsResource and SchedulesResource read them. */
+    static Map<String, Schema> bodySchemas() {
+        Schema newJob = OASFactory.createSchema().addType(Schema.SchemaType.OBJECT)
+                .description("A job to enqueue; at most one of delayMs and runAt (neither: due now)")
+                .addRequired("topic")
+                .addProperty("topic", type(Schema.SchemaType.STRING, "The topic: letters, digits, '.', '_', '-'"))
+                .addProperty("id", type(Schema.SchemaType.STRING,
+                        "The job's id, unique in its topic (enqueue is idempotent by id); generated when absent"))
+                .addProperty("payload", OASFactory.createSchema().description("Any JSON value, handed to the observer"))
+                .addProperty("delayMs", type(Schema.SchemaType.INTEGER, "Due this many ms from now").format("int64")
+                        .minimum(java.math.BigDecimal.ZERO))
+                .addProperty("runAt", type(Schema.SchemaType.STRING, "Due at this instant (ISO-8601)").format("date-time"))
+                .addProperty("maxAttempts", type(Schema.SchemaType.INTEGER, "Attempts before the job goes to the dead set")
+                        .format("int32").minimum(java.math.BigDecimal.ONE));
+        Schema jobs = OASFactory.createSchema().addType(Schema.SchemaType.ARRAY).maxItems(1000)
+                .items(OASFactory.createSchema().ref("NewJob"));
+        return Map.of(
+                "NewJob", newJob,
+                "NewJobs", OASFactory.createSchema().description("Up to 1000 jobs: an array, or {\"jobs\": [...]}")
+                        .addOneOf(jobs)
+                        .addOneOf(OASFactory.createSchema().addType(Schema.SchemaType.OBJECT).addRequired("jobs")
+                                .addProperty("jobs", OASFactory.createSchema().addType(Schema.SchemaType.ARRAY)
+                                        .maxItems(1000).items(OASFactory.createSchema().ref("NewJob")))),
+                "Reschedule", OASFactory.createSchema().addType(Schema.SchemaType.OBJECT)
+                        .description("Exactly one of delayMs and runAt")
+                        .addProperty("delayMs", type(Schema.SchemaType.INTEGER, "Due this many ms from now").format("int64"))
+                        .addProperty("runAt", type(Schema.SchemaType.STRING, "Due at this instant (ISO-8601)")
+                                .format("date-time")),
+                "RateLimitBody", OASFactory.createSchema().addType(Schema.SchemaType.OBJECT).addRequired("perSecond")
+                        .addProperty("perSecond", type(Schema.SchemaType.NUMBER,
+                                "Jobs per second over all replicas").exclusiveMinimum(java.math.BigDecimal.ZERO)),
+                "ScheduleBody", OASFactory.createSchema().addType(Schema.SchemaType.OBJECT)
+                        .description("A recurring schedule: exactly one of cron and every").addRequired("topic")
+                        .addProperty("cron", type(Schema.SchemaType.STRING, "Quartz cron, with seconds"))
+                        .addProperty("every", type(Schema.SchemaType.STRING, "A duration: 30s, 15m, 1h or PT1H"))
+                        .addProperty("topic", type(Schema.SchemaType.STRING, "The topic each tick's job goes to"))
+                        .addProperty("payload", OASFactory.createSchema().description("Any JSON value, the payload of each job"))
+                        .addProperty("timeZone", type(Schema.SchemaType.STRING, "For cron only; default UTC"))
+                        .addProperty("misfire", type(Schema.SchemaType.STRING, "What a missed tick does; default fire-once")
+                                .enumeration(List.of("fire-once", "skip"))),
+                "DeadFilter", OASFactory.createSchema().addType(Schema.SchemaType.OBJECT)
+                        .description("Which dead jobs; an empty body means all of them")
+                        .addProperty("idPrefix", type(Schema.SchemaType.STRING, "Jobs whose id starts with this"))
+                        .addProperty("error", type(Schema.SchemaType.STRING, "Jobs whose lastError contains this")));
+    }
+}
