@@ -42,6 +42,8 @@ public class RedisGateway {
             .compile("[a-z][a-z0-9_]*(\\.[A-Za-z0-9_$]+)+(: .*)?");
     private final Redis redis;
     private final EventLoopConnections loops;
+    /** Per-node clients on a cluster (null: everything through the cluster client). */
+    private final RedisNodes nodes;
     private final long timeoutMs;
     private final boolean cluster;
     private final Counter unavailable;
@@ -50,13 +52,15 @@ public class RedisGateway {
 
     /** A gateway that sends every command through the pool (tests build one by hand). */
     public RedisGateway(Redis redis, DelayqConfig config, MeterRegistry registry) {
-        this(redis, EventLoopConnections.none(), config, registry);
+        this(redis, EventLoopConnections.none(), null, config, registry);
     }
 
     @jakarta.inject.Inject
-    public RedisGateway(Redis redis, EventLoopConnections loops, DelayqConfig config, MeterRegistry registry) {
+    public RedisGateway(Redis redis, EventLoopConnections loops, RedisNodes nodes, DelayqConfig config,
+            MeterRegistry registry) {
         this.redis = redis;
         this.loops = loops;
+        this.nodes = nodes;
         this.timeoutMs = config.redisTimeout().toMillis();
         this.cluster = "cluster".equalsIgnoreCase(org.eclipse.microprofile.config.ConfigProvider.getConfig()
                 .getOptionalValue("quarkus.redis.client-type", String.class).orElse("standalone"));
@@ -117,7 +121,14 @@ public class RedisGateway {
      */
     private Future<Response> send0(Request request) {
         Future<Response> own = loops.send(request);
-        return own != null ? own : redis.send(request);
+        if (own != null) {
+            return own;
+        }
+        // On a cluster, straight to the slot's master: through the cluster client's pool a request
+        // keeps a connection to every node until its reply, so a few waiting for a hung master
+        // would leave none for the requests to the healthy ones (see RedisNodes).
+        Future<Response> direct = cluster && nodes != null ? nodes.send(request, redis::send) : null;
+        return direct != null ? direct : redis.send(request);
     }
 
     /** Pipelined requests on one connection: one round trip. */
@@ -137,7 +148,7 @@ public class RedisGateway {
     public List<Response> sendEach(List<Request> requests) {
         List<Future<Response>> sent = new java.util.ArrayList<>(requests.size());
         for (Request r : requests) {
-            sent.add(redis.send(r));
+            sent.add(send0(r));
         }
         await(settle(Future.all(sent), timeoutMs));
         List<Response> out = new java.util.ArrayList<>(sent.size());
