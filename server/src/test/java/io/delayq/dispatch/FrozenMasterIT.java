@@ -129,7 +129,7 @@ class FrozenMasterIT {
                 runAts.forEach((id, runAt) -> {
                     if (!receiver.deliveries.containsKey(id)) {
                         missing.put(id, "partition " + Math.floorMod(id.hashCode(), PARTITIONS) + ", due "
-                                + (runAt - frozenAt) + " ms into the freeze, now " + app.get("/jobs/" + topic + "/" + id));
+                                + (runAt - frozenAt) + " ms into the freeze, now " + stateOf(app, topic, id));
                     }
                 });
                 throw new AssertionError("jobs of healthy masters' partitions not delivered while one master was frozen: "
@@ -178,6 +178,15 @@ class FrozenMasterIT {
             if (Math.floorMod((prefix + i).hashCode(), PARTITIONS) == p) {
                 return prefix + i;
             }
+        }
+    }
+
+    /** The job as GET /jobs says, or why it could not be had (a stalled replica may not answer). */
+    private static String stateOf(AppProcess app, String topic, String id) {
+        try {
+            return app.getResponse("/jobs/" + topic + "/" + id).body();
+        } catch (RuntimeException e) {
+            return "(GET /jobs failed: " + e.getMessage() + ")";
         }
     }
 
