@@ -219,11 +219,6 @@ final class TakerLoop {
         }
     }
 
-    /** Takes in flight, all nodes together (tests). */
-    int takesInFlight() {
-        return takesInFlight;
-    }
-
     private Node node(String id) {
         return nodes.computeIfAbsent(id, k -> new Node());
     }

@@ -159,7 +159,7 @@ final class WakeUps {
 
     /**
      * Whether the subscription is currently established: on a cluster, every node's (a node whose
-     * subscription is down silences its own partitions only: see {@link #nodesSubscribed()}).
+     * subscription is down silences its own partitions only, and is retried on its own).
      */
     boolean subscribed() {
         if (nodes == null) {
@@ -168,12 +168,6 @@ final class WakeUps {
         return owners != null && !perNode.isEmpty() && perNode.values().stream().allMatch(n -> n.up);
     }
 
-    /** Per node endpoint, whether its subscription is up (empty on a single Redis). */
-    Map<String, Boolean> nodesSubscribed() {
-        Map<String, Boolean> out = new java.util.TreeMap<>();
-        perNode.forEach((node, sub) -> out.put(node, sub.up));
-        return out;
-    }
 
     private void loop() {
         boolean first = true;

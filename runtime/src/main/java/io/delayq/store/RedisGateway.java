@@ -127,7 +127,7 @@ public class RedisGateway {
         // On a cluster, straight to the slot's master: through the cluster client's pool a request
         // keeps a connection to every node until its reply, so a few waiting for a hung master
         // would leave none for the requests to the healthy ones (see RedisNodes).
-        Future<Response> direct = cluster && nodes != null ? nodes.send(request, redis::send) : null;
+        Future<Response> direct = cluster && nodes != null ? nodes.send(request, timeoutMs, redis::send) : null;
         return direct != null ? direct : redis.send(request);
     }
 

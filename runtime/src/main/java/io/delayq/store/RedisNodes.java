@@ -91,7 +91,7 @@ public class RedisNodes implements RedisOptionsCustomizer {
      * redirect (MOVED, ASK: Redis did not run it) or a failure to connect (nothing was sent) is
      * answered by the cluster client, which follows redirects, and the slot map is read again.
      */
-    Future<Response> send(Request request, java.util.function.Function<Request, Future<Response>> cluster) {
+    Future<Response> send(Request request, long timeoutMs, java.util.function.Function<Request, Future<Response>> cluster) {
         String[] map = owners;
         if (map == null || closed || options.get() == null) {
             return null;
@@ -108,11 +108,22 @@ public class RedisNodes implements RedisOptionsCustomizer {
         }
         Redis node = commandClient(owner);
         boolean[] sent = { false };
+        long sendBy = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         return node.connect().compose(c -> {
+            if (System.nanoTime() - sendBy > 0) {
+                // A connection that came only after the caller gave up (the node hung, then
+                // answered): a command nobody waits for any more is not sent at all.
+                c.close();
+                return Future.failedFuture(new java.util.concurrent.TimeoutException("not sent: no connection to "
+                        + owner + " within " + timeoutMs + " ms"));
+            }
             sent[0] = true;
             return c.send(request).eventually(v -> c.close());
         }).recover(e -> {
             String message = String.valueOf(e.getMessage());
+            if (e instanceof java.util.concurrent.TimeoutException) {
+                return Future.failedFuture(e);
+            }
             if (!sent[0] || message.startsWith("MOVED") || message.startsWith("ASK")) {
                 onStale.run();
                 return cluster.apply(request);
