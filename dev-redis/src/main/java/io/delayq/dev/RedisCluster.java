@@ -37,8 +37,10 @@ public final class RedisCluster implements AutoCloseable {
     private final List<Integer> killed = new ArrayList<>();
     private final Map<Integer, List<Integer>> replicasOf = new LinkedHashMap<>();
     private final Thread cleanup = new Thread(this::close, "redis-cluster-stop");
+    private final Duration nodeTimeout;
 
-    private RedisCluster() {
+    private RedisCluster(Duration nodeTimeout) {
+        this.nodeTimeout = nodeTimeout;
     }
 
     /** Starts 3 masters with one replica each and waits until the cluster is ready. */
@@ -48,7 +50,15 @@ public final class RedisCluster implements AutoCloseable {
 
     /** Starts {@code masters} masters with {@code replicasPerMaster} replicas each; waits until ready. */
     public static RedisCluster start(int masters, int replicasPerMaster) {
-        RedisCluster c = new RedisCluster();
+        return start(masters, replicasPerMaster, NODE_TIMEOUT);
+    }
+
+    /**
+     * As {@link #start(int, int)} with another {@code cluster-node-timeout}: a long one lets a test
+     * freeze a master without the cluster failing it over (or, without replicas, going down).
+     */
+    public static RedisCluster start(int masters, int replicasPerMaster, Duration nodeTimeout) {
+        RedisCluster c = new RedisCluster(nodeTimeout);
         Runtime.getRuntime().addShutdownHook(c.cleanup);
         try {
             long t0 = System.nanoTime();
@@ -76,7 +86,7 @@ public final class RedisCluster implements AutoCloseable {
                 RedisProcess p = RedisProcess.start(redisServer(), port, List.of("--dir", dir.toString(),
                         "--logfile", dir.resolve("redis.log").toString(), "--cluster-enabled", "yes",
                         "--cluster-config-file", "nodes.conf", "--cluster-node-timeout",
-                        Long.toString(NODE_TIMEOUT.toMillis()), "--save", "", "--appendonly", "no",
+                        Long.toString(nodeTimeout.toMillis()), "--save", "", "--appendonly", "no",
                         // A replica's first sync would otherwise wait 5 s for more replicas to join it.
                         "--repl-diskless-sync-delay", "0"));
                 nodes.put(port, p);
@@ -263,6 +273,15 @@ public final class RedisCluster implements AutoCloseable {
     /** A connection to one node; the caller closes it. */
     public Resp node(int port) {
         return new Resp(port);
+    }
+
+    /** The process id of a node's redis-server (to freeze it with SIGSTOP, as a hung host). */
+    public long pid(int port) {
+        RedisProcess p = nodes.get(port);
+        if (p == null || killed.contains(port)) {
+            throw new IllegalArgumentException("no running node on port " + port);
+        }
+        return p.pid();
     }
 
     /** SIGKILL of one node: a crash, no goodbye to the cluster. */

@@ -23,6 +23,7 @@ import io.delayq.store.JobStore;
 import io.delayq.store.Lease;
 import io.delayq.store.Partition;
 import io.delayq.store.RedisGateway;
+import io.delayq.store.RedisNodes;
 import io.delayq.store.StoreUnavailableException;
 import io.delayq.store.TakenJob;
 import io.quarkus.runtime.ShutdownEvent;
@@ -50,6 +51,7 @@ public class Dispatcher {
     private final Acker acker;
     private final RetryPolicy retry;
     private final DelayqMetrics metrics;
+    private final RedisNodes nodes;
     private final String replicaId = JobValidator.newId().substring(0, 8);
 
     private final Map<String, WorkerPool> pools = new LinkedHashMap<>();
@@ -66,10 +68,11 @@ public class Dispatcher {
 
     public Dispatcher(DelayqConfig config, TopicRegistry topics, JobStore store, RedisGateway redis,
             RedisClock clock, JobRunner runner, Acker acker, RetryPolicy retry, DelayqMetrics metrics,
-            LeaseReclaimer reclaimer, LeaseHeartbeat heartbeat, ReclaimGate gate) {
+            LeaseReclaimer reclaimer, LeaseHeartbeat heartbeat, ReclaimGate gate, RedisNodes nodes) {
         this.reclaimer = reclaimer;
         this.heartbeat = heartbeat;
         this.gate = gate;
+        this.nodes = nodes;
         this.metrics = metrics;
         this.config = config;
         this.topics = topics;
@@ -124,7 +127,7 @@ public class Dispatcher {
         Map<String, DueTaker> byChannel = new HashMap<>();
         long leaseMs = config.dispatch().lease().toMillis();
         long safetyNetMs = config.dispatch().safetyNet().toMillis();
-        loop = new TakerLoop(safetyNetMs);
+        loop = new TakerLoop(safetyNetMs, takesPerNode());
         topics.handlers().forEach((topic, handler) -> {
             WorkerPool pool = new WorkerPool(retry.concurrency(topic), workers, runner);
             pools.put(topic, pool);
@@ -142,13 +145,28 @@ public class Dispatcher {
                     pool.concurrency());
         });
         acker.start();
-        wakeUps = new WakeUps(redis, byChannel);
+        wakeUps = new WakeUps(redis, byChannel, nodes, loop, config.redisTimeout().toMillis());
+        loop.nodes(wakeUps::nodeOf, wakeUps::nodeCount);
         wakeUps.start();
         loop.start(takers);
         heartbeat.start();
         safetyNet = new SafetyNetPoll(store, takers, safetyNetMs, clock, gate, reclaimer::reclaimSoon);
         safetyNet.start();
         started = true;
+    }
+
+    /**
+     * Take permits per Redis node: on a cluster a quarter of the Redis pool (each request holds a
+     * pooled connection to every node until its reply, so a hung node's takes must leave most of
+     * the pool to the others); a single Redis keeps {@link TakerLoop#MAX_TAKES_IN_FLIGHT}.
+     */
+    private int takesPerNode() {
+        if (!redis.cluster()) {
+            return TakerLoop.MAX_TAKES_IN_FLIGHT;
+        }
+        int pool = org.eclipse.microprofile.config.ConfigProvider.getConfig()
+                .getOptionalValue("quarkus.redis.max-pool-size", Integer.class).orElse(16);
+        return Math.max(2, pool / 4);
     }
 
     /**

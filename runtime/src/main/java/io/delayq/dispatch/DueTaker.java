@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.jboss.logging.Logger;
@@ -77,6 +78,8 @@ final class DueTaker {
     private volatile boolean running = true;
     /** A take permit the loop handed this taker while it was queued, not used yet; loop thread only. */
     private boolean granted;
+    /** The node whose take permit this taker holds or was granted (set by the loop); loop thread only. */
+    String permitNode = "";
     /** Earliest Redis-time due the taker must wake for; lowered by wake-ups (any thread). */
     private final AtomicLong wakeFor = new AtomicLong(NONE);
     /** Set when the taker entered a state whose progress it must show itself (a take, a queue). */
@@ -206,7 +209,7 @@ final class DueTaker {
     private void returnGrant() {
         if (granted) {
             granted = false;
-            loop.releaseTake();
+            loop.releaseTake(permitNode);
         }
     }
 
@@ -246,12 +249,18 @@ final class DueTaker {
             busy = false;
             return;
         }
-        int want = pool.reserve(maxBatch);
+        // The node this take goes to (that of the permit granted while queued, if any): a take
+        // reserves its topic's free worker slots until its reply, so on a node that hangs it would
+        // hold them for the Redis timeout; takes to one node may reserve only that node's share.
+        String node = granted ? permitNode : loop.nodeOf(this);
+        int cap = Math.min(maxBatch, loop.slotShare(pool, node));
+        int want = cap == 0 ? 0 : pool.reserve(cap);
         if (want == 0) {
-            // Its pool is full (other partitions of the topic share it): the next slot freed ends
-            // the wait; the timer stands in for a signal that crossed this check.
+            // Its pool is full (other partitions of the topic share it), or this node's share is
+            // in use: the next slot freed ends the wait; the timer stands in for a signal that
+            // crossed this check.
             slots.arm();
-            want = pool.reserve(maxBatch);
+            want = cap == 0 ? 0 : pool.reserve(cap);
             if (want == 0) {
                 returnGrant();
                 state = State.WAITING_FOR_SLOTS;
@@ -261,7 +270,7 @@ final class DueTaker {
             }
         }
         cancelTimer();
-        if (!loop.acquireTake(this)) {
+        if (!loop.acquireTake(this, node)) {
             pool.release(want);
             state = State.QUEUED;
             // Waiting for its turn is not a stall: a queue behind takes that wait for a slow Redis
@@ -271,6 +280,7 @@ final class DueTaker {
             return;
         }
         state = State.TAKING;
+        loop.slotsReserved(pool, permitNode, want);
         markBusy();
         wakeFor.set(NONE);
         long t0 = clock.monotonicNanos();
@@ -281,8 +291,7 @@ final class DueTaker {
         // leases nothing: half the Redis timeout, in Redis time.
         Future<TakeResult> take;
         try {
-            take = store.takeAsync(partition, want, leaseMs, tokenPrefix, olderDays, acks,
-                    partitionClock.redisNow() + takeDeadlineMs);
+            take = store.takeAsync(partition, want, leaseMs, tokenPrefix, olderDays, acks, deadline());
         } catch (RuntimeException e) {
             take = Future.failedFuture(e);
         }
@@ -292,13 +301,40 @@ final class DueTaker {
         });
     }
 
+    /**
+     * The take's deadline in Redis time. Until a take of this partition has told its master's
+     * time, this partition's clock is only the host's ({@link RedisClock} starts from it), which
+     * may be off by any amount: a host clock ahead would make the deadline pass before Redis even
+     * runs the take (nothing taken, the start's jobs late by a back-off), one behind would let a
+     * take that Redis runs late lease jobs to nobody. So the
+     * replica's Redis clock stands in when some other take has sampled it (masters' clocks differ
+     * by NTP's milliseconds, not the deadline's seconds), and the very first takes go without a
+     * deadline (0): their reply, if late, has its jobs put back (the store's late-reply handler),
+     * and one lost for good is put back by the uncertain-take release.
+     */
+    private long deadline() {
+        if (partitionClock.sampled()) {
+            return partitionClock.redisNow() + takeDeadlineMs;
+        }
+        return clock.sampled() ? clock.redisNow() + takeDeadlineMs : 0;
+    }
+
     private void markBusy() {
         busySinceNanos = System.nanoTime();
         busy = true;
     }
 
     private void taken(AsyncResult<TakeResult> done, int want, List<Lease> acks, String tokenPrefix, long t0, long t1) {
-        loop.releaseTake();
+        String node = permitNode;
+        loop.slotsReserved(pool, node, -want);
+        loop.releaseTake(node);
+        if (done.succeeded()) {
+            loop.answered(node);
+        } else if (done.cause() instanceof StoreUnavailableException u && u.getCause() instanceof TimeoutException) {
+            // The node did not answer at all (hung, not down): its next takes would each hold a
+            // Redis connection for the whole timeout. One at a time until it answers again.
+            loop.nodeSilent(node);
+        }
         if (done.failed()) {
             acker.restore(partition, acks);
             pool.release(want);

@@ -23,7 +23,7 @@ public class RedisClock {
 
     private volatile Sample sample;
     private long bestRttNanos = Long.MAX_VALUE;
-    private boolean sampled;
+    private volatile boolean sampled;
 
     @Inject
     public RedisClock() {
@@ -34,6 +34,11 @@ public class RedisClock {
     public RedisClock(LongSupplier nanos) {
         this.nanos = nanos;
         this.sample = new Sample(System.currentTimeMillis(), nanos.getAsLong()); // until the first take says better
+    }
+
+    /** Whether a Redis time was observed yet: before, this clock counts from the host's wall clock. */
+    public boolean sampled() {
+        return sampled;
     }
 
     /** This host's monotonic clock, in nanoseconds: what {@link #observe} wants around a Redis call. */

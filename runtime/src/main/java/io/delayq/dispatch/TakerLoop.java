@@ -2,12 +2,15 @@ package io.delayq.dispatch;
 
 import java.util.ArrayDeque;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Function;
 
 import org.jboss.logging.Logger;
 
@@ -25,12 +28,20 @@ import org.jboss.logging.Logger;
  * T plus a park's slack. The loop wakes at least every safety-net interval to show that it is
  * alive ({@link #lastBeatNanos}).
  * <p>
- * At most {@value #MAX_TAKES_IN_FLIGHT} takes are in flight at once; more partitions due
- * together (a reconnect wakes every taker) queue in arrival order: their takes wait for a reply
- * here instead of in the Redis client's pool, which they would otherwise fill.
+ * Take permits are counted per Redis node (a single Redis is one node; on a cluster, the master of
+ * the partition's slot, as {@link WakeUps#nodeOf} says): at most {@link #maxPerNode} takes are in
+ * flight to one node at once, and more partitions due together (a reconnect wakes every taker)
+ * queue in arrival order, per node: their takes wait for a reply here instead of in the Redis
+ * client's pool, which they would otherwise fill. Per node, because a node that hangs holds its
+ * takes for the whole Redis timeout: with one count for all, its partitions' takes would use up
+ * the permits and the healthy nodes' partitions would queue behind them. A node whose take timed
+ * out, or whose wake-up connection found it hung, is <em>silent</em>: one take at a time reaches
+ * it until one is answered (the Vert.x cluster client keeps a request's connection, to every node,
+ * until its reply comes: a hung node's takes must stay few, or they empty the shared pool).
  */
 final class TakerLoop {
     private static final Logger LOG = Logger.getLogger(TakerLoop.class);
+    /** Takes in flight to one node at most (a single Redis). */
     static final int MAX_TAKES_IN_FLIGHT = 64;
     private static final long SPIN_NANOS = 100_000;
 
@@ -42,15 +53,49 @@ final class TakerLoop {
     private final TreeSet<Timer> timers = new TreeSet<>(
             Comparator.comparingLong(Timer::atNanos).thenComparingLong(Timer::seq));
     private long timerSeq;
-    private final ArrayDeque<DueTaker> queued = new ArrayDeque<>();
+    /** Per node: takes in flight, the takers waiting for a permit, whether it is silent. Loop thread only. */
+    private static final class Node {
+        int inFlight;
+        boolean silent;
+        final ArrayDeque<DueTaker> queued = new ArrayDeque<>();
+        /** Worker slots of each topic's pool reserved by this node's takes in flight. */
+        final Map<WorkerPool, Integer> reservedSlots = new java.util.IdentityHashMap<>();
+    }
+
+    private final Map<String, Node> nodes = new HashMap<>();
     private final long beatNanos;
+    private final int maxPerNode;
     private int takesInFlight;
+    private volatile Function<DueTaker, String> nodeOf = t -> "";
+    private volatile java.util.function.IntSupplier nodeCount = () -> 1;
     private volatile boolean running;
     private volatile Thread thread;
     private volatile long lastBeatNanos = System.nanoTime();
 
     TakerLoop(long beatMs) {
+        this(beatMs, MAX_TAKES_IN_FLIGHT);
+    }
+
+    /** @param maxPerNode takes in flight to one node at most */
+    TakerLoop(long beatMs, int maxPerNode) {
         this.beatNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(10, beatMs));
+        this.maxPerNode = Math.max(1, maxPerNode);
+    }
+
+    /** Which node each taker's take goes to (asked at each take: slots move); before start. */
+    void nodes(Function<DueTaker, String> nodeOf, java.util.function.IntSupplier nodeCount) {
+        this.nodeOf = nodeOf;
+        this.nodeCount = nodeCount;
+    }
+
+    /** A node did not answer within the Redis timeout: one take at a time for it until one is answered. Any thread. */
+    void nodeSilent(String node) {
+        post(() -> node(node).silent = true);
+    }
+
+    /** A node answered (a take, its wake-up subscription): its full share of permits again. Any thread. */
+    void nodeAnswered(String node) {
+        post(() -> answered(node));
     }
 
     /** Starts the thread, then every taker (each takes once at start: it knows no due time yet). */
@@ -70,7 +115,7 @@ final class TakerLoop {
             return true;
         }
         post(() -> {
-            queued.clear();
+            nodes.values().forEach(n -> n.queued.clear());
             takers.forEach(DueTaker::end);
             running = false;
         });
@@ -113,40 +158,89 @@ final class TakerLoop {
     }
 
     /**
-     * A permit for one take; false when {@value #MAX_TAKES_IN_FLIGHT} are in flight or others
-     * wait before it (the taker is queued, in arrival order). A queued taker is handed its permit
-     * when one is given back ({@link #passTurn}); it uses it on its next call here.
+     * A permit for one take to the taker's node; false when that node has its share in flight or
+     * others wait before it (the taker is queued, in arrival order). A queued taker is handed its
+     * permit when one of its node is given back ({@link #passTurn}); it uses it on its next call here.
+     * The taker keeps the node it got the permit of ({@link DueTaker#permitNode}) to give it back there.
      */
-    boolean acquireTake(DueTaker taker) {
+    boolean acquireTake(DueTaker taker, String id) {
         if (taker.useGrant()) {
             return true;
         }
-        if (takesInFlight < MAX_TAKES_IN_FLIGHT && queued.isEmpty()) {
+        Node n = node(id);
+        if (n.inFlight < limit(n) && n.queued.isEmpty()) {
+            n.inFlight++;
             takesInFlight++;
+            taker.permitNode = id;
             return true;
         }
-        queued.add(taker); // it calls here again only with the permit it is handed
+        n.queued.add(taker); // it calls here again only with the permit it is handed
         return false;
     }
 
-    /** Gives back a take's permit (also one granted and not used); the first queued taker gets it. */
-    void releaseTake() {
+    /** Gives back a take's permit of {@code node} (also one granted and not used); its first queued taker gets it. */
+    void releaseTake(String node) {
+        Node n = node(node);
+        n.inFlight--;
         takesInFlight--;
-        passTurn();
+        passTurn(node, n);
+    }
+
+    /** The node a taker's next take goes to. */
+    String nodeOf(DueTaker taker) {
+        return nodeOf.apply(taker);
     }
 
     /**
-     * Hands free permits to the queued takers, first come first served: a permit given back goes
-     * to the head of the queue, not to whichever taker asks next (a busy partition taking full
-     * batches back to back would otherwise keep the queued ones waiting for good).
+     * How many more of a topic's worker slots takes to {@code node} may reserve now: the topic's
+     * concurrency divided among the nodes (all of it with one node), less what that node's takes
+     * in flight hold; 1 at most for a silent node. A take holds its reserved slots until its reply,
+     * so without this a take hung on one node would keep every free slot of its topic from the
+     * partitions on the other nodes for the whole Redis timeout.
      */
-    private void passTurn() {
-        while (takesInFlight < MAX_TAKES_IN_FLIGHT) {
-            DueTaker next = queued.poll();
+    int slotShare(WorkerPool pool, String node) {
+        Node n = node(node);
+        int share = n.silent ? 1 : Math.max(1, pool.concurrency() / Math.max(1, nodeCount.getAsInt()));
+        int held = n.reservedSlots.getOrDefault(pool, 0);
+        return Math.max(0, share - held);
+    }
+
+    /** Slots reserved ({@code delta} > 0) or given back by a take to {@code node}. */
+    void slotsReserved(WorkerPool pool, String node, int delta) {
+        node(node).reservedSlots.merge(pool, delta, Integer::sum);
+    }
+
+    /** Loop thread: a take to {@code node} was answered. */
+    void answered(String node) {
+        Node n = nodes.get(node);
+        if (n != null && n.silent) {
+            n.silent = false;
+            passTurn(node, n);
+        }
+    }
+
+    private Node node(String id) {
+        return nodes.computeIfAbsent(id, k -> new Node());
+    }
+
+    private int limit(Node n) {
+        return n.silent ? 1 : maxPerNode;
+    }
+
+    /**
+     * Hands free permits of a node to its queued takers, first come first served: a permit given
+     * back goes to the head of the queue, not to whichever taker asks next (a busy partition taking
+     * full batches back to back would otherwise keep the queued ones waiting for good).
+     */
+    private void passTurn(String id, Node n) {
+        while (n.inFlight < limit(n)) {
+            DueTaker next = n.queued.poll();
             if (next == null) {
                 return;
             }
+            n.inFlight++;
             takesInFlight++;
+            next.permitNode = id;
             next.grant();
             inbox.add(next::dequeued);
         }

@@ -471,12 +471,11 @@ public class JobStore {
         List<Future<Head>> out = new ArrayList<>(ps.size());
         if (cluster) {
             for (Partition p : ps) {
-                out.add(layout.compose(v -> redis.sendAsync(keys.next(p),
-                        Request.cmd(Command.MGET).arg(keys.next(p)).arg(keys.leaseNext(p)).arg(keys.paused(p)), null))
+                out.add(layout.compose(v -> redis.sendAsync(
+                        Request.cmd(Command.MGET).arg(keys.next(p)).arg(keys.leaseNext(p)).arg(keys.paused(p))))
                         .map(r -> head(r, 0)));
             }
-            layout.compose(v -> redis.sendAsync(keys.schedulesRevision(),
-                    Request.cmd(Command.MGET).arg(keys.schedulesRevision()), null))
+            layout.compose(v -> redis.sendAsync(Request.cmd(Command.MGET).arg(keys.schedulesRevision())))
                     .onSuccess(r -> noteRevision(r.get(0), readAt));
             return out;
         }
@@ -522,8 +521,7 @@ public class JobStore {
     /** Earliest lease deadline of a partition's in-flight jobs, -1 when none (the reclaimer's cheap check). */
     public long earliestLeaseDeadline(Partition p) {
         ensureLayout();
-        Response r = redis.await(redis.sendAsync(keys.inflight(p),
-                Request.cmd(Command.ZRANGE).arg(keys.inflight(p)).arg(0).arg(0).arg("WITHSCORES"), null));
+        Response r = redis.send(Request.cmd(Command.ZRANGE).arg(keys.inflight(p)).arg(0).arg(0).arg("WITHSCORES"));
         if (r == null || r.size() == 0) {
             return -1;
         }
@@ -1184,7 +1182,7 @@ public class JobStore {
      */
     public Future<Integer> releaseTakesAsync(Partition p, List<String> tokenPrefixes) {
         List<String> prefixes = List.copyOf(tokenPrefixes);
-        return ensureLayoutAsync().compose(v -> redis.sendAsync(keys.leases(p), Request.cmd(Command.HGETALL).arg(keys.leases(p)), null))
+        return ensureLayoutAsync().compose(v -> redis.sendAsync(Request.cmd(Command.HGETALL).arg(keys.leases(p))))
                 .compose(all -> {
                     List<Lease> orphans = new ArrayList<>();
                     pairs(all).forEach((id, token) -> addIfOrphan(orphans, id, token, prefixes));

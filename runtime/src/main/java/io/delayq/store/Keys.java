@@ -76,7 +76,7 @@ public class Keys {
     }
 
     /** The Redis Cluster slot of a hash tag: CRC16 (XMODEM) mod 16,384. */
-    static int slot(String tag) {
+    public static int slot(String tag) {
         int crc = 0;
         for (byte b : tag.getBytes(StandardCharsets.UTF_8)) {
             crc ^= (b & 0xff) << 8;

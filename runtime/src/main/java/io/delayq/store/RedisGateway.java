@@ -31,24 +31,19 @@ import io.vertx.redis.client.impl.types.ErrorType;
 public class RedisGateway {
     // Replies that mean "not now" rather than "wrong request" (CONNECTION_CLOSED: the client's own,
     // for a request whose connection closed before its reply).
-    // MISCONF: writes refused until a snapshot (or the AOF) can be written again; an operator's
-    // fix, but nothing is wrong with the request and a retry succeeds once it is made.
-    private static final java.util.Set<String> TRANSIENT = java.util.Set.of("LOADING", "BUSY", "MASTERDOWN", "READONLY",
-            "CLUSTERDOWN", "TRYAGAIN", "NOREPLICAS", "OOM", "MISCONF", "CONNECTION_CLOSED",
+    private static final List<String> TRANSIENT = List.of("LOADING", "BUSY", "MASTERDOWN", "READONLY",
+            "CLUSTERDOWN", "TRYAGAIN", "NOREPLICAS", "OOM", "CONNECTION_CLOSED",
             // A redirect the cluster client did not follow (inside a batch): its slot map is
             // stale and refreshes within a second.
             "MOVED", "ASK");
-    // Redis refuses a new connection beyond maxclients with this reply (code ERR, so by its text):
-    // connections free up as clients leave.
-    private static final String MAX_CLIENTS = "ERR max number of clients reached";
     // A batch whose connection died fails with the text of the exception (a Java class name), one
     // line per request.
     private static final java.util.regex.Pattern EXCEPTION_TEXT = java.util.regex.Pattern
             .compile("[a-z][a-z0-9_]*(\\.[A-Za-z0-9_$]+)+(: .*)?");
     private final Redis redis;
     private final EventLoopConnections loops;
-    /** On a Redis Cluster, a client per master for commands of one slot; null otherwise. */
-    private final ClusterNodes nodes;
+    /** Per-node clients on a cluster (null: everything through the cluster client). */
+    private final RedisNodes nodes;
     private final long timeoutMs;
     private final boolean cluster;
     private final Counter unavailable;
@@ -61,14 +56,14 @@ public class RedisGateway {
     }
 
     @jakarta.inject.Inject
-    public RedisGateway(Redis redis, EventLoopConnections loops, ClusterNodes nodes, DelayqConfig config,
+    public RedisGateway(Redis redis, EventLoopConnections loops, RedisNodes nodes, DelayqConfig config,
             MeterRegistry registry) {
         this.redis = redis;
         this.loops = loops;
+        this.nodes = nodes;
         this.timeoutMs = config.redisTimeout().toMillis();
         this.cluster = "cluster".equalsIgnoreCase(org.eclipse.microprofile.config.ConfigProvider.getConfig()
                 .getOptionalValue("quarkus.redis.client-type", String.class).orElse("standalone"));
-        this.nodes = cluster ? nodes : null;
         this.unavailable = Counter.builder("delayq.redis.errors").description("Redis calls that failed, by kind")
                 .tag("kind", "unavailable").register(registry);
         this.errorReplies = Counter.builder("delayq.redis.errors").description("Redis calls that failed, by kind")
@@ -121,35 +116,17 @@ public class RedisGateway {
     }
 
     /**
-     * Sends a command whose keys all live in {@code key}'s slot: on a Redis Cluster straight to that
-     * slot's master ({@link ClusterNodes}), so that it waits for no other master; elsewhere as
-     * {@link #sendAsync(Request, Consumer)} ({@code late} may be null).
-     */
-    public Future<Response> sendAsync(String key, Request request, Consumer<Response> late) {
-        if (nodes == null) {
-            return late == null ? sendAsync(request) : sendAsync(request, late);
-        }
-        Future<Response> reply = nodes.send(key, request);
-        return settle(reply, timeoutMs).onFailure(e -> {
-            if (e instanceof StoreUnavailableException) {
-                nodes.timedOut(key);
-                if (late != null) {
-                    reply.onSuccess(late::accept);
-                }
-            }
-        });
-    }
-
-    /**
      * One command that does not block Redis: on an event loop, on that event loop's own connection
      * ({@link EventLoopConnections}: no hand-over to another thread and back), else through the pool.
      */
     private Future<Response> send0(Request request) {
-        if (nodes != null) {
-            String key = ClusterNodes.slotKey(request);
-            if (key != null) {
-                return nodes.send(key, request);
-            }
+        // On a cluster, straight to the slot's master: through the cluster client's pool a request
+        // keeps a connection to every node until its reply, so a few waiting for a hung master
+        // would leave none for the requests to the healthy ones (see RedisNodes); an event loop's
+        // own connection is a cluster connection too.
+        Future<Response> direct = cluster && nodes != null ? nodes.send(request, timeoutMs, redis::send) : null;
+        if (direct != null) {
+            return direct;
         }
         Future<Response> own = loops.send(request);
         return own != null ? own : redis.send(request);
@@ -163,18 +140,6 @@ public class RedisGateway {
     /** A batch whose last request may block Redis for up to {@code blockMs} (WAIT): so much longer a timeout. */
     Future<List<Response>> batchAsync(List<Request> requests, long blockMs) {
         return settle(redis.batch(requests), timeoutMs + blockMs);
-    }
-
-    /** As {@link #batchAsync(List, long)}, every request of {@code key}'s slot (see {@link #sendAsync(String, Request, Consumer)}). */
-    Future<List<Response>> batchAsync(String key, List<Request> requests, long blockMs) {
-        if (nodes == null) {
-            return batchAsync(requests, blockMs);
-        }
-        return settle(nodes.batch(key, requests), timeoutMs + blockMs).onFailure(e -> {
-            if (e instanceof StoreUnavailableException) {
-                nodes.timedOut(key);
-            }
-        });
     }
 
     /**
@@ -274,13 +239,10 @@ public class RedisGateway {
                 // A failed batch: "ERR [<index>] <the reply>"; classify the reply.
                 message = message.substring(message.indexOf(']') + 1).trim();
             }
-            // The error code is the reply's first word (BUSYKEY is a wrong request, BUSY is not now).
-            String code = message.split("\\s", 2)[0];
-            if (TRANSIENT.contains(code) || message.startsWith(MAX_CLIENTS)) {
-                // Redis' own refusal: the command (a whole script) did not run. CONNECTION_CLOSED is
-                // the client's: the request may have been sent and run.
-                return new StoreUnavailableException("Redis is not ready: " + message, error,
-                        !code.equals("CONNECTION_CLOSED"));
+            for (String kind : TRANSIENT) {
+                if (message.startsWith(kind)) {
+                    return new StoreUnavailableException("Redis is not ready: " + message, error);
+                }
             }
             // The connection was lost under the request (Redis killed, failed over, restarted):
             // the client fails it with CONNECTION_CLOSED, or in a batch with the exception's text.
@@ -289,8 +251,6 @@ public class RedisGateway {
             }
             return new RedisReplyException(message, error);
         }
-        // No connection (refused, unresolved host): nothing was sent.
-        return new StoreUnavailableException("Redis is unreachable: " + cause, cause,
-                cause instanceof java.net.ConnectException || cause instanceof java.net.UnknownHostException);
+        return new StoreUnavailableException("Redis is unreachable: " + cause, cause);
     }
 }

@@ -72,7 +72,7 @@ public class Scripts {
     /** As {@link #run(String, List, List, Consumer)}, holding no thread. */
     public Future<Response> runAsync(String name, List<String> keys, List<String> args, Consumer<Response> late) {
         return timed(name, System.nanoTime(),
-                bySha(name, keys, args, call -> redis.sendAsync(keys.get(0), call, late)));
+                bySha(name, keys, args, call -> late == null ? redis.sendAsync(call) : redis.sendAsync(call, late)));
     }
 
     /**
@@ -96,7 +96,7 @@ public class Scripts {
                         + " (delayq.durability.replicas): are the replicas up?", null))))
                 .compose(turn -> {
                     Request wait = Request.cmd(Command.WAIT).arg(replicas).arg(waitMs);
-                    return bySha(name, keys, args, call -> redis.batchAsync(keys.get(0), List.of(call, wait), waitMs))
+                    return bySha(name, keys, args, call -> redis.batchAsync(List.of(call, wait), waitMs))
                             .onComplete(done -> waiters.release())
                             .compose(replies -> {
                                 int reached = replies.get(1).toInteger();
