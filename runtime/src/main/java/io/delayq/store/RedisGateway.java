@@ -31,18 +31,23 @@ import io.vertx.redis.client.impl.types.ErrorType;
 public class RedisGateway {
     // Replies that mean "not now" rather than "wrong request" (CONNECTION_CLOSED: the client's own,
     // for a request whose connection closed before its reply).
-    private static final List<String> TRANSIENT = List.of("LOADING", "BUSY", "MASTERDOWN", "READONLY",
-            "CLUSTERDOWN", "TRYAGAIN", "NOREPLICAS", "OOM", "CONNECTION_CLOSED",
+    // MISCONF: writes refused until a snapshot (or the AOF) can be written again; an operator's
+    // fix, but nothing is wrong with the request and a retry succeeds once it is made.
+    private static final java.util.Set<String> TRANSIENT = java.util.Set.of("LOADING", "BUSY", "MASTERDOWN", "READONLY",
+            "CLUSTERDOWN", "TRYAGAIN", "NOREPLICAS", "OOM", "MISCONF", "CONNECTION_CLOSED",
             // A redirect the cluster client did not follow (inside a batch): its slot map is
             // stale and refreshes within a second.
             "MOVED", "ASK");
+    // Redis refuses a new connection beyond maxclients with this reply (code ERR, so by its text):
+    // connections free up as clients leave.
+    private static final String MAX_CLIENTS = "ERR max number of clients reached";
     // A batch whose connection died fails with the text of the exception (a Java class name), one
     // line per request.
     private static final java.util.regex.Pattern EXCEPTION_TEXT = java.util.regex.Pattern
             .compile("[a-z][a-z0-9_]*(\\.[A-Za-z0-9_$]+)+(: .*)?");
     private final Redis redis;
     private final EventLoopConnections loops;
-    /** Per-node clients on a cluster (null: everything through the cluster client). */
+    /** On a Redis Cluster, a client per master for commands of one slot; null otherwise. */
     private final RedisNodes nodes;
     private final long timeoutMs;
     private final boolean cluster;
@@ -60,10 +65,10 @@ public class RedisGateway {
             MeterRegistry registry) {
         this.redis = redis;
         this.loops = loops;
-        this.nodes = nodes;
         this.timeoutMs = config.redisTimeout().toMillis();
         this.cluster = "cluster".equalsIgnoreCase(org.eclipse.microprofile.config.ConfigProvider.getConfig()
                 .getOptionalValue("quarkus.redis.client-type", String.class).orElse("standalone"));
+        this.nodes = cluster ? nodes : null;
         this.unavailable = Counter.builder("delayq.redis.errors").description("Redis calls that failed, by kind")
                 .tag("kind", "unavailable").register(registry);
         this.errorReplies = Counter.builder("delayq.redis.errors").description("Redis calls that failed, by kind")
@@ -124,7 +129,7 @@ public class RedisGateway {
         // keeps a connection to every node until its reply, so a few waiting for a hung master
         // would leave none for the requests to the healthy ones (see RedisNodes); an event loop's
         // own connection is a cluster connection too.
-        Future<Response> direct = cluster && nodes != null ? nodes.send(request, timeoutMs, redis::send) : null;
+        Future<Response> direct = nodes != null ? nodes.send(request, timeoutMs, redis::send) : null;
         if (direct != null) {
             return direct;
         }
@@ -235,14 +240,20 @@ public class RedisGateway {
     static RuntimeException translate(Throwable cause) {
         if (cause instanceof ErrorType error) {
             String message = String.valueOf(error.getMessage());
+            boolean first = true;
             if (message.startsWith("ERR [")) {
-                // A failed batch: "ERR [<index>] <the reply>"; classify the reply.
+                // A failed batch: "ERR [<index>] <the reply>"; classify the reply. Only a refusal
+                // of the first request (the script of a [script, WAIT] batch) means nothing ran.
+                first = message.startsWith("ERR [0]");
                 message = message.substring(message.indexOf(']') + 1).trim();
             }
-            for (String kind : TRANSIENT) {
-                if (message.startsWith(kind)) {
-                    return new StoreUnavailableException("Redis is not ready: " + message, error);
-                }
+            // The error code is the reply's first word (BUSYKEY is a wrong request, BUSY is not now).
+            String code = message.split("\\s", 2)[0];
+            if (TRANSIENT.contains(code) || message.startsWith(MAX_CLIENTS)) {
+                // Redis' own refusal: the command (a whole script) did not run. CONNECTION_CLOSED is
+                // the client's: the request may have been sent and run.
+                return new StoreUnavailableException("Redis is not ready: " + message, error,
+                        first && !code.equals("CONNECTION_CLOSED"));
             }
             // The connection was lost under the request (Redis killed, failed over, restarted):
             // the client fails it with CONNECTION_CLOSED, or in a batch with the exception's text.
@@ -251,6 +262,8 @@ public class RedisGateway {
             }
             return new RedisReplyException(message, error);
         }
-        return new StoreUnavailableException("Redis is unreachable: " + cause, cause);
+        // No connection (refused, unresolved host): nothing was sent.
+        return new StoreUnavailableException("Redis is unreachable: " + cause, cause,
+                cause instanceof java.net.ConnectException || cause instanceof java.net.UnknownHostException);
     }
 }
