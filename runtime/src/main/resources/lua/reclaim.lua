@@ -5,8 +5,13 @@
 -- kills its replica every time does not take the survivors down one after the other at once; and
 -- after max lost attempts in a row (a reported failure resets the count, a snooze does not: see
 -- fail.lua and snooze.lua) it goes to dead, so that such a job does not loop forever.
--- A lease the caller holds itself (its token starts with "<holder>:") is left alone: the caller
--- is alive and may still be running that attempt; its own heartbeat extends the lease.
+-- A lease the caller holds itself (its token is among those passed in) is left alone: the caller
+-- is alive and may still be running that attempt; its own heartbeat extends the lease. A lease of
+-- the caller's that it no longer holds (an outcome it could not record, a take whose reply it
+-- lost) is reclaimed like anyone's: nobody else would, when no other replica serves the topic.
+-- A call Redis runs after its deadline reclaims nothing (it only corrects "leasenext"): it was
+-- sent while the caller saw Redis answer, and Redis ran it late (a pause, a hung master), when
+-- the holders' own extends may still be queued behind it.
 -- KEYS: see lib.lua; the day shards from Redis now to now + the longest backoff
 -- ARGV[A]   = the most jobs to reclaim in this call (bounds the script's run time; the
 --             reclaimer calls again while a full batch came back)
@@ -18,24 +23,29 @@
 -- ARGV[A+7] = a random draw in [0, 1) from the caller, for the jitter (Redis 6.2 reseeds Lua's
 --             math.random before every script, so it would repeat the same "random" delays)
 -- ARGV[A+8] = max lost attempts in a row: the loss that reaches it moves the job to dead
--- ARGV[A+9] = the caller's holder id: leases whose token starts with it and ':' are skipped
---             (empty: none skipped)
+-- ARGV[A+9] = deadline: Redis time (ms) after which this call reclaims nothing, 0 = none
+-- ARGV[A+10] = h, the number of lease tokens the caller holds in this partition; then h tokens:
+--             leases with one of them are skipped
 -- Returns {reclaimed count, dead count}. Sets "leasenext" to the earliest lease deadline left
 -- (or drops it), so that the safety-net poll stops pointing here until a lease can expire.
 local limit = tonumber(ARGV[A])
 local max_lost = tonumber(ARGV[A + 8])
-local holder = ARGV[A + 9]
-local own = holder ~= '' and holder .. ':' or nil
--- Expired leases of the caller's own read past in one call, beyond limit: a replica holds at
--- most its slots' worth, and more than this many of its own expired at once is rare (an outage);
--- the expired leases behind them are reached by the other replicas, or by a later call.
-local SKIP_MAX = 1000
+local deadline = tonumber(ARGV[A + 9])
+local held_count = tonumber(ARGV[A + 10])
+local held = {}
+for i = 1, held_count do held[ARGV[A + 10 + i]] = true end
 local now = now_ms()
 local function set_lease_next()
   local top = rcall('ZRANGE', K_INFLIGHT, 0, 0, 'WITHSCORES')
   if #top > 0 then rcall('SET', K_LEASE_NEXT, top[2]) else rcall('DEL', K_LEASE_NEXT) end
 end
-local ids = rcall('ZRANGEBYSCORE', K_INFLIGHT, '-inf', now, 'LIMIT', 0, limit + (own and SKIP_MAX or 0))
+if deadline > 0 and now > deadline then
+  set_lease_next()
+  return { 0, 0 }
+end
+-- Read past the caller's own held leases (at most h of them), so that a full batch can still be
+-- reclaimed behind them.
+local ids = rcall('ZRANGEBYSCORE', K_INFLIGHT, '-inf', now, 'LIMIT', 0, limit + held_count)
 if #ids == 0 then
   set_lease_next()
   return { 0, 0 }
@@ -57,14 +67,29 @@ local back, dead = 0, 0
 for _, id in ipairs(ids) do
   if back + dead >= limit then break end
   local token = rcall('HGET', K_LEASES, id)
-  if not (own and token and string.sub(token, 1, #own) == own) then
-    -- Decoded before this job is moved: a record that cannot be read fails the script with this
-    -- job still in flight (the ones before it are already back, each whole), never in no set.
+  if not (token and held[token]) then
+    -- Decoded before this job is moved. A record that cannot be read goes to dead as it is (its
+    -- text kept as a JSON string payload): failing the script would leave it first in line, and
+    -- block every reclaim of the partition on every replica for good.
     local rec = rcall('HGET', K_JOBS, id)
-    local r = rec and decode(rec)
+    local r, unreadable
+    if rec then
+      local ok, decoded = pcall(decode, rec)
+      if ok and decoded and decoded.run_at and decoded.attempts and decoded.max then
+        r = decoded
+      else
+        unreadable = true
+        r = { run_at = now, attempts = 0, max = 0, lost = 0, trace = '', payload = cjson.encode(rec) }
+      end
+    end
     rcall('ZREM', K_INFLIGHT, id)
     rcall('HDEL', K_LEASES, id)
-    if r then
+    if unreadable then
+      r.err = 'unreadable record, moved to dead by reclaim (its text is the payload)'
+      rcall('HSET', K_JOBS, id, encode(r))
+      rcall('ZADD', K_DEAD, now, id)
+      dead = dead + 1
+    elseif r then
       r.lost = r.lost + 1
       if r.lost >= max_lost then
         r.err = 'lease expired ' .. r.lost .. ' time(s) in a row without an outcome (the replica running it '

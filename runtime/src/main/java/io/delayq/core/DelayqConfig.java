@@ -201,9 +201,10 @@ public interface DelayqConfig {
 
         /**
          * Longest run of one attempt. Past it the attempt is ended: a synchronous observer's
-         * thread is interrupted, an asynchronous one's (or an HTTP call's) CompletionStage is
-         * cancelled. An asynchronous attempt fails at once (and is retried with backoff, or dies
-         * after its last attempt). A synchronous observer keeps its worker slot and its lease
+         * thread is interrupted, a reactive one's (or an HTTP call's) CompletionStage is
+         * cancelled, and such an attempt fails at once (and is retried with backoff, or dies after
+         * its last attempt). An {@code @ObservesAsync} observer, which no cancel stops, keeps its
+         * slot and lease until it ends, as a synchronous one does. A synchronous observer keeps its worker slot and its lease
          * (extended by the heartbeat) until it actually returns, so its job is never run again on
          * this replica meanwhile; only then is the attempt failed as timed out. One that ignores
          * interruption therefore keeps its thread, but such threads are bounded by the topic's

@@ -195,7 +195,9 @@ public class Acker {
                 reportStale(p, done.result());
             } else {
                 f.pending.addAll(batch);
-                gate.failed(p);
+                if (done.cause() instanceof io.delayq.store.StoreUnavailableException) {
+                    gate.failed(p); // an error reply (a bug, WRONGTYPE) says nothing of Redis being away
+                }
             }
             boolean more;
             synchronized (f) {

@@ -21,6 +21,11 @@ final class CdiJobHandler implements JobHandler {
     private final boolean async;
     private final String observers;
 
+    @Override
+    public boolean cancelEndsWork() {
+        return !async;
+    }
+
     CdiJobHandler(Event<Job> event, boolean sync, boolean async, String observers) {
         this.event = event;
         this.sync = sync;

@@ -151,6 +151,7 @@ public class Dispatcher {
         loop.start(takers);
         heartbeat.start();
         safetyNet = new SafetyNetPoll(store, takers, safetyNetMs, clock, gate, reclaimer::reclaimSoon);
+        safetyNet.onRecovered(wakeUps::recovered);
         safetyNet.start();
         started = true;
     }
@@ -250,15 +251,52 @@ public class Dispatcher {
                 byPartition.computeIfAbsent(job.partition(), p -> new ArrayList<>()).add(job.lease());
             }
         }
+        // Every partition's at once: on a cluster, partitions of a hung master must not hold back
+        // the put-back of the others (theirs would wait for their leases and come back as lost).
+        List<io.vertx.core.Future<Integer>> sent = new ArrayList<>();
         byPartition.forEach((p, leases) -> {
+            io.vertx.core.Future<Integer> back;
             try {
-                int back = store.requeue(p, leases);
-                LOG.infof("drain: put %d unfinished job(s) of %s back, due now", back, p);
+                back = store.requeueAsync(p, leases);
             } catch (RuntimeException e) {
-                LOG.warnf("drain: could not put %d job(s) of %s back (%s); they return when their lease expires",
-                        leases.size(), p, e.toString());
+                back = io.vertx.core.Future.failedFuture(e);
+            }
+            sent.add(back.onSuccess(n -> LOG.infof("drain: put %d unfinished job(s) of %s back, due now", n, p))
+                    .onFailure(e -> LOG.warnf("drain: could not put %d job(s) of %s back (%s); they return when their"
+                            + " lease expires", leases.size(), p, e.toString())));
+        });
+        try {
+            io.vertx.core.Future.join(sent).toCompletionStage().toCompletableFuture()
+                    .get(config.redisTimeout().toMillis() + 1000, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            LOG.debugf("drain: not every put-back answered: %s", e.toString());
+        }
+    }
+
+    /**
+     * The lease tokens this replica holds in a partition: its running jobs' (and those waiting for
+     * an earlier attempt) and its finished jobs' whose ack is not in Redis yet. A reclaim leaves
+     * these alone, and only these: an expired lease of this replica's that it no longer holds (an
+     * outcome it could not record) is reclaimed like anyone's.
+     */
+    java.util.Set<String> heldTokens(Partition p) {
+        java.util.Set<String> out = new java.util.HashSet<>();
+        WorkerPool pool = pools.get(p.topic());
+        if (pool != null) {
+            pool.running().values().forEach(t -> {
+                if (t.partition().equals(p)) {
+                    out.add(t.lease().token());
+                }
+            });
+        }
+        acker.forEachUnconfirmed((q, l) -> {
+            if (q.equals(p)) {
+                out.add(l.token());
             }
         });
+        return out;
     }
 
     public boolean started() {

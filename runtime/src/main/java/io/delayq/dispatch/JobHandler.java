@@ -32,4 +32,14 @@ public interface JobHandler {
     default boolean blocking() {
         return true;
     }
+
+    /**
+     * Whether cancelling the stage {@link #handle} returned ends the work (an HTTP call is aborted,
+     * a reactive pipeline unsubscribed). False for {@code @ObservesAsync} observers: their threads
+     * go on whatever becomes of the stage, so a timed-out attempt keeps its slot and lease until
+     * they end, as a synchronous observer does.
+     */
+    default boolean cancelEndsWork() {
+        return true;
+    }
 }

@@ -147,6 +147,9 @@ public class JobRunner {
         };
         // The attempt is settled once: by its observer, or by its timeout, whichever comes first.
         AtomicBoolean settled = new AtomicBoolean();
+        // Set (under its own lock, with the stage's completion) when an attempt whose cancel ends
+        // nothing passed its timeout.
+        AtomicBoolean overdueAsync = new AtomicBoolean();
         JobHandler handler = topics.handlers().get(topic);
         boolean blocking = handler.blocking();
         // Interrupted at the timeout: a worker of its own, never the taker's thread.
@@ -173,7 +176,19 @@ public class JobRunner {
                 }
             }
             // The call returned and the attempt waits for its CompletionStage (an asynchronous or
-            // reactive observer, an HTTP call): cancelled, it ends now.
+            // reactive observer, an HTTP call): cancelled, it ends now — unless cancelling ends
+            // nothing (@ObservesAsync observers run on): then, as a synchronous observer, it keeps
+            // its slot and lease until its stage completes, and fails as timed out then.
+            if (!handler.cancelEndsWork()) {
+                synchronized (overdueAsync) {
+                    if (!settled.get() && overdueAsync.compareAndSet(false, true)) {
+                        metrics.overdue(topic, 1);
+                        LOG.warnf("job %s/%s attempt %d ran past its timeout of %d ms; its asynchronous observers cannot"
+                                + " be stopped: slot and lease kept until they end", topic, job.id(), attempt, timeoutMs);
+                    }
+                }
+                return;
+            }
             if (settled.compareAndSet(false, true)) {
                 cancel(running.get());
                 // Recording the failure is a Redis call: not on the one timer thread.
@@ -218,14 +233,25 @@ public class JobRunner {
             return;
         }
         stage.whenComplete((v, e) -> {
-            if (settled.compareAndSet(false, true)) {
-                timer.cancel(false);
-                // A reactive observer and an HTTP call complete on an event loop (an HTTP call
-                // that completed at once: on the taker's thread), where a success is settled at
-                // once (an ack is queued, not sent) but a failure or a snooze, a blocking Redis
-                // call, is not recorded.
-                settleWhereItMayBlock(taken, job, span, start, e, done, !blocking || Context.isOnEventLoopThread());
+            boolean timedOut;
+            synchronized (overdueAsync) {
+                if (!settled.compareAndSet(false, true)) {
+                    return;
+                }
+                timedOut = overdueAsync.get();
             }
+            timer.cancel(false);
+            if (timedOut) {
+                // Its asynchronous observers ended at last, past the timeout: failed as timed out.
+                metrics.overdue(topic, -1);
+                settleWhereItMayBlock(taken, job, span, start, new AttemptTimeoutException(job, timeoutMs), done, true);
+                return;
+            }
+            // A reactive observer and an HTTP call complete on an event loop (an HTTP call
+            // that completed at once: on the taker's thread), where a success is settled at
+            // once (an ack is queued, not sent) but a failure or a snooze, a blocking Redis
+            // call, is not recorded.
+            settleWhereItMayBlock(taken, job, span, start, e, done, !blocking || Context.isOnEventLoopThread());
         });
     }
 

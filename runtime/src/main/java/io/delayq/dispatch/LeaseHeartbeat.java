@@ -186,7 +186,9 @@ public class LeaseHeartbeat {
                 b.dueNanos = done.succeeded() ? sentNanos + heartbeatNanos : now + TimeUnit.MILLISECONDS.toNanos(RETRY_MS);
             }
             if (done.failed()) {
-                gate.failed(p);
+                if (done.cause() instanceof io.delayq.store.StoreUnavailableException) {
+                    gate.failed(p); // an error reply (a bug, WRONGTYPE) says nothing of Redis being away
+                }
                 LOG.debugf("lease heartbeat for %s failed, retrying in %d ms: %s", p, RETRY_MS, done.cause().toString());
                 return Future.succeededFuture();
             }

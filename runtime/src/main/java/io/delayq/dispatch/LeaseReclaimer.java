@@ -32,14 +32,17 @@ public class LeaseReclaimer {
     private final RetryPolicy retry;
     private final DelayqMetrics metrics;
     private final ReclaimGate gate;
+    /** How long after it is sent a reclaim may still act (Redis time): half the Redis timeout, as a take. */
+    private final long deadlineMs;
     /** Partitions with a reclaim running now (at most one each; different partitions' run side by side). */
     private final java.util.Set<Partition> reclaiming = java.util.concurrent.ConcurrentHashMap.newKeySet();
     // Replicas start their rotation at different partitions, so together they cover more.
     private int next = java.util.concurrent.ThreadLocalRandom.current().nextInt(1 << 16);
 
     public LeaseReclaimer(Dispatcher dispatcher, JobStore store, RedisClock clock, RetryPolicy retry,
-            DelayqMetrics metrics, ReclaimGate gate) {
+            DelayqMetrics metrics, ReclaimGate gate, io.delayq.core.DelayqConfig config) {
         this.gate = gate;
+        this.deadlineMs = config.redisTimeout().toMillis() / 2;
         this.dispatcher = dispatcher;
         this.store = store;
         this.clock = clock;
@@ -108,8 +111,11 @@ public class LeaseReclaimer {
         try {
             while (gate.open(p)) {
                 RetryPolicy.Backoff b = retry.backoff(p.topic());
+                // A reclaim Redis runs late (a write pause, a hung master) must not act: the holders'
+                // extends may be queued behind it. No deadline before Redis' clock is known here.
+                long deadline = clock.sampled() ? clock.redisNow() + deadlineMs : 0;
                 int[] r = store.reclaim(p, BATCH, retry.maxAttempts(p.topic()), retry.maxLostAttempts(),
-                        dispatcher.replicaId(), b.initialMs(), b.multiplier(), b.maxMs(), b.jitter());
+                        dispatcher.heldTokens(p), deadline, b.initialMs(), b.multiplier(), b.maxMs(), b.jitter());
                 moved += r[0] + r[1];
                 metrics.lost(p.topic(), r[0], r[1]);
                 if (r[0] + r[1] > 0) {

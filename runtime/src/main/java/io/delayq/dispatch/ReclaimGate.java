@@ -39,10 +39,18 @@ public class ReclaimGate {
     private final LongSupplier nanos;
     private final Map<Partition, State> states = new ConcurrentHashMap<>();
 
-    /** Whether the partition is in trouble now, and since when (monotonic nanos) its calls are good again. */
+    /**
+     * Whether the partition is in trouble now, and since when (monotonic nanos) its calls are good
+     * again. A new state counts as good only from now: a replica that starts during an outage, or
+     * just after one, has not seen it, and the holders may not have had their lease yet.
+     */
     private static final class State {
         boolean troubled;
-        long goodSinceNanos = Long.MIN_VALUE / 2;
+        long goodSinceNanos;
+
+        State(long now) {
+            this.goodSinceNanos = now;
+        }
     }
 
     @Inject
@@ -63,7 +71,7 @@ public class ReclaimGate {
 
     private State state(Partition p) {
         State s = states.get(p);
-        return s != null ? s : states.computeIfAbsent(p, k -> new State());
+        return s != null ? s : states.computeIfAbsent(p, k -> new State(nanos.getAsLong()));
     }
 
     /** A call on {@code p} failed: Redis (or its node) may be away. */

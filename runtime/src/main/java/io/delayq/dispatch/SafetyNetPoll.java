@@ -40,6 +40,10 @@ final class SafetyNetPoll {
     private final RedisClock clock;
     private final ReclaimGate gate;
     private final Consumer<Partition> reclaim;
+    /** Told when reads succeed again after a failed one (the wake-up subscription may be half-open). */
+    private volatile Runnable recovered = () -> {
+    };
+    private final java.util.concurrent.atomic.AtomicBoolean failedLately = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile boolean running;
     private volatile Thread thread;
 
@@ -60,6 +64,11 @@ final class SafetyNetPoll {
         for (int i = 0; i < reading.length; i++) {
             reading[i] = new AtomicBoolean();
         }
+    }
+
+    /** {@code listener} runs (on a Redis client thread; it must not block) when reads succeed again after a failure. */
+    void onRecovered(Runnable listener) {
+        this.recovered = listener;
     }
 
     void start() {
@@ -120,11 +129,17 @@ final class SafetyNetPoll {
                 reading[i].set(false);
                 Partition p = partitions.get(i);
                 if (done.failed()) {
-                    gate.failed(p);
+                    if (done.cause() instanceof io.delayq.store.StoreUnavailableException) {
+                        gate.failed(p); // an error reply says nothing of Redis being away
+                        failedLately.set(true);
+                    }
                     LOG.debugf("safety-net read of %s failed: %s", p, done.cause().toString());
                     return;
                 }
                 gate.answered(p, sentNanos);
+                if (failedLately.compareAndSet(true, false)) {
+                    recovered.run();
+                }
                 JobStore.Head h = done.result();
                 // The takers of a paused topic sleep until it is resumed: waking them would be a
                 // take per poll for nothing. Leases are reclaimed whether paused or not.

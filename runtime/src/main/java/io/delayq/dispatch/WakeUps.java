@@ -169,6 +169,20 @@ final class WakeUps {
     }
 
 
+    /**
+     * Redis answers again after the safety-net poll saw it away. On a single Redis the one
+     * subscription is made again: a connection that lived through a cut while Redis restarted can
+     * be half-open for good (nothing is ever sent on it, so nothing resets it), and wake-ups would
+     * stop while it looks subscribed. (On a cluster each node's subscription is PINGed.) Any thread.
+     */
+    void recovered() {
+        CountDownLatch c = closed;
+        if (running && !redis.cluster() && c != null && subscribed) {
+            LOG.debug("Redis answers again after an outage: making the wake-up subscription again");
+            c.countDown();
+        }
+    }
+
     private void loop() {
         boolean first = true;
         while (running) {

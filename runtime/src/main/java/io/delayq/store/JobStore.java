@@ -235,18 +235,56 @@ public class JobStore {
     private Future<Response> listed(String topic, java.util.function.Supplier<Future<Response>> script) {
         if (!remembered.test(topic)) {
             Future<Response> listing = sadd(topic);
-            Future<Response> run = script.get();
-            return Future.all(listing, run).map(v -> run.result());
+            // Once the script stored the jobs, a failed SADD (on a cluster, dq:topics' master may be
+            // the one that hangs) must not fail the enqueue: it is sent again until it lands.
+            return script.get().onSuccess(r -> listing.onFailure(e -> listLater(topic)));
         }
         Long at = listedAt.get(topic);
         if (at != null && System.nanoTime() - at < LISTED_TRUST_NANOS) {
             return script.get();
         }
         long asked = System.nanoTime();
-        // A failed SADD here means the script was never sent: its jobs are not stored.
-        return sadd(topic).recover(JobStore::notSent).compose(v -> {
-            listedAt.put(topic, asked);
-            return script.get();
+        return sadd(topic).transform(done -> {
+            if (done.succeeded()) {
+                listedAt.put(topic, asked);
+                return script.get();
+            }
+            if (at != null) {
+                // Listed by this replica before (a forget since is caught by the partition's mark
+                // inside the script): enqueue, and list again until it lands.
+                listLater(topic);
+                return script.get();
+            }
+            // Never listed here: the script is not sent, its jobs are not stored.
+            return notSent(done.cause());
+        });
+    }
+
+    /** Topics whose listing SADD failed after their jobs were stored; sent again until it lands. */
+    private final Set<String> toList = ConcurrentHashMap.newKeySet();
+
+    private void listLater(String topic) {
+        if (toList.size() >= 1000 || !toList.add(topic)) {
+            return;
+        }
+        Thread.ofVirtual().name("delayq-list-topic").start(() -> {
+            try {
+                for (int i = 0; i < 600; i++) {
+                    try {
+                        redis.await(sadd(topic));
+                        LOG.debugf("topic %s listed again", topic);
+                        return;
+                    } catch (RuntimeException e) {
+                        Thread.sleep(1000);
+                    }
+                }
+                LOG.warnf("topic %s could not be listed in %s for 10 minutes: it has jobs but GET /topics may not show it",
+                        topic, keys.topics());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                toList.remove(topic);
+            }
         });
     }
 
@@ -1284,19 +1322,22 @@ public class JobStore {
      * starts with {@code ownHolder + ":"} are skipped: the caller holds them itself (empty: none
      * skipped). Returns {reclaimed, dead}.
      */
-    public int[] reclaim(Partition p, int limit, int defaultMaxAttempts, int maxLostAttempts, String ownHolder,
-            long initialMs, double multiplier, long maxMs, double jitter) {
+    public int[] reclaim(Partition p, int limit, int defaultMaxAttempts, int maxLostAttempts,
+            Collection<String> heldTokens, long deadlineMs, long initialMs, double multiplier, long maxMs,
+            double jitter) {
         // The backoff reaches past today's shard: pass the days up to its longest delay.
         Set<Integer> days = aroundNow();
         long localNow = System.currentTimeMillis();
         for (long at = localNow; at <= localNow + maxMs + DAY_MS; at += DAY_MS) {
             days.add(Keys.dayOf(at));
         }
-        Response r = run("reclaim", p, days, List.of(Integer.toString(limit),
+        List<String> args = new ArrayList<>(List.of(Integer.toString(limit),
                 Integer.toString(defaultMaxAttempts), scriptChannel(p), Long.toString(initialMs),
                 Double.toString(multiplier), Long.toString(maxMs), Double.toString(jitter),
                 Double.toString(java.util.concurrent.ThreadLocalRandom.current().nextDouble()),
-                Integer.toString(maxLostAttempts), ownHolder == null ? "" : ownHolder));
+                Integer.toString(maxLostAttempts), Long.toString(deadlineMs), Integer.toString(heldTokens.size())));
+        args.addAll(heldTokens);
+        Response r = run("reclaim", p, days, args);
         return new int[] { r.get(0).toInteger(), r.get(1).toInteger() };
     }
 
@@ -1308,6 +1349,11 @@ public class JobStore {
     /** As above; {@code late} (if not null) gets a reply that arrives after the call timed out. */
     private int requeue(Partition p, List<Lease> leases, Consumer<Response> late) {
         return redis.await(requeueAsync(p, leases, late));
+    }
+
+    /** As {@link #requeue}, holding no thread (the drain sends every partition's at once). */
+    public Future<Integer> requeueAsync(Partition p, List<Lease> leases) {
+        return requeueAsync(p, leases, null);
     }
 
     private Future<Integer> requeueAsync(Partition p, List<Lease> leases, Consumer<Response> late) {

@@ -157,11 +157,27 @@ public class RedisNodes implements RedisOptionsCustomizer {
         }).recover(e -> {
             String message = String.valueOf(e.getMessage());
             if (e instanceof java.util.concurrent.TimeoutException) {
+                onStale.run(); // a hung master may have been failed over meanwhile: ask for the map
                 return Future.failedFuture(e);
             }
-            if (!sent[0] || message.startsWith("MOVED") || message.startsWith("ASK")) {
+            boolean redirect = message.startsWith("MOVED") || message.startsWith("ASK");
+            boolean refused = !sent[0] && (e instanceof java.net.ConnectException
+                    || e.getCause() instanceof java.net.ConnectException);
+            if (redirect || refused) {
+                // The map is stale (a redirect, a node gone): the cluster client follows redirects
+                // and knows the new master. Not once the caller has given up, though.
                 onStale.run();
+                if (System.nanoTime() - sendBy > 0) {
+                    return Future.failedFuture(e);
+                }
                 return cluster.apply(request);
+            }
+            if (!sent[0]) {
+                // No connection to be had from this node's pool (it is full of requests waiting for
+                // a hung node): nothing was sent. Failing here keeps the hung node's requests out of
+                // the cluster client's pool, which every master shares.
+                return Future.failedFuture(new StoreUnavailableException("not sent: no connection to " + owner + " ("
+                        + message + ")", e, true));
             }
             return Future.failedFuture(e);
         });

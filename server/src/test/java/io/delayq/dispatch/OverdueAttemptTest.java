@@ -213,7 +213,7 @@ class OverdueAttemptTest {
             // The heartbeat may extend the lease between the two calls: then again.
             await().atMost(Duration.ofSeconds(10)).until(() -> {
                 redis.call("ZADD", inflight, "1000", id);
-                return store.reclaim(p, 100, 10, 3, "some-other-replica", 0, 1.0, 0, 0)[0] == 1;
+                return store.reclaim(p, 100, 10, 3, java.util.List.of(), 0, 0, 1.0, 0, 0)[0] == 1;
             });
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> {
@@ -230,7 +230,7 @@ class OverdueAttemptTest {
 
     /** Whether another replica's reclaim finds the job's lease expired (the heartbeat did not keep it). */
     private boolean reclaimedByAnotherReplica(String topic, String id) {
-        return store.reclaim(store.partitionOf(topic, id), 100, 10, 3, "another-replica", 0, 1.0, 0, 0)[0] > 0;
+        return store.reclaim(store.partitionOf(topic, id), 100, 10, 3, java.util.List.of(), 0, 0, 1.0, 0, 0)[0] > 0;
     }
 
     private static String leaseOf(String topic, String id) {

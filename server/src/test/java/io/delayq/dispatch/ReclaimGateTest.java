@@ -20,8 +20,10 @@ class ReclaimGateTest {
     private final Partition other = new Partition("t", 1);
 
     @Test
-    void reclaimsAreOpenWhileRedisAnswersQuickly() {
-        assertTrue(gate.open(p), "a replica that never saw trouble reclaims at once");
+    void aNewReplicaWaitsOneLeaseThenReclaimsWhileRedisAnswersQuickly() {
+        assertFalse(gate.open(p), "started now: it may have missed an outage the holders are still catching up on");
+        now.addAndGet(6_000 * MS);
+        assertTrue(gate.open(p));
         long sent = now.get();
         now.addAndGet(50 * MS);
         gate.answered(p, sent);
@@ -30,6 +32,9 @@ class ReclaimGateTest {
 
     @Test
     void afterAFailedCallReclaimsWaitOneLeaseFromTheFirstAnswer() {
+        gate.open(p);
+        gate.open(other);
+        now.addAndGet(6_000 * MS); // both known for a lease
         gate.failed(p);
         now.addAndGet(60_000 * MS);
         assertFalse(gate.open(p), "still away: nothing is reclaimed however long it lasts");
@@ -45,6 +50,8 @@ class ReclaimGateTest {
 
     @Test
     void aCallSlowEnoughToHideALostHeartbeatCountsAsAnOutage() {
+        gate.open(p);
+        now.addAndGet(6_000 * MS);
         long sent = now.get();
         now.addAndGet(2_500 * MS);
         gate.answered(p, sent);
@@ -59,6 +66,9 @@ class ReclaimGateTest {
 
     @Test
     void aReplicaThatWasFrozenWaitsOneLeaseBeforeReclaiming() {
+        gate.open(p);
+        gate.open(other);
+        now.addAndGet(6_000 * MS);
         gate.frozen(List.of(p, other), 1_000 * MS);
         assertTrue(gate.open(p), "a short pause is no freeze");
         gate.frozen(List.of(p, other), 10_000 * MS);

@@ -80,7 +80,7 @@ class FlowScriptsTest {
             long deadline = (long) Double.parseDouble(redis.str("ZSCORE", Topics.keys(topic) + "inflight", "k0"));
             Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> redisTime(redis) > deadline);
         }
-        assertEquals(1, store.reclaim(p, 100, 10, 3, "", 0, 1.0, 0, 0)[0]);
+        assertEquals(1, store.reclaim(p, 100, 10, 3, java.util.List.of(), 0, 0, 1.0, 0, 0)[0]);
         var info = store.get(topic, "k0").orElseThrow();
         assertEquals(JobState.SCHEDULED, info.state());
         assertEquals(0, info.attempts(), "the lost attempt is counted apart");

@@ -129,7 +129,7 @@ class LeaseScriptsTest {
         awaitLeaseExpired(topic, "crash");
         try (Resp redis = RedisTestResource.resp()) {
             long before = Long.parseLong(redis.list("TIME").get(0).toString()) * 1000;
-            assertEquals(1, store.reclaim(p, 100, 10, 3, "", 60_000, 2.0, 600_000, 0)[0]);
+            assertEquals(1, store.reclaim(p, 100, 10, 3, List.of(), 0, 60_000, 2.0, 600_000, 0)[0]);
             var info = store.get(topic, "crash").orElseThrow();
             assertEquals(JobState.SCHEDULED, info.state());
             assertTrue(info.runAt().toEpochMilli() >= before + 59_000,
@@ -229,7 +229,7 @@ class LeaseScriptsTest {
         jobs.schedule(JobRequest.topic(topic).id("j").delay(Duration.ZERO));
         Lease first = store.take(p, 1, 1, "A:", older, List.of(), 0).jobs().get(0).lease();
         awaitLeaseExpired(topic, "j");
-        assertEquals(1, store.reclaim(p, 100, 10, 3, "", 0, 1.0, 0, 0)[0]);
+        assertEquals(1, store.reclaim(p, 100, 10, 3, List.of(), 0, 0, 1.0, 0, 0)[0]);
         return first;
     }
 

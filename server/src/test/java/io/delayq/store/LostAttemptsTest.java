@@ -48,7 +48,7 @@ class LostAttemptsTest {
         Partition p = store.partitionsOf(topic).get(0);
         jobs.schedule(JobRequest.topic(topic).id("j").delay(Duration.ZERO));
         loseLease(p, topic, "j", "A:1:");
-        assertEquals(1, reclaim(p, 100, 3, "")[0]);
+        assertEquals(1, reclaim(p, 100, 3, List.of())[0]);
 
         JobInfo info = store.get(topic, "j").orElseThrow();
         assertEquals(JobState.SCHEDULED, info.state());
@@ -71,10 +71,10 @@ class LostAttemptsTest {
         jobs.schedule(JobRequest.topic(topic).id("crasher").delay(Duration.ZERO).maxAttempts(1));
         for (int i = 1; i <= 2; i++) {
             loseLease(p, topic, "crasher", "A:" + i + ":");
-            assertEquals(1, reclaim(p, 100, 3, "")[0], "loss " + i + " is retried, though maxAttempts is 1");
+            assertEquals(1, reclaim(p, 100, 3, List.of())[0], "loss " + i + " is retried, though maxAttempts is 1");
         }
         loseLease(p, topic, "crasher", "A:3:");
-        int[] r = reclaim(p, 100, 3, "");
+        int[] r = reclaim(p, 100, 3, List.of());
         assertEquals(0, r[0]);
         assertEquals(1, r[1], "the third loss in a row is the last");
 
@@ -101,7 +101,7 @@ class LostAttemptsTest {
         Partition p = store.partitionsOf(topic).get(0);
         jobs.schedule(JobRequest.topic(topic).id("j").delay(Duration.ZERO));
         loseLease(p, topic, "j", "A:1:");
-        reclaim(p, 100, 3, "");
+        reclaim(p, 100, 3, List.of());
 
         TakenJob snoozing = take(p, topic, "j", "B:1:");
         assertTrue(store.snooze(p, snoozing.lease(), false, 0).isPresent());
@@ -123,12 +123,12 @@ class LostAttemptsTest {
         Partition p = store.partitionsOf(topic).get(0);
         jobs.schedule(JobRequest.topic(topic).id("j").delay(Duration.ZERO));
         loseLease(p, topic, "j", "A:1:");
-        assertEquals(1, store.reclaim(p, 100, 10, 5, "", 0, 1.0, 0, 0)[0]);
+        assertEquals(1, store.reclaim(p, 100, 10, 5, List.of(), 0, 0, 1.0, 0, 0)[0]);
         loseLease(p, topic, "j", "A:2:");
         try (Resp redis = RedisTestResource.resp()) {
             long before = redisNow(redis);
             // initial 10 s, doubling: the second loss waits 20 s
-            assertEquals(1, store.reclaim(p, 100, 10, 5, "", 10_000, 2.0, 600_000, 0)[0]);
+            assertEquals(1, store.reclaim(p, 100, 10, 5, List.of(), 0, 10_000, 2.0, 600_000, 0)[0]);
             long runAt = store.get(topic, "j").orElseThrow().runAt().toEpochMilli();
             assertTrue(runAt >= before + 19_000 && runAt <= redisNow(redis) + 20_000,
                     "due 20 s after the second loss: " + (runAt - before) + " ms");
@@ -149,7 +149,8 @@ class LostAttemptsTest {
             redis.call("ZADD", k + "inflight", "1000", "mine");
             redis.call("ZADD", k + "inflight", "2000", "theirs");
             assertTrue(theirs.lease().token().startsWith("other:"));
-            int[] r = reclaim(p, 1, 3, "me");
+            List<String> ours = List.of(mine.lease().token());
+            int[] r = reclaim(p, 1, 3, ours);
             assertEquals(1, r[0], "the other holder's lease is reclaimed though ours came first and the limit is 1");
             assertEquals(mine.lease().token(), redis.str("HGET", k + "leases", "mine"), "ours is left alone");
             assertNotNull(redis.str("ZSCORE", k + "inflight", "mine"));
@@ -157,9 +158,10 @@ class LostAttemptsTest {
             assertEquals(0, store.get(topic, "theirs").orElseThrow().attempts());
             assertEquals("1000", redis.str("GET", k + "leasenext"),
                     "the bound still points at our expired lease, for the other replicas should we be gone");
-            assertEquals(0, reclaim(p, 100, 3, "me")[0], "ours is skipped again");
-            // A holder whose id is a prefix of ours is another holder.
-            assertEquals(1, reclaim(p, 100, 3, "m")[0], "another caller reclaims it");
+            assertEquals(0, reclaim(p, 100, 3, ours)[0], "ours is skipped again");
+            // Once we no longer hold it (an outcome we could not record), our own expired lease is
+            // reclaimed like anyone's, by us too: nobody else may serve the topic.
+            assertEquals(1, reclaim(p, 100, 3, List.of())[0], "an expired lease nobody holds is reclaimed");
             assertEquals(1, store.get(topic, "mine").orElseThrow().lostAttempts());
         }
     }
@@ -181,7 +183,7 @@ class LostAttemptsTest {
             assertEquals(0, before.lostAttempts());
             assertEquals("boom", before.lastError());
 
-            assertEquals(1, reclaim(p, 100, 3, "")[0]);
+            assertEquals(1, reclaim(p, 100, 3, List.of())[0]);
             String written = redis.str("HGET", k + "jobs", "old");
             JobRecord after = JobRecord.decode(written);
             assertEquals(1, after.lostAttempts());
@@ -210,8 +212,48 @@ class LostAttemptsTest {
         assertEquals("\u001fx\u001fboom", notACount.lastError(), "left as text, as an older release reads it");
     }
 
-    private int[] reclaim(Partition p, int limit, int maxLost, String holder) {
-        return store.reclaim(p, limit, 10, maxLost, holder, 0, 1.0, 0, 0);
+    @Test
+    void aReclaimThatRedisRunsAfterItsDeadlineReclaimsNothing() {
+        String topic = Topics.fresh("lost-late");
+        Partition p = store.partitionsOf(topic).get(0);
+        jobs.schedule(JobRequest.topic(topic).id("late").delay(Duration.ZERO));
+        take(p, topic, "late", "h:1:");
+        try (Resp redis = RedisTestResource.resp()) {
+            String k = Topics.keys(topic);
+            redis.call("ZADD", k + "inflight", "1000", "late");
+            long past = store.redisTimeMs() - 1;
+            assertEquals(0, store.reclaim(p, 100, 10, 3, List.of(), past, 0, 1.0, 0, 0)[0],
+                    "run after its deadline: the holders' extends may be queued behind it");
+            assertEquals(JobState.INFLIGHT, store.get(topic, "late").orElseThrow().state());
+            assertEquals("1000", redis.str("GET", k + "leasenext"), "the bound is still corrected");
+            assertEquals(1, store.reclaim(p, 100, 10, 3, List.of(), store.redisTimeMs() + 5_000, 0, 1.0, 0, 0)[0]);
+        }
+    }
+
+    @Test
+    void anUnreadableRecordGoesToDeadInsteadOfBlockingEveryReclaimOfItsPartition() {
+        String topic = Topics.fresh("lost-bad");
+        Partition p = store.partitionsOf(topic).get(0);
+        jobs.schedule(JobRequest.topic(topic).id("ok").delay(Duration.ofHours(1)));
+        try (Resp redis = RedisTestResource.resp()) {
+            String k = Topics.keys(topic);
+            redis.call("HSET", k + "jobs", "bad", "no newline, no fields");
+            redis.call("ZADD", k + "inflight", "1000", "bad");
+            redis.call("HSET", k + "leases", "bad", "X:1:0");
+            redis.call("ZADD", k + "inflight", "2000", "ok");
+            redis.call("HSET", k + "leases", "ok", "X:1:1");
+            int[] r = reclaim(p, 100, 3, List.of());
+            assertEquals(1, r[0], "the readable one behind it is reclaimed");
+            assertEquals(1, r[1], "the unreadable one is buried");
+            JobRecord buried = JobRecord.decode(redis.str("HGET", k + "jobs", "bad"));
+            assertEquals("\"no newline, no fields\"", buried.payload(), "its text kept, as a JSON string");
+            assertTrue(buried.lastError().startsWith("unreadable record"), buried.lastError());
+            assertEquals(JobState.DEAD, store.get(topic, "bad").orElseThrow().state());
+        }
+    }
+
+    private int[] reclaim(Partition p, int limit, int maxLost, List<String> held) {
+        return store.reclaim(p, limit, 10, maxLost, held, 0, 0, 1.0, 0, 0);
     }
 
     private TakenJob take(Partition p, String topic, String id, String tokenPrefix) {
