@@ -20,6 +20,7 @@
 -- ARGV[A+8] = max lost attempts in a row: the loss that reaches it moves the job to dead
 -- ARGV[A+9] = the caller's holder id: leases whose token starts with it and ':' are skipped
 --             (empty: none skipped)
+-- ARGV[A+10] = '1' when the topic has a dead-job callback (recorded with a burial), else '0'
 -- Returns {reclaimed count, dead count}. Sets "leasenext" to the earliest lease deadline left
 -- (or drops it), so that the safety-net poll stops pointing here until a lease can expire.
 local limit = tonumber(ARGV[A])
@@ -69,8 +70,7 @@ for _, id in ipairs(ids) do
       if r.lost >= max_lost then
         r.err = 'lease expired ' .. r.lost .. ' time(s) in a row without an outcome (the replica running it '
           .. 'stopped or stalled): delayq.dispatch.max-lost-attempts (' .. max_lost .. ') reached'
-        rcall('HSET', K_JOBS, id, encode(r))
-        rcall('ZADD', K_DEAD, now, id)
+        bury(id, r, now, ARGV[A + 10])
         dead = dead + 1
       else
         r.err = 'lease expired: the replica running it stopped or stalled'
