@@ -1094,7 +1094,8 @@ public class JobStore {
     /** A dead-job callback read from Redis (see {@link Keys#callbackData}). */
     public record DeadCallback(Partition partition, String member, String id, long diedAt, int tries, String lastError,
             JobRecord record) {
-        static DeadCallback parse(Partition p, String member, String data) {
+        /** Reads a callback from its member and its {@link Keys#callbackData} value. */
+        public static DeadCallback parse(Partition p, String member, String data) {
             int c1 = data.indexOf(','), c2 = data.indexOf(',', c1 + 1), nl = data.indexOf('\n', c2 + 1);
             return new DeadCallback(p, member, member.substring(member.indexOf(':') + 1),
                     Long.parseLong(data.substring(c1 + 1, c2)), Integer.parseInt(data.substring(0, c1)),
