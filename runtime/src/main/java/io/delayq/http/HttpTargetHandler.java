@@ -340,7 +340,8 @@ public final class HttpTargetHandler implements JobHandler {
 
     @Override
     public String describe() {
-        return "HTTP target " + url;
+        // Whether calls are signed, and with how many keys (a rotation shows as 2), never the keys.
+        return "HTTP target " + url + (signer == null ? "" : ", signed with " + signer.keys() + " key(s)");
     }
 
     /** A non-2xx answer of the target, no answer in time, or no connection. */
