@@ -287,7 +287,8 @@ public interface DelayqConfig {
 
         /**
          * How often every replica with a {@code dead-url} looks for callbacks due in each partition
-         * of the topic (one script call per partition). The replica that buries a job sends its
+         * of the topic: one read of the earliest callback per partition, and the claim script only
+         * where one is due. The replica that buries a job sends its
          * callback at once; this poll is for the callbacks of a replica that died first, and for
          * retries. Default 5 s.
          */

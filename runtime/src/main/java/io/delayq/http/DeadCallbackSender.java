@@ -108,8 +108,9 @@ public class DeadCallbackSender {
         client = vertx.createHttpClient(new HttpClientOptions().setConnectTimeout((int) Math.min(Integer.MAX_VALUE, timeoutMs))
                 .setKeepAlive(true).setKeepAliveTimeout(4).setVerifyHost(true));
         store.onCallbackRecorded(p -> context.runOnContext(v -> poll(p)));
+        long skewMs = 1000; // Redis' clock may be ahead of this host's: a callback due by it is not left a poll longer
         context.runOnContext(v -> {
-            timer = vertx.setPeriodic(200, Math.max(100, config.pollInterval().toMillis()), id -> pollAll());
+            timer = vertx.setPeriodic(200, Math.max(100, config.pollInterval().toMillis()), id -> pollAll(skewMs));
         });
     }
 
@@ -126,10 +127,18 @@ public class DeadCallbackSender {
         return targets.keySet();
     }
 
-    private void pollAll() {
+    /**
+     * Looks at each partition's earliest callback first (one read) and claims only where one is due:
+     * an idle topic with a dead-url then costs one command per partition and poll, not a script.
+     */
+    private void pollAll(long skewMs) {
         for (String topic : targets.keySet()) {
             for (Partition p : store.partitionsOf(topic)) {
-                poll(p);
+                store.nextCallbackAsync(p).onComplete(ar -> {
+                    if (ar.succeeded() && ar.result() >= 0 && ar.result() <= System.currentTimeMillis() + skewMs) {
+                        context.runOnContext(v -> poll(p));
+                    }
+                });
             }
         }
     }

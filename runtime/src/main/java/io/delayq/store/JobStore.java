@@ -1118,6 +1118,23 @@ public class JobStore {
                 });
     }
 
+    /**
+     * When the partition's earliest dead-job callback is due (epoch ms by Redis' clock), -1 when it
+     * has none: one plain read, so that a poll of a partition without due callbacks costs one command.
+     */
+    public Future<Long> nextCallbackAsync(Partition p) {
+        return ensureLayoutAsync().compose(v -> redis.sendAsync(keys.callbacks(p),
+                Request.cmd(Command.ZRANGE).arg(keys.callbacks(p)).arg(0).arg(0).arg("WITHSCORES"), null))
+                .map(r -> {
+                    if (r == null || r.size() == 0) {
+                        return -1L;
+                    }
+                    // RESP2 answers [member, score]; RESP3 [[member, score]].
+                    Response score = r.get(0).type() == io.vertx.redis.client.ResponseType.MULTI ? r.get(0).get(1) : r.get(1);
+                    return (long) Double.parseDouble(score.toString());
+                });
+    }
+
     /** How one try of a callback ended. */
     public enum CallbackOutcome {
         DONE("done"), RETRY("retry"), FAILED("failed");
