@@ -40,6 +40,7 @@ class SignedTargetsIT extends OwnRedisTest {
         static Receiver start(String command, String file, String keys) throws IOException {
             int port = RedisProcess.freePort();
             Path out = Files.createTempFile("receiver-", ".out");
+            out.toFile().deleteOnExit();
             ProcessBuilder pb = new ProcessBuilder(command, RECEIVERS.resolve(file).toString(), Integer.toString(port))
                     .redirectErrorStream(true).redirectOutput(out.toFile());
             pb.environment().put("DELAYQ_SIGNING_KEYS", keys);
