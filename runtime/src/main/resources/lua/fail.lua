@@ -8,6 +8,7 @@
 -- ARGV[A+4] = max attempts when the job has none of its own
 -- ARGV[A+5] = wake channel
 -- ARGV[A+6] = '1' when the failure is permanent (dead whatever attempts remain), else '0'
+-- ARGV[A+7] = '1' when the topic has a dead-job callback (recorded with the burial), else '0'
 -- Returns {'retry', runAt, attempts} | {'dead', died at, attempts} | {'stale'} when the lease is
 -- held by another attempt (nothing changed).
 local id, token = ARGV[A], ARGV[A + 1]
@@ -23,8 +24,7 @@ local max = r.max > 0 and r.max or tonumber(ARGV[A + 4])
 if r.attempts >= max or ARGV[A + 6] == '1' then
   rcall('ZREM', K_INFLIGHT, id)
   rcall('HDEL', K_LEASES, id)
-  rcall('HSET', K_JOBS, id, encode(r))
-  rcall('ZADD', K_DEAD, now, id)
+  bury(id, r, now, ARGV[A + 7])
   return { 'dead', now, r.attempts }
 end
 r.run_at = now + tonumber(ARGV[A + 2])

@@ -24,16 +24,17 @@
 --             math.random before every script, so it would repeat the same "random" delays)
 -- ARGV[A+8] = max lost attempts in a row: the loss that reaches it moves the job to dead
 -- ARGV[A+9] = deadline: Redis time (ms) after which this call reclaims nothing, 0 = none
--- ARGV[A+10] = h, the number of lease tokens the caller holds in this partition; then h tokens:
+-- ARGV[A+10] = '1' when the topic has a dead-job callback (recorded with a burial), else '0'
+-- ARGV[A+11] = h, the number of lease tokens the caller holds in this partition; then h tokens:
 --             leases with one of them are skipped
 -- Returns {reclaimed count, dead count}. Sets "leasenext" to the earliest lease deadline left
 -- (or drops it), so that the safety-net poll stops pointing here until a lease can expire.
 local limit = tonumber(ARGV[A])
 local max_lost = tonumber(ARGV[A + 8])
 local deadline = tonumber(ARGV[A + 9])
-local held_count = tonumber(ARGV[A + 10])
+local held_count = tonumber(ARGV[A + 11])
 local held = {}
-for i = 1, held_count do held[ARGV[A + 10 + i]] = true end
+for i = 1, held_count do held[ARGV[A + 11 + i]] = true end
 local now = now_ms()
 local function set_lease_next()
   local top = rcall('ZRANGE', K_INFLIGHT, 0, 0, 'WITHSCORES')
@@ -86,16 +87,14 @@ for _, id in ipairs(ids) do
     rcall('HDEL', K_LEASES, id)
     if unreadable then
       r.err = 'unreadable record, moved to dead by reclaim (its text is the payload)'
-      rcall('HSET', K_JOBS, id, encode(r))
-      rcall('ZADD', K_DEAD, now, id)
+      bury(id, r, now, ARGV[A + 10])
       dead = dead + 1
     elseif r then
       r.lost = r.lost + 1
       if r.lost >= max_lost then
         r.err = 'lease expired ' .. r.lost .. ' time(s) in a row without an outcome (the replica running it '
           .. 'stopped or stalled): delayq.dispatch.max-lost-attempts (' .. max_lost .. ') reached'
-        rcall('HSET', K_JOBS, id, encode(r))
-        rcall('ZADD', K_DEAD, now, id)
+        bury(id, r, now, ARGV[A + 10])
         dead = dead + 1
       else
         r.err = 'lease expired: the replica running it stopped or stalled'

@@ -69,6 +69,9 @@ public class BenchMain {
         HttpReceiver receiver = HttpReceiver.start();
         System.setProperty("delayq.topics.bench-http.http.url", receiver.url());
         System.setProperty("delayq.topics.bench-h2c.http.url", receiver.url());
+        // The same target signed with two keys (a rotation's middle step), for HttpScenario's signing cost.
+        System.setProperty("delayq.topics." + HttpScenario.SIGNED_TOPIC + ".http.url", receiver.url());
+        System.setProperty("delayq.topics." + HttpScenario.SIGNED_TOPIC + ".http.signing-keys", HttpScenario.BENCH_KEYS);
         System.setProperty("delayq.topics.bench-h2c.http.h2c", "true");
         HttpScenario.receiver = receiver;
         serveManyTopics(rest, cluster > 0);

@@ -31,7 +31,11 @@ import io.vertx.core.http.RequestOptions;
  * of the ceiling it is;</li>
  * <li>{@code http-spread-5k}: 5,000 jobs/s offered (jobs due evenly over the window): lateness;</li>
  * <li>{@code http-summary}: the ceiling, the burst's rate and its share of the ceiling, the
- * spread's lateness, delayq CPU ms per job in each, lost and duplicated jobs.</li>
+ * spread's lateness, delayq CPU ms per job in each, lost and duplicated jobs;</li>
+ * <li>HTTP/1.1 only, {@code http-signing}: what signing costs per call, in the same run: a burst
+ * to the same receiver unsigned and one signed with two keys ({@code http.signing-keys}), delayq
+ * CPU µs per job of each and the difference, and the signing step alone
+ * ({@code RequestSigner.sign} with the bench payload, 1 and 2 keys, µs per call).</li>
  * </ol>
  * delayq CPU per job ({@code delayq_dispatch_cpu_ms_per_1k}, from the first due time to the
  * end) is the benchmark JVM alone; the receiver's CPU is not in it. Lateness is the receiver's
@@ -42,6 +46,10 @@ final class HttpScenario {
     static HttpReceiver receiver;
     /** Calls in flight of the load client that measures the receiver's ceiling. */
     private static final int IN_FLIGHT = 256;
+    /** The HTTP/1.1 target signed with two keys. */
+    static final String SIGNED_TOPIC = "bench-http-signed";
+    /** Two 32-byte keys, as a rotation has them. */
+    static final String BENCH_KEYS = "bench-key-one-0123456789abcdef01,bench-key-two-fedcba9876543210fe";
     private final BenchApp app;
 
     HttpScenario(BenchApp app) {
@@ -79,6 +87,9 @@ final class HttpScenario {
             // Measured again: on a shared machine one measurement can fall in a busy moment.
             double ceiling = Math.max(ceilingBefore, ceiling(protocol, seconds));
             summary(protocol, ceiling, rate, b, sp);
+            if (!h2c(protocol)) {
+                signingCost(topic, smoke);
+            }
         } finally {
             drain.interrupt();
             drain.join();
@@ -105,6 +116,71 @@ final class HttpScenario {
         r.put("dup", ((Number) burst.get("dup")).longValue() + ((Number) spread.get("dup")).longValue());
         r.put("throughput_jps", Math.round(burstJps));
         app.emit(r);
+    }
+
+    private static boolean h2c(String protocol) {
+        return protocol.equals("h2c");
+    }
+
+    /**
+     * Signing's cost per call, same run, same receiver: bursts unsigned and signed (two keys) in
+     * the order unsigned, signed, signed, unsigned, each kind's CPU averaged over its two (the JIT
+     * still speeds the process up from burst to burst: in that order a steady drift cancels out),
+     * and the signer alone in a tight loop, which is the figure to quote: the bursts' difference
+     * is within their noise.
+     */
+    private void signingCost(String unsigned, boolean smoke) throws Exception {
+        warmUp(SIGNED_TOPIC, smoke ? 300 : 10_000);
+        int n = smoke ? 300 : 20_000;
+        double[] cpu = new double[2];
+        double[] jps = new double[2];
+        int[] order = { 0, 1, 1, 0 };
+        for (int i = 0; i < order.length; i++) {
+            int kind = order[i];
+            app.pendingFields.put("protocol", "http/1.1");
+            app.pendingFields.put("signed", kind == 1);
+            app.schedule("http-burst-" + (kind == 1 ? "signed" : "unsigned") + "-" + (i < 2 ? 1 : 2),
+                    kind == 1 ? SIGNED_TOPIC : unsigned, n, 0, smoke ? 2000 : 4000, true, false, 0);
+            Map<String, Object> r = app.results.get(app.results.size() - 1);
+            cpu[kind] += ((Number) r.get("delayq_dispatch_cpu_ms_per_1k")).doubleValue() / 2; // ms per 1k = µs per job
+            jps[kind] += ((Number) r.get("throughput_jps")).doubleValue() / 2;
+        }
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("schema", "delayq-bench/v1");
+        r.put("scenario", "http-signing");
+        r.put("params", Map.of("protocol", "http/1.1", "burst_n", n, "keys", 2, "payload_bytes", BenchApp.PAYLOAD.length()));
+        r.put("ok", cpu[0] > 0 && cpu[1] > 0);
+        r.put("sign_us_per_call_1key", BenchApp.round(signNanos(1, smoke) / 1000, 2));
+        r.put("sign_us_per_call_2keys", BenchApp.round(signNanos(2, smoke) / 1000, 2));
+        r.put("delayq_cpu_us_per_job_unsigned", BenchApp.round(cpu[0], 1));
+        r.put("delayq_cpu_us_per_job_signed", BenchApp.round(cpu[1], 1));
+        r.put("signing_cpu_us_per_job", BenchApp.round(cpu[1] - cpu[0], 1));
+        r.put("burst_jps_unsigned", Math.round(jps[0]));
+        r.put("burst_jps_signed", Math.round(jps[1]));
+        r.put("throughput_jps", Math.round(jps[1]));
+        app.emit(r);
+    }
+
+    /** Nanoseconds per {@code RequestSigner.sign} of the bench payload with {@code keys} keys. */
+    private static double signNanos(int keys, boolean smoke) {
+        String configured = keys == 1 ? BENCH_KEYS.substring(0, BENCH_KEYS.indexOf(',')) : BENCH_KEYS;
+        io.delayq.http.RequestSigner signer = io.delayq.http.RequestSigner.of("bench", java.util.Optional.of(configured))
+                .orElseThrow();
+        byte[] body = BenchApp.PAYLOAD.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        int warm = smoke ? 20_000 : 200_000, measured = smoke ? 20_000 : 500_000;
+        long sink = 0;
+        for (int i = 0; i < warm; i++) {
+            sink += signer.sign(1_764_640_000_000L + i, SIGNED_TOPIC, "job-" + i, 1, body).length();
+        }
+        long t0 = System.nanoTime();
+        for (int i = 0; i < measured; i++) {
+            sink += signer.sign(1_764_640_000_000L + i, SIGNED_TOPIC, "job-" + i, 1, body).length();
+        }
+        long took = System.nanoTime() - t0;
+        if (sink == 42) {
+            System.out.print(""); // keeps the loop's result alive
+        }
+        return (double) took / measured;
     }
 
     private static String suffix(String protocol) {

@@ -75,6 +75,9 @@ public interface DelayqConfig {
     @WithDefault("7d")
     Duration topicsRetention();
 
+    /** Delivery of dead-job callbacks ({@code delayq.topics.<t>.dead-url}). */
+    Callbacks callbacks();
+
     /** Per-topic settings, by topic name: {@code delayq.topics."order-close".concurrency=8}. */
     Map<String, Topic> topics();
 
@@ -270,6 +273,42 @@ public interface DelayqConfig {
         Duration timeout();
     }
 
+    interface Callbacks {
+        /**
+         * Tries of one dead-job callback before it fails for good (shown on the dashboard's topic
+         * page, counted by {@code delayq.callbacks.failed}, logged at WARN with the job). Default 10.
+         */
+        @WithDefault("10")
+        int maxAttempts();
+
+        /** Delay before a callback's second try; doubled after each failure, up to {@code retry-max}. Default 1 s. */
+        @WithDefault("1s")
+        Duration retryInitial();
+
+        /** Longest delay between two tries of a callback. Default 5 min. */
+        @WithDefault("5m")
+        Duration retryMax();
+
+        /**
+         * Time allowed for one callback call, from asking for a connection to the end of the answer.
+         * A callback taken by a replica is left to it this long (plus a second); past that any
+         * replica with the topic's {@code dead-url} takes it again (the replica may have died).
+         * Default 10 s.
+         */
+        @WithDefault("10s")
+        Duration timeout();
+
+        /**
+         * How often every replica with a {@code dead-url} looks for callbacks due in each partition
+         * of the topic: one read of the earliest callback per partition, and the claim script only
+         * where one is due. The replica that buries a job sends its
+         * callback at once; this poll is for the callbacks of a replica that died first, and for
+         * retries. Default 5 s.
+         */
+        @WithDefault("5s")
+        Duration pollInterval();
+    }
+
     interface Drain {
         /**
          * On shutdown, how long running jobs get to finish before they are put back into Redis,
@@ -325,6 +364,17 @@ public interface DelayqConfig {
 
         /** An HTTP endpoint that runs this topic's jobs (see {@code io.delayq.http}). */
         Http http();
+
+        /**
+         * URL delayq POSTs to when a job of this topic goes to the dead set (its last attempt
+         * failed, a permanent failure, too many lost attempts), with the body {@code {"topic", "id",
+         * "attempts", "lostAttempts", "lastError", "diedAt", "payload"}}; any topic, observer or HTTP
+         * target, signed when the topic has {@code http.signing-keys}. Recorded in Redis in the step
+         * that buries the job and delivered at least once, with retries ({@code delayq.callbacks.*}).
+         * Give it to every replica that serves the topic: a replica without it buries jobs without
+         * recording a callback. Unset (the default): no callback.
+         */
+        Optional<String> deadUrl();
     }
 
     interface Http {
@@ -373,5 +423,16 @@ public interface DelayqConfig {
          * target's host name is checked either way unless the configuration turns it off.
          */
         Optional<String> tlsConfigurationName();
+
+        /**
+         * Secrets to sign this topic's calls with (its job calls and its dead-job callbacks), comma
+         * separated, each at least 16 bytes (32 random bytes recommended): every call then carries
+         * {@code X-Delayq-Signature: t=<epoch ms>,v1=<hex>[,v1=<hex>...]}, one {@code v1} per key (see
+         * {@code io.delayq.SignatureVerifier}). Two keys while rotating: the new one beside the old
+         * one, move the receivers, drop the old. A key that is empty or too short fails start-up,
+         * naming the topic. Set it from a secret (env {@code DELAYQ_TOPICS__<T>__HTTP_SIGNING_KEYS}
+         * from a Kubernetes Secret), never in a file. Unset (the default): calls are not signed.
+         */
+        Optional<String> signingKeys();
     }
 }

@@ -15,6 +15,7 @@ import io.delayq.core.Job;
 import io.delayq.core.JobTopic;
 import io.delayq.core.JobValidator;
 import io.delayq.http.HttpTargetHandler;
+import io.delayq.http.RequestSigner;
 import io.quarkus.tls.TlsConfiguration;
 import io.quarkus.tls.TlsConfigurationRegistry;
 import io.vertx.core.Vertx;
@@ -49,6 +50,8 @@ public class TopicRegistry {
         kinds.forEach((topic, k) -> map.put(topic,
                 new CdiJobHandler(events.select(JobTopic.Literal.of(topic)), k[0], k[1], describe.get(topic))));
         reactive.forEach((topic, o) -> map.put(topic, new ReactiveJobHandler(o, vertx)));
+        // Every topic's keys checked at start-up, a topic without a target too (they sign its dead-job callbacks).
+        config.topics().forEach((topic, t) -> RequestSigner.of(topic, t.http().signingKeys()));
         config.topics().forEach((topic, t) -> t.http().url().ifPresent(url -> {
             JobValidator.checkTopic("delayq.topics", topic);
             if (map.containsKey(topic)) {
@@ -61,7 +64,7 @@ public class TopicRegistry {
                         + ".*)");
             }
             map.put(topic, new HttpTargetHandler(vertx, url, t.http().timeout(), t.http().maxConnections(), t.http().h2c(),
-                    tlsConfig.orElse(null)));
+                    tlsConfig.orElse(null), RequestSigner.of(topic, t.http().signingKeys()).orElse(null)));
         }));
         this.handlers = Collections.unmodifiableMap(new TreeMap<>(map));
     }

@@ -38,7 +38,8 @@ import io.vertx.core.tracing.TracingPolicy;
 /**
  * The built-in observer of a topic with {@code delayq.topics.<topic>.http.url}: POSTs the job's
  * payload there with {@code X-Delayq-Job-Id}, {@code X-Delayq-Topic} and {@code X-Delayq-Attempt}
- * (and {@code traceparent} when the service traces).
+ * (and {@code traceparent} when the service traces), and {@code X-Delayq-Signature} when the topic
+ * has {@code http.signing-keys} (see {@link io.delayq.SignatureVerifier}).
  * A 2xx reply completes the job; an answer with {@code X-Delayq-Snooze} (seconds or an HTTP date)
  * snoozes it until then (the attempt not counted); any other status, a connection error or
  * the timeout fails the attempt (and the retry policy applies), and a non-2xx answer with
@@ -56,6 +57,7 @@ public final class HttpTargetHandler implements JobHandler {
     private static final CharSequence TOPIC = HttpHeaders.createOptimized("X-Delayq-Topic");
     private static final CharSequence ATTEMPT = HttpHeaders.createOptimized("X-Delayq-Attempt");
     private static final CharSequence TRACEPARENT = HttpHeaders.createOptimized("traceparent");
+    private static final CharSequence SIGNATURE = HttpHeaders.createOptimized("X-Delayq-Signature");
     private static final CharSequence JSON = HttpHeaders.createOptimized("application/json");
     private static final Buffer NULL_BODY = Buffer.buffer("null");
 
@@ -71,6 +73,8 @@ public final class HttpTargetHandler implements JobHandler {
     private final Context context;
     private final Queue<Runnable> toStart = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean handOff = new AtomicBoolean();
+    /** Signs each call when the topic has signing keys; used on {@link #context} only. Null: unsigned. */
+    private final RequestSigner signer;
 
     /**
      * @param maxConnections most connections to the target (HTTP/1.1 and HTTP/2 alike)
@@ -79,6 +83,16 @@ public final class HttpTargetHandler implements JobHandler {
      */
     public HttpTargetHandler(Vertx vertx, String url, Duration timeout, int maxConnections, boolean h2c,
             TlsConfiguration tls) {
+        this(vertx, url, timeout, maxConnections, h2c, tls, null);
+    }
+
+    /**
+     * As above; with a {@code signer}, every call carries {@code X-Delayq-Signature} (see
+     * {@link io.delayq.SignatureVerifier}), made on the target's event loop, which alone uses it.
+     */
+    public HttpTargetHandler(Vertx vertx, String url, Duration timeout, int maxConnections, boolean h2c,
+            TlsConfiguration tls, RequestSigner signer) {
+        this.signer = signer;
         URI uri = URI.create(url);
         if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getHost() == null) {
             throw new IllegalArgumentException("delayq.topics.*.http.url must be an http(s) URL: " + url);
@@ -142,7 +156,10 @@ public final class HttpTargetHandler implements JobHandler {
 
     @Override
     public CompletionStage<Void> handle(Job job, AttemptContext context) {
-        Buffer body = job.payloadJson() == null ? NULL_BODY : Buffer.buffer(job.payloadJson());
+        byte[] bytes = signer == null ? null
+                : (job.payloadJson() == null ? "null" : job.payloadJson()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        Buffer body = bytes != null ? Buffer.buffer(bytes)
+                : job.payloadJson() == null ? NULL_BODY : Buffer.buffer(job.payloadJson());
         MultiMap headers = HttpHeaders.headers()
                 .add(HttpHeaders.CONTENT_TYPE, JSON)
                 .add(JOB_ID, job.id())
@@ -156,7 +173,13 @@ public final class HttpTargetHandler implements JobHandler {
         RequestOptions request = new RequestOptions().setMethod(HttpMethod.POST).setHost(host).setPort(port)
                 .setSsl(ssl).setURI(path).setHeaders(headers).setConnectTimeout(timeoutMs);
         Call call = new Call(job);
-        onLoop(() -> start(call, request, body, deadline));
+        onLoop(() -> {
+            if (bytes != null) {
+                // Signed on the loop, as the call leaves: t is the time it is sent, and the Macs are this loop's.
+                headers.add(SIGNATURE, signer.sign(System.currentTimeMillis(), job.topic(), job.id(), job.attempt(), bytes));
+            }
+            start(call, request, body, deadline);
+        });
         return call;
     }
 
@@ -317,7 +340,8 @@ public final class HttpTargetHandler implements JobHandler {
 
     @Override
     public String describe() {
-        return "HTTP target " + url;
+        // Whether calls are signed, and with how many keys (a rotation shows as 2), never the keys.
+        return "HTTP target " + url + (signer == null ? "" : ", signed with " + signer.keys() + " key(s)");
     }
 
     /** A non-2xx answer of the target, no answer in time, or no connection. */

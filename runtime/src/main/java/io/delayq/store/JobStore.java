@@ -70,6 +70,11 @@ public class JobStore {
     private final Map<String, Long> dedupWindows = new HashMap<>();
     /** Rate limit in jobs/s of the topics that configure one ({@code delayq.topics.<t>.rate-limit}). */
     private final Map<String, Double> rateLimits = new HashMap<>();
+    /** Topics with {@code delayq.topics.<t>.dead-url}: their burials record a dead-job callback. */
+    private final Set<String> callbackTopics = new java.util.HashSet<>();
+    /** Told of a partition where a burial just recorded a callback (the sender sends it at once). */
+    private volatile Consumer<Partition> onCallback = p -> {
+    };
 
     /** A store that remembers every topic it listed (tests build one by hand). */
     public JobStore(RedisGateway redis, Scripts scripts, Keys keys, DelayqConfig config) {
@@ -92,6 +97,7 @@ public class JobStore {
         this.cluster = redis.cluster();
         config.topics().forEach((topic, t) -> t.dedupWindow().filter(w -> w.toMillis() > 0)
                 .ifPresent(w -> dedupWindows.put(topic, w.toMillis())));
+        config.topics().forEach((topic, t) -> t.deadUrl().ifPresent(u -> callbackTopics.add(topic)));
         config.topics().forEach((topic, t) -> t.rateLimit().ifPresent(r -> {
             if (!(r >= 0.001) || r > 1_000_000) {
                 throw new IllegalStateException("delayq.topics." + topic + ".rate-limit must be a number of jobs per"
@@ -1280,10 +1286,14 @@ public class JobStore {
         Set<Integer> days = new TreeSet<>();
         aroundDay(days, System.currentTimeMillis() + delayMs);
         Response r = run("fail", p, days, List.of(lease.id(), lease.token(), Long.toString(delayMs),
-                oneLine(error), Integer.toString(defaultMaxAttempts), scriptChannel(p), permanent ? "1" : "0"));
+                oneLine(error), Integer.toString(defaultMaxAttempts), scriptChannel(p), permanent ? "1" : "0",
+                callbackFlag(p)));
         return switch (r.get(0).toString()) {
             case "retry" -> new FailOutcome(FailOutcome.Kind.RETRY, r.get(1).toLong(), r.get(2).toInteger());
-            case "dead" -> new FailOutcome(FailOutcome.Kind.DEAD, r.get(1).toLong(), r.get(2).toInteger());
+            case "dead" -> {
+                calledBack(p);
+                yield new FailOutcome(FailOutcome.Kind.DEAD, r.get(1).toLong(), r.get(2).toInteger());
+            }
             default -> new FailOutcome(FailOutcome.Kind.STALE, 0, 0);
         };
     }
@@ -1335,9 +1345,13 @@ public class JobStore {
                 Integer.toString(defaultMaxAttempts), scriptChannel(p), Long.toString(initialMs),
                 Double.toString(multiplier), Long.toString(maxMs), Double.toString(jitter),
                 Double.toString(java.util.concurrent.ThreadLocalRandom.current().nextDouble()),
-                Integer.toString(maxLostAttempts), Long.toString(deadlineMs), Integer.toString(heldTokens.size())));
+                Integer.toString(maxLostAttempts), Long.toString(deadlineMs), callbackFlag(p),
+                Integer.toString(heldTokens.size())));
         args.addAll(heldTokens);
         Response r = run("reclaim", p, days, args);
+        if (r.get(1).toInteger() > 0) {
+            calledBack(p);
+        }
         return new int[] { r.get(0).toInteger(), r.get(1).toInteger() };
     }
 
@@ -1361,6 +1375,106 @@ public class JobStore {
         args.add(scriptChannel(p));
         addLeases(args, leases);
         return runAsync("requeue", p, aroundNow(), args, 0, late).map(Response::toInteger);
+    }
+
+    // ---------------------------------------------------------------- dead-job callbacks
+
+    private String callbackFlag(Partition p) {
+        return callbackTopics.contains(p.topic()) ? "1" : "0";
+    }
+
+    private void calledBack(Partition p) {
+        if (callbackTopics.contains(p.topic())) {
+            onCallback.accept(p);
+        }
+    }
+
+    /** Who to tell when a burial here recorded a dead-job callback (the callback sender). */
+    public void onCallbackRecorded(Consumer<Partition> listener) {
+        this.onCallback = listener;
+    }
+
+    /** A dead-job callback read from Redis (see {@link Keys#callbackData}). */
+    public record DeadCallback(Partition partition, String member, String id, long diedAt, int tries, String lastError,
+            JobRecord record) {
+        /** Reads a callback from its member and its {@link Keys#callbackData} value. */
+        public static DeadCallback parse(Partition p, String member, String data) {
+            int c1 = data.indexOf(','), c2 = data.indexOf(',', c1 + 1), nl = data.indexOf('\n', c2 + 1);
+            return new DeadCallback(p, member, member.substring(member.indexOf(':') + 1),
+                    Long.parseLong(data.substring(c1 + 1, c2)), Integer.parseInt(data.substring(0, c1)),
+                    data.substring(c2 + 1, nl), JobRecord.decode(data.substring(nl + 1)));
+        }
+    }
+
+    /**
+     * Claims up to {@code limit} due dead-job callbacks of a partition for {@code claimMs} (their
+     * tries counted); another replica takes them again after that unless they are settled.
+     */
+    public Future<List<DeadCallback>> takeCallbacksAsync(Partition p, int limit, long claimMs) {
+        return runAsync("cbtake", p, Set.of(), List.of(Integer.toString(limit), Long.toString(claimMs)), 0, null)
+                .map(r -> {
+                    List<DeadCallback> out = new ArrayList<>(r.size() / 2);
+                    for (int i = 0; i + 1 < r.size(); i += 2) {
+                        out.add(DeadCallback.parse(p, r.get(i).toString(), r.get(i + 1).toString()));
+                    }
+                    return out;
+                });
+    }
+
+    /**
+     * When the partition's earliest dead-job callback is due (epoch ms by Redis' clock), -1 when it
+     * has none: one plain read, so that a poll of a partition without due callbacks costs one command.
+     */
+    public Future<Long> nextCallbackAsync(Partition p) {
+        return ensureLayoutAsync().compose(v -> redis.sendAsync(
+                Request.cmd(Command.ZRANGE).arg(keys.callbacks(p)).arg(0).arg(0).arg("WITHSCORES")))
+                .map(r -> {
+                    if (r == null || r.size() == 0) {
+                        return -1L;
+                    }
+                    // RESP2 answers [member, score]; RESP3 [[member, score]].
+                    Response score = r.get(0).type() == io.vertx.redis.client.ResponseType.MULTI ? r.get(0).get(1) : r.get(1);
+                    return (long) Double.parseDouble(score.toString());
+                });
+    }
+
+    /** How one try of a callback ended. */
+    public enum CallbackOutcome {
+        DONE("done"), RETRY("retry"), FAILED("failed");
+
+        final String arg;
+
+        CallbackOutcome(String arg) {
+            this.arg = arg;
+        }
+    }
+
+    /** Settles a claimed callback; false when it was no longer pending (settled by another replica). */
+    public Future<Boolean> settleCallbackAsync(DeadCallback c, CallbackOutcome outcome, long delayMs, String error) {
+        return runAsync("cbsettle", c.partition(), Set.of(), List.of(c.member(), outcome.arg, Long.toString(delayMs),
+                oneLine(error)), 0, null).map(r -> r.toInteger() == 1);
+    }
+
+    /** Callbacks of the topic that failed for good, newest first, at most {@code limit} per partition. */
+    public List<DeadCallback> failedCallbacks(String topic, int limit) {
+        List<DeadCallback> out = new ArrayList<>();
+        for (Partition p : partitionsOf(topic)) {
+            Response members = redis.send(
+                    Request.cmd(Command.ZREVRANGE).arg(keys.callbacksFailed(p)).arg(0).arg(limit - 1));
+            if (members == null || members.size() == 0) {
+                continue;
+            }
+            Request hmget = Request.cmd(Command.HMGET).arg(keys.callbackData(p));
+            members.forEach(m -> hmget.arg(m.toString()));
+            Response data = redis.send(hmget);
+            for (int i = 0; i < members.size(); i++) {
+                if (data.get(i) != null) {
+                    out.add(DeadCallback.parse(p, members.get(i).toString(), data.get(i).toString()));
+                }
+            }
+        }
+        out.sort((a, b) -> Long.compare(b.diedAt(), a.diedAt()));
+        return out;
     }
 
     // ---------------------------------------------------------------- plumbing
@@ -1407,7 +1521,7 @@ public class JobStore {
 
     private Future<Response> runWithDays(String script, Partition p, Set<Integer> shardDays, List<String> args,
             int replicas, Consumer<Response> late, int attempt) {
-        List<String> k = new ArrayList<>(13 + shardDays.size());
+        List<String> k = new ArrayList<>(16 + shardDays.size());
         k.add(keys.jobs(p));
         k.add(keys.days(p));
         k.add(keys.next(p));
@@ -1421,6 +1535,9 @@ public class JobStore {
         k.add(keys.rateLimit(p));
         k.add(keys.rateTat(p));
         k.add(keys.forgotten(p));
+        k.add(keys.callbacks(p));
+        k.add(keys.callbackData(p));
+        k.add(keys.callbacksFailed(p));
         List<String> a = new ArrayList<>(1 + shardDays.size() + args.size());
         a.add(Integer.toString(shardDays.size()));
         for (int day : shardDays) {

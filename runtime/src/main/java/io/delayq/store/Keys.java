@@ -198,6 +198,28 @@ public class Keys {
         return base(p) + "ticks";
     }
 
+    /**
+     * ZSET dead-job callback ({@code <diedAt ms>:<job id>}) → when it is next due, ms: written in
+     * the script step that buries the job, claimed and settled by the replicas with the topic's
+     * {@code dead-url}.
+     */
+    public String callbacks(Partition p) {
+        return base(p) + "callbacks";
+    }
+
+    /**
+     * HASH dead-job callback → {@code <tries>,<diedAt ms>,<last callback error>\n<job record as it died>},
+     * for pending and failed callbacks.
+     */
+    public String callbackData(Partition p) {
+        return base(p) + "cbdata";
+    }
+
+    /** ZSET dead-job callback that failed for good → time it gave up, ms (shown on the dashboard). */
+    public String callbacksFailed(Partition p) {
+        return base(p) + "cbfailed";
+    }
+
     /** HASH replica id → what it serves and its recent rates (JSON), refreshed every few seconds. */
     public String replicas() {
         return prefix + ":replicas";

@@ -389,11 +389,16 @@ public class DashboardResource {
             dead.add(new Views.DeadRow(d.id(), TIME.format(Instant.ofEpochMilli(d.diedAt())), d.record().attempts(),
                     d.record().lostAttempts(), d.record().lastError(), preview(d.record().payloadOrNull())));
         }
+        List<Views.FailedCallbackRow> failedCallbacks = new ArrayList<>();
+        for (io.delayq.store.JobStore.DeadCallback c : store.failedCallbacks(topic, DEAD_LIST)) {
+            failedCallbacks.add(new Views.FailedCallbackRow(c.id(), TIME.format(Instant.ofEpochMilli(c.diedAt())), c.tries(),
+                    c.lastError()));
+        }
         Map<String, ReplicaRegistry.Replica> live = replicas.live();
         TopicFlow flow = control.flow(topic);
         return new Views.Topic(page, topic, message, s.scheduled(), s.dueNow(), age(s.oldestDueMs(), s.redisNowMs()),
                 s.inflightCount(), s.dead(), flow.paused(), rateLimit(flow), servedBy(live, topic), bars, next, running, dead,
-                TIME.format(Instant.ofEpochMilli(s.redisNowMs())) + " UTC");
+                failedCallbacks, TIME.format(Instant.ofEpochMilli(s.redisNowMs())) + " UTC");
     }
 
     private static String rateLimit(TopicFlow flow) {

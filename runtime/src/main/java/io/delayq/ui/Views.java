@@ -38,7 +38,7 @@ public final class Views {
     @RegisterForReflection
     public record Topic(Page page, String topic, String message, long scheduled, long dueNow, String oldestDue, long inflight,
             long dead, boolean paused, String rateLimit, String servedBy, List<Bar> timeline, List<JobRow> next,
-            List<InflightRow> running, List<DeadRow> deadJobs, String at) {
+            List<InflightRow> running, List<DeadRow> deadJobs, List<FailedCallbackRow> failedCallbacks, String at) {
     }
 
     /** One hour of the timeline: jobs falling due in it; {@code pct} of the fullest hour. */
@@ -55,6 +55,10 @@ public final class Views {
     }
 
     @RegisterForReflection
+    /** A dead-job callback that failed for good (its last try's error). */
+    public record FailedCallbackRow(String id, String diedAt, int tries, String lastError) {
+    }
+
     public record DeadRow(String id, String diedAt, int attempts, int lostAttempts, String lastError, String preview) {
     }
 

@@ -1,0 +1,238 @@
+package io.delayq.http;
+
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import jakarta.annotation.Priority;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+
+import org.jboss.logging.Logger;
+
+import io.delayq.core.DelayqConfig;
+import io.delayq.store.JobStore;
+import io.delayq.store.JobStore.CallbackOutcome;
+import io.delayq.store.JobStore.DeadCallback;
+import io.delayq.store.Partition;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import io.vertx.core.Context;
+import io.vertx.core.MultiMap;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.RequestOptions;
+import io.vertx.core.impl.VertxInternal;
+import io.vertx.core.json.Json;
+
+/**
+ * Sends dead-job callbacks: for a topic with {@code delayq.topics.<t>.dead-url}, a POST of
+ * {@code {"topic","id","attempts","lostAttempts","lastError","diedAt","payload"}} for each job of
+ * the topic that went to the dead set, signed when the topic has signing keys, with headers
+ * {@code X-Delayq-Topic}, {@code X-Delayq-Job-Id}, {@code X-Delayq-Attempt} (the callback's try) and
+ * {@code X-Delayq-Event: dead}. 2xx = delivered; anything else is tried again with backoff up to
+ * {@code delayq.callbacks.max-attempts}, then counted ({@code delayq.callbacks.failed}), logged at
+ * WARN and kept for the dashboard.
+ *
+ * <p>Who sends: every replica configured with the topic's dead-url, not only those that serve the
+ * topic. The callback is recorded in Redis by the script that buries the job (its partition's
+ * {@code callbacks} set), so a replica SIGKILLed right after the burial loses nothing; but the URL
+ * and the signing keys are configuration (the keys are secrets: never written to Redis), so only
+ * a replica that has them can send it. Serving the topic is not needed and would be the wrong
+ * test: a topic's callbacks must go out while its target is down, its replicas draining, or its
+ * only serving replica dead. Each replica claims due callbacks with a script (a claim of the
+ * timeout plus a second, after which any other replica takes them again), so they go out once in
+ * the normal case and at least once when a sender dies mid-call.
+ *
+ * <p>The burying replica is told at once ({@link JobStore#onCallbackRecorded}) and sends without
+ * waiting for its poll; the poll ({@code delayq.callbacks.poll-interval}, one script per partition
+ * of each such topic) is for retries and for callbacks another replica left behind. All calls and
+ * their Macs run on one event loop of this sender's own, apart from every HTTP target's: a dead
+ * target, whose own calls time out, does not hold up its callbacks.
+ */
+@ApplicationScoped
+public class DeadCallbackSender {
+    private static final Logger LOG = Logger.getLogger(DeadCallbackSender.class);
+    private static final int BATCH = 50;
+    private final JobStore store;
+    private final DelayqConfig.Callbacks config;
+    private final Vertx vertx;
+    private final MeterRegistry registry;
+    private final Map<String, Target> targets = new LinkedHashMap<>();
+    /** Partitions with a poll running now: one at a time each. */
+    private final Set<Partition> polling = ConcurrentHashMap.newKeySet();
+    private final Set<Partition> pollAgain = ConcurrentHashMap.newKeySet();
+    private Context context;
+    private HttpClient client;
+    private long timer = -1;
+    private volatile boolean stopped;
+
+    private record Target(String topic, String url, URI uri, RequestSigner signer, Counter failed) {
+    }
+
+    public DeadCallbackSender(JobStore store, DelayqConfig config, Vertx vertx, MeterRegistry registry) {
+        this.store = store;
+        this.config = config.callbacks();
+        this.vertx = vertx;
+        this.registry = registry;
+        config.topics().forEach((topic, t) -> t.deadUrl().ifPresent(url -> {
+            URI uri = URI.create(url);
+            if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getHost() == null) {
+                throw new IllegalStateException("delayq.topics." + topic + ".dead-url must be an http(s) URL: " + url);
+            }
+            Optional<RequestSigner> signer = RequestSigner.of(topic, t.http().signingKeys());
+            targets.put(topic, new Target(topic, url, uri, signer.orElse(null), Counter.builder("delayq.callbacks.failed")
+                    .description("Dead-job callbacks that failed for good (after their last try)").tag("topic", topic)
+                    .register(registry)));
+        }));
+    }
+
+    void onStart(@Observes StartupEvent event) {
+        if (targets.isEmpty()) {
+            return;
+        }
+        context = ((VertxInternal) vertx).createEventLoopContext();
+        long timeoutMs = Math.max(1, config.timeout().toMillis());
+        client = vertx.createHttpClient(new HttpClientOptions().setConnectTimeout((int) Math.min(Integer.MAX_VALUE, timeoutMs))
+                .setKeepAlive(true).setKeepAliveTimeout(4).setVerifyHost(true));
+        store.onCallbackRecorded(p -> context.runOnContext(v -> poll(p)));
+        long skewMs = 1000; // Redis' clock may be ahead of this host's: a callback due by it is not left a poll longer
+        context.runOnContext(v -> {
+            timer = vertx.setPeriodic(200, Math.max(100, config.pollInterval().toMillis()), id -> pollAll(skewMs));
+        });
+    }
+
+    void onStop(@Observes @Priority(2) ShutdownEvent event) {
+        stopped = true;
+        if (timer >= 0) {
+            vertx.cancelTimer(timer);
+        }
+        // Claimed callbacks not settled by now fall due again after their claim, for another replica.
+    }
+
+    /** Topics this replica sends dead-job callbacks for. */
+    public Set<String> topics() {
+        return targets.keySet();
+    }
+
+    /**
+     * Looks at each partition's earliest callback first (one read) and claims only where one is due:
+     * an idle topic with a dead-url then costs one command per partition and poll, not a script.
+     */
+    private void pollAll(long skewMs) {
+        for (String topic : targets.keySet()) {
+            for (Partition p : store.partitionsOf(topic)) {
+                store.nextCallbackAsync(p).onComplete(ar -> {
+                    if (ar.succeeded() && ar.result() >= 0 && ar.result() <= System.currentTimeMillis() + skewMs) {
+                        context.runOnContext(v -> poll(p));
+                    }
+                });
+            }
+        }
+    }
+
+    /** Claims the partition's due callbacks and sends them; asks again while a full batch came back. On the loop. */
+    private void poll(Partition p) {
+        if (stopped) {
+            return;
+        }
+        if (!polling.add(p)) {
+            pollAgain.add(p); // a burial while a poll runs: look again after it, not alongside it
+            return;
+        }
+        long claimMs = config.timeout().toMillis() + 1000;
+        store.takeCallbacksAsync(p, BATCH, claimMs).onComplete(ar -> context.runOnContext(v -> {
+            if (ar.failed()) {
+                LOG.debugf("dead-job callbacks of %s not read: %s", p, ar.cause().toString()); // the next poll tries again
+                done(p, false);
+                return;
+            }
+            List<DeadCallback> due = ar.result();
+            int[] left = { due.size() };
+            if (due.isEmpty()) {
+                done(p, false);
+            }
+            for (DeadCallback c : due) {
+                send(targets.get(p.topic()), c, () -> {
+                    if (--left[0] == 0) {
+                        done(p, due.size() == BATCH);
+                    }
+                });
+            }
+        }));
+    }
+
+    private void done(Partition p, boolean full) {
+        polling.remove(p);
+        if (pollAgain.remove(p) || full) {
+            poll(p);
+        }
+    }
+
+    private void send(Target target, DeadCallback c, Runnable then) {
+        byte[] body = body(target.topic(), c).getBytes(StandardCharsets.UTF_8);
+        MultiMap headers = HttpHeaders.headers().add(HttpHeaders.CONTENT_TYPE, "application/json")
+                .add("X-Delayq-Topic", target.topic()).add("X-Delayq-Job-Id", c.id())
+                .add("X-Delayq-Attempt", Integer.toString(c.tries())).add("X-Delayq-Event", "dead");
+        if (target.signer() != null) {
+            headers.add("X-Delayq-Signature",
+                    target.signer().sign(System.currentTimeMillis(), target.topic(), c.id(), c.tries(), body));
+        }
+        URI u = target.uri();
+        boolean ssl = "https".equals(u.getScheme());
+        String path = (u.getRawPath() == null || u.getRawPath().isEmpty() ? "/" : u.getRawPath())
+                + (u.getRawQuery() == null ? "" : "?" + u.getRawQuery());
+        RequestOptions request = new RequestOptions().setMethod(HttpMethod.POST).setHost(u.getHost())
+                .setPort(u.getPort() > 0 ? u.getPort() : ssl ? 443 : 80).setSsl(ssl).setURI(path).setHeaders(headers)
+                .setTimeout(Math.max(1, config.timeout().toMillis()));
+        client.request(request).compose(req -> req.send(Buffer.buffer(body)))
+                .compose(resp -> resp.end().map(v -> resp.statusCode()))
+                .onComplete(ar -> {
+                    String error = ar.failed() ? target.url() + ": " + ar.cause()
+                            : ar.result() / 100 == 2 ? null : target.url() + " answered " + ar.result();
+                    settle(target, c, error, then);
+                });
+    }
+
+    private void settle(Target target, DeadCallback c, String error, Runnable then) {
+        CallbackOutcome outcome = error == null ? CallbackOutcome.DONE
+                : c.tries() >= Math.max(1, config.maxAttempts()) ? CallbackOutcome.FAILED : CallbackOutcome.RETRY;
+        long delay = Math.min(config.retryMax().toMillis(),
+                config.retryInitial().toMillis() << Math.min(30, Math.max(0, c.tries() - 1)));
+        store.settleCallbackAsync(c, outcome, delay, error == null ? "" : error).onComplete(ar -> context.runOnContext(v -> {
+            if (ar.failed()) {
+                // Left claimed: it falls due again after its claim and is sent again (at least once).
+                LOG.debugf("dead-job callback of %s/%s not settled: %s", target.topic(), c.id(), ar.cause().toString());
+            } else if (ar.result() && outcome == CallbackOutcome.FAILED) {
+                target.failed().increment();
+                LOG.warnf("dead-job callback of job %s of topic %s (died %s) failed for good after %d tries: %s",
+                        c.id(), target.topic(), Instant.ofEpochMilli(c.diedAt()), c.tries(), error);
+            } else if (ar.result() && outcome == CallbackOutcome.RETRY) {
+                LOG.debugf("dead-job callback of %s/%s, try %d failed (again in %d ms): %s", target.topic(), c.id(),
+                        c.tries(), delay, error);
+            }
+            then.run();
+        }));
+    }
+
+    /** The callback's body, as the contract fixes it; the payload as stored (raw JSON), null when none. */
+    static String body(String topic, DeadCallback c) {
+        String payload = c.record().payload();
+        return "{\"topic\":" + Json.encode(topic) + ",\"id\":" + Json.encode(c.id()) + ",\"attempts\":"
+                + c.record().attempts() + ",\"lostAttempts\":" + c.record().lostAttempts() + ",\"lastError\":"
+                + Json.encode(c.record().lastError()) + ",\"diedAt\":" + Json.encode(Instant.ofEpochMilli(c.diedAt()).toString())
+                + ",\"payload\":" + (payload == null || payload.isEmpty() ? "null" : payload) + "}";
+    }
+}

@@ -1,0 +1,183 @@
+package io.delayq.store;
+
+import static io.restassured.RestAssured.given;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import jakarta.inject.Inject;
+
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import io.delayq.core.JobRequest;
+import io.delayq.core.Jobs;
+import io.delayq.dev.Resp;
+import io.delayq.ops.devui.DelayqJsonRpcService;
+import io.delayq.store.JobStore.CallbackOutcome;
+import io.delayq.store.JobStore.DeadCallback;
+import io.delayq.support.RedisTestResource;
+import io.delayq.support.Topics;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+
+/**
+ * Dead-job callbacks in the scripts: the step that buries a job (fail, reclaim after too many lost
+ * attempts) records the callback with it, only for a topic with a dead-url; a callback that fails
+ * for good moves from callbacks to cbfailed, nothing dropped. And the topic's signing keys show
+ * nowhere: Dev UI data, metrics, dashboard.
+ */
+@QuarkusTest
+@QuarkusTestResource(RedisTestResource.class)
+@TestProfile(DeadCallbackScriptsTest.WithDeadUrl.class)
+class DeadCallbackScriptsTest {
+    static final String HOOKED = Topics.fresh("cb-fail");
+    static final String LOST = Topics.fresh("cb-lost");
+    static final String GIVE_UP = Topics.fresh("cb-give-up");
+    static final String PLAIN = Topics.fresh("cb-none");
+    static final String KEY = "dev-ui-must-not-show-0123456789";
+
+    public static class WithDeadUrl implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            // Nobody listens at the dead-url, and a failed try waits an hour: the test drives the
+            // callbacks itself after the sender's first try.
+            return Map.of("delayq.topics." + HOOKED + ".dead-url", "http://127.0.0.1:9/dead",
+                    "delayq.topics." + LOST + ".dead-url", "http://127.0.0.1:9/dead",
+                    "delayq.topics." + GIVE_UP + ".dead-url", "http://127.0.0.1:9/dead",
+                    "delayq.topics." + HOOKED + ".http.signing-keys", KEY,
+                    "delayq.callbacks.retry-initial", "1h", "delayq.callbacks.retry-max", "2h",
+                    "delayq.callbacks.poll-interval", "1h");
+        }
+    }
+
+    @Inject
+    Jobs jobs;
+    @Inject
+    JobStore store;
+    @Inject
+    io.delayq.dispatch.TopicRegistry registry;
+
+    @Test
+    void aFailedLastAttemptRecordsTheCallbackWithTheBurialOnlyForATopicWithADeadUrl() {
+        for (String topic : List.of(HOOKED, PLAIN)) {
+            String id = "last-" + topic;
+            Partition p = store.partitionsOf(topic).get(0);
+            jobs.schedule(JobRequest.topic(topic).id(id).delay(Duration.ZERO).maxAttempts(1));
+            TakenJob t = take(p);
+            assertEquals(FailOutcome.Kind.DEAD, store.fail(p, t.lease(), 0, "boom", 10).kind());
+            try (Resp redis = RedisTestResource.resp()) {
+                String died = redis.str("ZSCORE", Topics.keys(topic) + "dead", id);
+                String member = died + ":" + id;
+                if (topic.equals(HOOKED)) {
+                    assertNotNull(redis.str("ZSCORE", Topics.keys(topic) + "callbacks", member), "recorded with the burial");
+                    String data = redis.str("HGET", Topics.keys(topic) + "cbdata", member);
+                    assertTrue(data.matches("(?s)[01]," + died + ",[^\n]*\n.*boom.*"), data);
+                } else {
+                    assertEquals(0L, redis.num("EXISTS", Topics.keys(topic) + "callbacks"), "no dead-url, no callback");
+                }
+            }
+        }
+    }
+
+    @Test
+    void aReclaimThatBuriesAfterTooManyLostAttemptsRecordsTheCallbackWithLostAttempts() {
+        Partition p = store.partitionsOf(LOST).get(0);
+        jobs.schedule(JobRequest.topic(LOST).id("crasher").delay(Duration.ZERO).payload(Map.of("a", 1)));
+        loseLease(p, "crasher");
+        assertEquals(1, store.reclaim(p, 100, 10, 2, java.util.List.of(), 0, 0, 1.0, 0, 0)[0], "the first loss is retried");
+        try (Resp redis = RedisTestResource.resp()) {
+            assertEquals(0L, redis.num("EXISTS", Topics.keys(LOST) + "cbdata"), "no callback yet");
+        }
+        loseLease(p, "crasher");
+        assertEquals(1, store.reclaim(p, 100, 10, 2, java.util.List.of(), 0, 0, 1.0, 0, 0)[1], "the second loss in a row is the last");
+        // The second loss (max lost attempts 2) buried it: its callback is there, with the count.
+        try (Resp redis = RedisTestResource.resp()) {
+            String died = redis.str("ZSCORE", Topics.keys(LOST) + "dead", "crasher");
+            assertNotNull(died, "buried");
+            String data = redis.str("HGET", Topics.keys(LOST) + "cbdata", died + ":crasher");
+            assertNotNull(data, "callback recorded by reclaim");
+            DeadCallback c = DeadCallback.parse(p, died + ":crasher", data);
+            assertEquals(2, c.record().lostAttempts());
+            assertEquals("{\"a\":1}", c.record().payload());
+            assertTrue(c.record().lastError().contains("max-lost-attempts"), c.record().lastError());
+        }
+    }
+
+    @Test
+    void aCallbackThatFailsForGoodMovesToTheFailedSetWithItsError() {
+        Partition p = store.partitionsOf(GIVE_UP).get(0);
+        jobs.schedule(JobRequest.topic(GIVE_UP).id("unheard").delay(Duration.ZERO).maxAttempts(1));
+        TakenJob t = take(p);
+        store.fail(p, t.lease(), 0, "gone", 10, true);
+        try (Resp redis = RedisTestResource.resp()) {
+            String member = redis.str("ZSCORE", Topics.keys(GIVE_UP) + "dead", "unheard") + ":unheard";
+            // The sender's own first try (nobody at port 9) settles it for an hour later.
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(
+                    () -> redis.str("HGET", Topics.keys(GIVE_UP) + "cbdata", member).startsWith("1,"));
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> Double.parseDouble(
+                    redis.str("ZSCORE", Topics.keys(GIVE_UP) + "callbacks", member)) > System.currentTimeMillis() + 1_800_000);
+            redis.call("ZADD", Topics.keys(GIVE_UP) + "callbacks", "0", member); // due now
+            List<DeadCallback> claimed = store.await(store.takeCallbacksAsync(p, 50, 60_000));
+            DeadCallback c = claimed.stream().filter(x -> x.member().equals(member)).findFirst().orElseThrow();
+            assertEquals(2, c.tries(), "a claim counts a try");
+            assertTrue(Double.parseDouble(redis.str("ZSCORE", Topics.keys(GIVE_UP) + "callbacks", member))
+                    > System.currentTimeMillis() + 50_000, "claimed: pushed out, still in the set");
+            assertTrue(store.await(store.settleCallbackAsync(c, CallbackOutcome.FAILED, 0, "answered 410")));
+            assertNull(redis.str("ZSCORE", Topics.keys(GIVE_UP) + "callbacks", member));
+            assertNotNull(redis.str("ZSCORE", Topics.keys(GIVE_UP) + "cbfailed", member), "moved, not dropped");
+            assertFalse(store.await(store.settleCallbackAsync(c, CallbackOutcome.DONE, 0, "")), "no longer pending");
+            DeadCallback failed = store.failedCallbacks(GIVE_UP, 50).stream().filter(x -> x.id().equals("unheard"))
+                    .findFirst().orElseThrow();
+            assertEquals("answered 410", failed.lastError());
+        }
+    }
+
+    @Test
+    void theSigningKeyShowsNeitherInTheDevUiNorInMetricsNorOnTheDashboard() throws Exception {
+        jobs.schedule(JobRequest.topic(HOOKED).id("visible").delay(Duration.ofHours(1)));
+        // The Dev UI card's data, as its JSON-RPC service (a bean of dev mode only) answers it.
+        String devUiData = new ObjectMapper().writeValueAsString(new DelayqJsonRpcService(store, registry).topics());
+        assertTrue(devUiData.contains(HOOKED), devUiData);
+        String metrics = given().get("/q/metrics").then().statusCode(200).extract().asString();
+        String pages = given().get("/delayq").asString() + given().get("/delayq/topics/" + HOOKED).asString()
+                + given().get("/topics").asString();
+        assertTrue(pages.contains(HOOKED));
+        for (String out : List.of(devUiData, metrics, pages)) {
+            assertFalse(out.contains(KEY), "the key is shown");
+        }
+    }
+
+    /** Takes the partition's one due job (the topics are served by nobody here). */
+    private TakenJob take(Partition p) {
+        Set<Integer> older = new HashSet<>();
+        TakenJob[] taken = new TakenJob[1];
+        Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> {
+            List<TakenJob> jobs = store.take(p, 1, 30_000, "T:1:", older, List.of(), 0).jobs();
+            taken[0] = jobs.isEmpty() ? null : jobs.get(0);
+            return taken[0] != null;
+        });
+        return taken[0];
+    }
+
+    private void loseLease(Partition p, String id) {
+        Set<Integer> older = new HashSet<>();
+        Awaitility.await().atMost(Duration.ofSeconds(5))
+                .until(() -> !store.take(p, 1, 1, "A:" + System.nanoTime() + ":", older, List.of(), 0).jobs().isEmpty());
+        try (Resp redis = RedisTestResource.resp()) {
+            redis.call("ZADD", Topics.keys(p.topic()) + "inflight", "1000", id);
+        }
+    }
+}
