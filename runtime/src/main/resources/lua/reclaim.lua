@@ -75,7 +75,7 @@ for _, id in ipairs(ids) do
     local rec = rcall('HGET', K_JOBS, id)
     local r, unreadable
     if rec then
-      local ok, decoded = pcall(decode, rec)
+      local ok, decoded = pcall(function() return decode(rec) end)
       if ok and decoded and decoded.run_at and decoded.attempts and decoded.max then
         r = decoded
       else
