@@ -54,11 +54,12 @@ public final class Views {
     public record InflightRow(String id, String holder, int attempt, String age, String leaseLeft) {
     }
 
-    @RegisterForReflection
     /** A dead-job callback that failed for good (its last try's error). */
+    @RegisterForReflection
     public record FailedCallbackRow(String id, String diedAt, int tries, String lastError) {
     }
 
+    @RegisterForReflection
     public record DeadRow(String id, String diedAt, int attempts, int lostAttempts, String lastError, String preview) {
     }
 
