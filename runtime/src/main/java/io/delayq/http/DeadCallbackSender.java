@@ -82,7 +82,7 @@ public class DeadCallbackSender {
     private final Vertx vertx;
     private final MeterRegistry registry;
     private final Map<String, Target> targets = new LinkedHashMap<>();
-    /** Partitions with a poll running now: one at a time each. */
+    /** Partitions with a claim running now: one at a time each. */
     private final Set<Partition> polling = ConcurrentHashMap.newKeySet();
     private final Set<Partition> pollAgain = ConcurrentHashMap.newKeySet();
     /** Partitions whose head read is unanswered: no second one alongside (a hung master piles none up). */
@@ -207,19 +207,14 @@ public class DeadCallbackSender {
                 return;
             }
             List<DeadCallback> due = ar.result();
-            release(limit - due.size());
-            int[] left = { due.size() };
-            if (due.isEmpty()) {
-                done(p, false);
-            }
+            permits += limit - due.size();
             for (DeadCallback c : due) {
-                send(targets.get(p.topic()), c, () -> {
-                    release(1);
-                    if (--left[0] == 0) {
-                        done(p, due.size() == limit);
-                    }
-                });
+                send(targets.get(p.topic()), c, () -> release(1));
             }
+            // The partition's poll ends as its calls start (each holds a permit, not the poll): a
+            // hung call does not keep the partition's other callbacks from going out on free permits.
+            done(p, due.size() == limit);
+            release(0);
         }));
     }
 
