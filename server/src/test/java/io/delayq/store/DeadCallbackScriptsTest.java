@@ -228,6 +228,20 @@ class DeadCallbackScriptsTest {
         }
     }
 
+    @Test
+    void oneReadAnswersTheEarliestCallbackOfEveryPartitionAndMinusOneWhereThereIsNone() {
+        String topic = Topics.fresh("cb-heads");
+        List<Partition> ps = List.of(new Partition(topic, 0), new Partition(topic, 1), new Partition(topic, 2));
+        try (Resp redis = RedisTestResource.resp()) {
+            redis.call("ZADD", "dq:{" + topic + "#0}:callbacks", "1700000000123", "1:a", "1800000000000", "2:b");
+            redis.call("ZADD", "dq:{" + topic + "#2}:callbacks", "42", "3:c");
+            List<Long> heads = store.nextCallbacksAsync(ps).stream().map(store::await).toList();
+            assertEquals(List.of(1700000000123L, -1L, 42L), heads);
+            assertEquals(List.of(1700000000123L, -1L, 42L),
+                    ps.stream().map(p -> store.await(store.nextCallbackAsync(p))).toList(), "as one read per partition answers");
+        }
+    }
+
     /** Buries a job of the partition's topic; answers its callback once the sender's own first try (to port 9) failed. */
     private String buryAndWaitForTheSendersFirstTry(Partition p, String id) {
         jobs.schedule(JobRequest.topic(p.topic()).id(id).delay(Duration.ZERO).maxAttempts(1));
