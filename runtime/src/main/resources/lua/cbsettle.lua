@@ -5,17 +5,26 @@
 --             (its last try failed: moved from callbacks to cbfailed, its data kept for the dashboard)
 -- ARGV[A+2] = retry delay ms (for 'retry')
 -- ARGV[A+3] = the try's error, one line (for 'retry' and 'failed')
--- Returns 1 when it changed something, 0 when the callback was no longer pending (another replica
--- settled it first after this one's claim expired).
+-- ARGV[A+4] = the claim's tries (as cbtake.lua returned them): the claim token
+-- ARGV[A+5] = how many failed callbacks the partition keeps (the newest; older ones go with their data)
+-- Returns 1 when it changed something, 0 when the callback was no longer pending or no longer this
+-- claim's.
+-- Whose claim it is: a claim that expired (a hung call) may settle after another replica claimed
+-- the callback again. Its 'retry' would then rescore a callback being sent (a third copy), its
+-- 'failed' would bury one the live claim then delivers; so both apply only while the tries in
+-- cbdata are still the claim's. 'done' is always taken, from any claim: delivered is delivered,
+-- even when a later claim already gave it up (it leaves cbfailed then).
 local member, outcome = ARGV[A], ARGV[A + 1]
-if not rcall('ZSCORE', K_CALLBACKS, member) then return 0 end
 if outcome == 'done' then
-  rcall('ZREM', K_CALLBACKS, member)
+  local n = rcall('ZREM', K_CALLBACKS, member) + rcall('ZREM', K_CBFAILED, member)
   rcall('HDEL', K_CBDATA, member)
-  return 1
+  return n > 0 and 1 or 0
 end
+if not rcall('ZSCORE', K_CALLBACKS, member) then return 0 end
 local data = rcall('HGET', K_CBDATA, member)
+if not data then return 0 end
 local c1 = string.find(data, ',', 1, true)
+if string.sub(data, 1, c1 - 1) ~= ARGV[A + 4] then return 0 end
 local c2 = string.find(data, ',', c1 + 1, true)
 local nl = string.find(data, '\n', c2 + 1, true)
 rcall('HSET', K_CBDATA, member, string.sub(data, 1, c2) .. ARGV[A + 3] .. string.sub(data, nl))
@@ -23,6 +32,14 @@ local now = now_ms()
 if outcome == 'failed' then
   rcall('ZREM', K_CALLBACKS, member)
   rcall('ZADD', K_CBFAILED, now, member)
+  -- Each keeps a copy of its job's payload: past the cap the oldest go, a few per call (each call
+  -- adds one, so a few more than one bring an over-full set back under the cap, bounded work).
+  local over = rcall('ZCARD', K_CBFAILED) - tonumber(ARGV[A + 5])
+  if over > 0 then
+    local old = rcall('ZRANGE', K_CBFAILED, 0, math.min(over, 16) - 1)
+    rcall('ZREM', K_CBFAILED, unpack(old))
+    rcall('HDEL', K_CBDATA, unpack(old))
+  end
 else
   rcall('ZADD', K_CALLBACKS, now + tonumber(ARGV[A + 2]), member)
 end

@@ -49,9 +49,41 @@ public final class SignatureVerifier {
         this.clock = clock;
     }
 
-    /** A verifier that accepts calls signed with any of {@code keys} (the secrets as configured in delayq). */
+    /**
+     * A verifier that accepts calls signed with any of {@code keys}, one key each; whitespace around
+     * a key is ignored, as delayq ignores it.
+     */
     public static SignatureVerifier of(String... keys) {
         return of(Clock.systemUTC(), keys);
+    }
+
+    /**
+     * A verifier of the keys in {@code configured} read exactly as delayq reads
+     * {@code delayq.topics.<t>.http.signing-keys}: comma separated, whitespace around each ignored
+     * (a Secret mounted as an environment variable often ends in a newline), each at least
+     * {@link #MIN_KEY_BYTES} bytes. So a receiver can be given the very value the server has.
+     *
+     * @throws IllegalArgumentException naming the position of a key that is empty or too short (never its value)
+     */
+    public static SignatureVerifier fromConfig(String configured) {
+        return fromConfig(Clock.systemUTC(), configured);
+    }
+
+    /** As {@link #fromConfig(String)}, with the clock {@code t} is compared to (for tests). */
+    public static SignatureVerifier fromConfig(Clock clock, String configured) {
+        if (configured == null) {
+            throw new IllegalArgumentException("SignatureVerifier needs at least one key");
+        }
+        String[] parts = configured.split(",", -1);
+        for (int i = 0; i < parts.length; i++) {
+            int bytes = parts[i].strip().getBytes(StandardCharsets.UTF_8).length;
+            if (bytes < MIN_KEY_BYTES) {
+                throw new IllegalArgumentException("signing key " + (i + 1) + " of " + parts.length + " is "
+                        + (bytes == 0 ? "empty" : bytes + " bytes long") + "; each key must have at least "
+                        + MIN_KEY_BYTES + " bytes");
+            }
+        }
+        return of(clock, parts);
     }
 
     /** As {@link #of(String...)}, with the clock {@code t} is compared to (for tests). */
@@ -61,10 +93,10 @@ public final class SignatureVerifier {
         }
         List<SecretKeySpec> specs = new ArrayList<>(keys.length);
         for (String k : keys) {
-            if (k == null || k.getBytes(StandardCharsets.UTF_8).length < MIN_KEY_BYTES) {
+            if (k == null || k.strip().getBytes(StandardCharsets.UTF_8).length < MIN_KEY_BYTES) {
                 throw new IllegalArgumentException("a signing key has at least " + MIN_KEY_BYTES + " bytes");
             }
-            specs.add(new SecretKeySpec(k.getBytes(StandardCharsets.UTF_8), ALGORITHM));
+            specs.add(new SecretKeySpec(k.strip().getBytes(StandardCharsets.UTF_8), ALGORITHM));
         }
         return new SignatureVerifier(List.copyOf(specs), clock);
     }

@@ -144,8 +144,8 @@ public class TopicsResource {
     @Path("/{topic}")
     @Operation(summary = "Forget a topic that holds no jobs and that no replica serves", description = "Gone from "
             + "GET /topics and the dashboard, with its pause, rate limit, tick records and dedup ids; a new job lists it "
-            + "again. 204 forgotten; 404 unknown; 409 while it has jobs (scheduled, in flight or dead) or a live "
-            + "replica serves it")
+            + "again. 204 forgotten; 404 unknown; 409 while it has jobs (scheduled, in flight or dead), dead-job "
+            + "callbacks still to send, or a live replica serves it")
     public Response forget(@PathParam("topic") String topic) {
         ForgetResult r = control.forget(topic);
         return switch (r.outcome()) {

@@ -290,20 +290,28 @@ public interface DelayqConfig {
         Duration retryMax();
 
         /**
-         * Time allowed for one callback call, from asking for a connection to the end of the answer.
-         * A callback taken by a replica is left to it this long (plus a second); past that any
-         * replica with the topic's {@code dead-url} takes it again (the replica may have died).
-         * Default 10 s.
+         * Time allowed for one callback call, from asking for a connection to the end of the answer
+         * (one deadline for the whole call). A callback taken by a replica is left to it this long
+         * plus 5 s; past that any replica with the topic's {@code dead-url} takes it again (the
+         * replica may have died). Default 10 s.
          */
         @WithDefault("10s")
         Duration timeout();
 
         /**
-         * How often every replica with a {@code dead-url} looks for callbacks due in each partition
-         * of the topic: one read of the earliest callback per partition, and the claim script only
-         * where one is due. The replica that buries a job sends its
-         * callback at once; this poll is for the callbacks of a replica that died first, and for
-         * retries. Default 5 s.
+         * Most callbacks one replica sends at once, over all topics and partitions, and the size of
+         * its callback connection pool per host: a replica claims only as many callbacks as it has
+         * free, so none waits for a connection while its claim runs out. Default 16.
+         */
+        @WithDefault("16")
+        int maxInFlight();
+
+        /**
+         * How often every replica with a {@code dead-url} looks for callbacks due in the partitions
+         * of its topics: on a single Redis one command for all of them (the earliest callback of
+         * each), on a cluster one per partition, never a second while one is unanswered; the claim
+         * script only where one is due. The replica that buries a job sends its callback at once;
+         * this poll is for the callbacks of a replica that died first, and for retries. Default 5 s.
          */
         @WithDefault("5s")
         Duration pollInterval();

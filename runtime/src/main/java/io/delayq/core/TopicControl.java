@@ -39,7 +39,8 @@ public class TopicControl {
     /**
      * Forgets a topic: gone from the known topics ({@code GET /topics}, the dashboard), with what
      * Redis keeps for it (pause, rate limit, tick records, dedup ids). Refused while a live replica
-     * serves it or it holds jobs (scheduled, in flight or dead: cancel or purge them first). A job
+     * serves it or it holds jobs (scheduled, in flight or dead: cancel or purge them first) or dead-job
+     * callbacks still to send (their job purged or requeued meanwhile). A job
      * enqueued meanwhile is never lost: it is stored, the topic stays known, and the answer is
      * {@link ForgetResult.Outcome#HAS_JOBS}. A new job later simply lists the topic again.
      */
@@ -54,8 +55,10 @@ public class TopicControl {
         return switch (f.outcome()) {
             case FORGOTTEN -> new ForgetResult(ForgetResult.Outcome.FORGOTTEN, null);
             case UNKNOWN -> new ForgetResult(ForgetResult.Outcome.UNKNOWN, "no topic " + topic);
-            case HAS_JOBS -> new ForgetResult(ForgetResult.Outcome.HAS_JOBS, "topic " + topic + " has jobs: " + f.jobs()
-                    + " scheduled, " + f.inflight() + " in flight, " + f.dead() + " dead (cancel or purge them first)");
+            case HAS_JOBS -> new ForgetResult(ForgetResult.Outcome.HAS_JOBS, f.jobs() + f.inflight() + f.dead() == 0
+                    ? "topic " + topic + " has " + f.callbacks() + " dead-job callback(s) still to send: wait for them"
+                    : "topic " + topic + " has jobs: " + f.jobs() + " scheduled, " + f.inflight() + " in flight, "
+                            + f.dead() + " dead (cancel or purge them first)");
             case IN_USE_AGAIN -> new ForgetResult(ForgetResult.Outcome.HAS_JOBS, "a job of topic " + topic
                     + " was enqueued while it was being forgotten: it stays known (its pause or rate limit may be gone)");
         };

@@ -31,6 +31,8 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpClientRequest;
+import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
@@ -57,23 +59,38 @@ import io.vertx.core.json.Json;
  * the normal case and at least once when a sender dies mid-call.
  *
  * <p>The burying replica is told at once ({@link JobStore#onCallbackRecorded}) and sends without
- * waiting for its poll; the poll ({@code delayq.callbacks.poll-interval}, one script per partition
- * of each such topic) is for retries and for callbacks another replica left behind. All calls and
- * their Macs run on one event loop of this sender's own, apart from every HTTP target's: a dead
+ * waiting for its poll; the poll ({@code delayq.callbacks.poll-interval}: one read of every such
+ * partition's earliest callback, one command on a single Redis, then the claim script only where
+ * one is due) is for retries and for callbacks another replica left behind. All calls and their Macs run on one event loop of this sender's own, apart from every HTTP target's: a dead
  * target, whose own calls time out, does not hold up its callbacks.
+ *
+ * <p>At most {@code delayq.callbacks.max-in-flight} callbacks are in flight on a replica, over all
+ * topics and partitions (one pool of permits, the size of the connection pool): a poll claims only
+ * as many as are free, so a claimed callback never waits for a connection while its claim runs out
+ * (a second copy from another replica), and a callback that could not get a connection is never
+ * counted as a failed try. Each call has one deadline, {@code timeout}, from asking for a connection
+ * to the end of the answer; the claim is that plus {@link #CLAIM_MARGIN_MS}.
  */
 @ApplicationScoped
 public class DeadCallbackSender {
     private static final Logger LOG = Logger.getLogger(DeadCallbackSender.class);
     private static final int BATCH = 50;
+    /** A claim outlives its call's deadline by this much: the settle's round trip, a pause of the JVM. */
+    static final long CLAIM_MARGIN_MS = 5000;
     private final JobStore store;
     private final DelayqConfig.Callbacks config;
     private final Vertx vertx;
     private final MeterRegistry registry;
     private final Map<String, Target> targets = new LinkedHashMap<>();
-    /** Partitions with a poll running now: one at a time each. */
+    /** Partitions with a claim running now: one at a time each. */
     private final Set<Partition> polling = ConcurrentHashMap.newKeySet();
     private final Set<Partition> pollAgain = ConcurrentHashMap.newKeySet();
+    /** Partitions whose head read is unanswered: no second one alongside (a hung master piles none up). */
+    private final Set<Partition> reading = ConcurrentHashMap.newKeySet();
+    /** Partitions that had due callbacks while no permit was free, polled as permits come back. On the loop. */
+    private final Set<Partition> waiting = new java.util.LinkedHashSet<>();
+    /** Callbacks this replica may still send at once. On the loop. */
+    private int permits;
     private Context context;
     private HttpClient client;
     private long timer = -1;
@@ -105,8 +122,10 @@ public class DeadCallbackSender {
         }
         context = ((VertxInternal) vertx).createEventLoopContext();
         long timeoutMs = Math.max(1, config.timeout().toMillis());
+        permits = Math.max(1, config.maxInFlight());
         client = vertx.createHttpClient(new HttpClientOptions().setConnectTimeout((int) Math.min(Integer.MAX_VALUE, timeoutMs))
-                .setKeepAlive(true).setKeepAliveTimeout(4).setVerifyHost(true));
+                .setKeepAlive(true).setKeepAliveTimeout(4).setVerifyHost(true),
+                new PoolOptions().setHttp1MaxSize(permits).setHttp2MaxSize(permits));
         store.onCallbackRecorded(p -> context.runOnContext(v -> poll(p)));
         long skewMs = 1000; // Redis' clock may be ahead of this host's: a callback due by it is not left a poll longer
         context.runOnContext(v -> {
@@ -128,18 +147,37 @@ public class DeadCallbackSender {
     }
 
     /**
-     * Looks at each partition's earliest callback first (one read) and claims only where one is due:
-     * an idle topic with a dead-url then costs one command per partition and poll, not a script.
+     * Looks at each partition's earliest callback first and claims only where one is due: idle
+     * topics with a dead-url then cost one command per poll on a single Redis (one per partition on
+     * a cluster), not a script; a partition whose last read is unanswered is left out.
      */
     private void pollAll(long skewMs) {
+        List<Partition> ps = new java.util.ArrayList<>();
         for (String topic : targets.keySet()) {
             for (Partition p : store.partitionsOf(topic)) {
-                store.nextCallbackAsync(p).onComplete(ar -> {
-                    if (ar.succeeded() && ar.result() >= 0 && ar.result() <= System.currentTimeMillis() + skewMs) {
-                        context.runOnContext(v -> poll(p));
-                    }
-                });
+                if (reading.add(p)) {
+                    ps.add(p);
+                }
             }
+        }
+        if (ps.isEmpty()) {
+            return;
+        }
+        List<io.vertx.core.Future<Long>> heads;
+        try {
+            heads = store.nextCallbacksAsync(ps);
+        } catch (RuntimeException e) {
+            reading.removeAll(ps);
+            return;
+        }
+        for (int i = 0; i < ps.size(); i++) {
+            Partition p = ps.get(i);
+            heads.get(i).onComplete(ar -> {
+                reading.remove(p);
+                if (ar.succeeded() && ar.result() >= 0 && ar.result() <= System.currentTimeMillis() + skewMs) {
+                    context.runOnContext(v -> poll(p));
+                }
+            });
         }
     }
 
@@ -152,25 +190,31 @@ public class DeadCallbackSender {
             pollAgain.add(p); // a burial while a poll runs: look again after it, not alongside it
             return;
         }
-        long claimMs = config.timeout().toMillis() + 1000;
-        store.takeCallbacksAsync(p, BATCH, claimMs).onComplete(ar -> context.runOnContext(v -> {
+        int limit = Math.min(BATCH, permits);
+        if (limit == 0) {
+            polling.remove(p);
+            pollAgain.remove(p);
+            waiting.add(p); // claimed now, it would wait for a connection while its claim runs out
+            return;
+        }
+        permits -= limit; // held while the claim runs, so that another partition's poll cannot take them too
+        long claimMs = Math.max(1, config.timeout().toMillis()) + CLAIM_MARGIN_MS;
+        store.takeCallbacksAsync(p, limit, claimMs).onComplete(ar -> context.runOnContext(v -> {
             if (ar.failed()) {
                 LOG.debugf("dead-job callbacks of %s not read: %s", p, ar.cause().toString()); // the next poll tries again
+                release(limit);
                 done(p, false);
                 return;
             }
             List<DeadCallback> due = ar.result();
-            int[] left = { due.size() };
-            if (due.isEmpty()) {
-                done(p, false);
-            }
+            permits += limit - due.size();
             for (DeadCallback c : due) {
-                send(targets.get(p.topic()), c, () -> {
-                    if (--left[0] == 0) {
-                        done(p, due.size() == BATCH);
-                    }
-                });
+                send(targets.get(p.topic()), c, () -> release(1));
             }
+            // The partition's poll ends as its calls start (each holds a permit, not the poll): a
+            // hung call does not keep the partition's other callbacks from going out on free permits.
+            done(p, due.size() == limit);
+            release(0);
         }));
     }
 
@@ -181,25 +225,66 @@ public class DeadCallbackSender {
         }
     }
 
+    /** Gives back permits; a partition left waiting for one is polled again. On the loop. */
+    private void release(int n) {
+        permits += n;
+        while (permits > 0 && !waiting.isEmpty() && !stopped) {
+            var it = waiting.iterator();
+            Partition p = it.next();
+            it.remove();
+            int before = permits;
+            poll(p);
+            if (permits == before) {
+                break; // its poll is already running: it looks again after it (pollAgain)
+            }
+        }
+    }
+
     private void send(Target target, DeadCallback c, Runnable then) {
         byte[] body = body(target.topic(), c).getBytes(StandardCharsets.UTF_8);
         MultiMap headers = HttpHeaders.headers().add(HttpHeaders.CONTENT_TYPE, "application/json")
                 .add("X-Delayq-Topic", target.topic()).add("X-Delayq-Job-Id", c.id())
                 .add("X-Delayq-Attempt", Integer.toString(c.tries())).add("X-Delayq-Event", "dead");
-        if (target.signer() != null) {
-            headers.add("X-Delayq-Signature",
-                    target.signer().sign(System.currentTimeMillis(), target.topic(), c.id(), c.tries(), body));
-        }
         URI u = target.uri();
         boolean ssl = "https".equals(u.getScheme());
         String path = (u.getRawPath() == null || u.getRawPath().isEmpty() ? "/" : u.getRawPath())
                 + (u.getRawQuery() == null ? "" : "?" + u.getRawQuery());
+        long timeoutMs = Math.max(1, config.timeout().toMillis());
         RequestOptions request = new RequestOptions().setMethod(HttpMethod.POST).setHost(u.getHost())
                 .setPort(u.getPort() > 0 ? u.getPort() : ssl ? 443 : 80).setSsl(ssl).setURI(path).setHeaders(headers)
-                .setTimeout(Math.max(1, config.timeout().toMillis()));
-        client.request(request).compose(req -> req.send(Buffer.buffer(body)))
-                .compose(resp -> resp.end().map(v -> resp.statusCode()))
+                .setConnectTimeout(timeoutMs);
+        // One deadline for the whole call (a request timeout would bound the wait for a connection
+        // and each idle spell apart, so a call could run twice as long as its claim allows).
+        boolean[] over = { false };
+        HttpClientRequest[] sent = { null };
+        long timer = vertx.setTimer(timeoutMs, id -> {
+            if (!over[0]) {
+                over[0] = true;
+                if (sent[0] != null) {
+                    sent[0].reset();
+                }
+                settle(target, c, target.url() + ": no answer within " + timeoutMs + " ms", then);
+            }
+        });
+        client.request(request).compose(req -> {
+            sent[0] = req;
+            if (over[0]) {
+                req.reset();
+                return io.vertx.core.Future.failedFuture("timed out");
+            }
+            if (target.signer() != null) {
+                // Signed as it leaves, connection in hand: t is never older than the call.
+                req.putHeader("X-Delayq-Signature",
+                        target.signer().sign(System.currentTimeMillis(), target.topic(), c.id(), c.tries(), body));
+            }
+            return req.send(Buffer.buffer(body));
+        }).compose(resp -> resp.end().map(v -> resp.statusCode()))
                 .onComplete(ar -> {
+                    if (over[0]) {
+                        return;
+                    }
+                    over[0] = true;
+                    vertx.cancelTimer(timer);
                     String error = ar.failed() ? target.url() + ": " + ar.cause()
                             : ar.result() / 100 == 2 ? null : target.url() + " answered " + ar.result();
                     settle(target, c, error, then);

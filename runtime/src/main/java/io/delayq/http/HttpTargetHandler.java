@@ -173,13 +173,7 @@ public final class HttpTargetHandler implements JobHandler {
         RequestOptions request = new RequestOptions().setMethod(HttpMethod.POST).setHost(host).setPort(port)
                 .setSsl(ssl).setURI(path).setHeaders(headers).setConnectTimeout(timeoutMs);
         Call call = new Call(job);
-        onLoop(() -> {
-            if (bytes != null) {
-                // Signed on the loop, as the call leaves: t is the time it is sent, and the Macs are this loop's.
-                headers.add(SIGNATURE, signer.sign(System.currentTimeMillis(), job.topic(), job.id(), job.attempt(), bytes));
-            }
-            start(call, request, body, deadline);
-        });
+        onLoop(() -> start(call, request, body, bytes, deadline));
         return call;
     }
 
@@ -209,7 +203,8 @@ public final class HttpTargetHandler implements JobHandler {
         }
     }
 
-    private void start(Call call, RequestOptions request, Buffer body, long deadline) {
+    /** {@code signed}: the body's bytes to sign, null when the topic has no signing keys. */
+    private void start(Call call, RequestOptions request, Buffer body, byte[] signed, long deadline) {
         if (call.isDone()) {
             return; // cancelled (the attempt's own timeout) before it started
         }
@@ -233,6 +228,12 @@ public final class HttpTargetHandler implements JobHandler {
                         req.reset();
                     }
                 });
+                if (signed != null) {
+                    // Signed on the loop once it has its connection, as it leaves: t is the time it is
+                    // sent, not before a wait for a pool connection (a stale t), and the Macs are this loop's.
+                    Job job = call.job;
+                    req.putHeader(SIGNATURE, signer.sign(System.currentTimeMillis(), job.topic(), job.id(), job.attempt(), signed));
+                }
                 // The status and headers decide: a 2xx whose body then breaks off is still done.
                 req.send(body).onComplete(sent -> {
                     vertx.cancelTimer(timer);

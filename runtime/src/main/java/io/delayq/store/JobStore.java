@@ -687,14 +687,17 @@ public class JobStore {
 
     // ---------------------------------------------------------------- forgetting topics
 
-    /** What {@link #forget} did; the counts are the topic's jobs when it {@link Outcome#HAS_JOBS}. */
-    public record Forgetting(Outcome outcome, long jobs, long inflight, long dead) {
+    /**
+     * What {@link #forget} did; the counts are the topic's jobs and its dead-job callbacks still to
+     * send when it {@link Outcome#HAS_JOBS}.
+     */
+    public record Forgetting(Outcome outcome, long jobs, long inflight, long dead, long callbacks) {
         public enum Outcome {
             /** Taken out of the topics SET, its partitions' keys deleted. */
             FORGOTTEN,
             /** Not in the topics SET. */
             UNKNOWN,
-            /** Holds jobs (scheduled, in flight or dead): left as it was. */
+            /** Holds jobs (scheduled, in flight or dead) or callbacks still to send: left as it was. */
             HAS_JOBS,
             /** A job came in while it was being forgotten: listed again, with that job. */
             IN_USE_AGAIN
@@ -711,11 +714,11 @@ public class JobStore {
     public Forgetting forget(String topic) {
         ensureLayout();
         if (redis.send(Request.cmd(Command.SISMEMBER).arg(keys.topics()).arg(topic)).toInteger() == 0) {
-            return new Forgetting(Forgetting.Outcome.UNKNOWN, 0, 0, 0);
+            return new Forgetting(Forgetting.Outcome.UNKNOWN, 0, 0, 0, 0);
         }
         long[] held = forgetStep(topic, "mark");
-        if (held[0] > 0) {
-            return new Forgetting(Forgetting.Outcome.HAS_JOBS, held[0] - held[1] - held[2], held[1], held[2]);
+        if (held[0] > 0 || held[3] > 0) {
+            return new Forgetting(Forgetting.Outcome.HAS_JOBS, held[0] - held[1] - held[2], held[1], held[2], held[3]);
         }
         forgetProbe.accept("marked");
         redis.send(Request.cmd(Command.SREM).arg(keys.topics()).arg(topic));
@@ -723,7 +726,7 @@ public class JobStore {
         long[] after = forgetStep(topic, "clear");
         if (after[0] != 0) {
             redis.send(Request.cmd(Command.SADD).arg(keys.topics()).arg(topic));
-            return new Forgetting(Forgetting.Outcome.IN_USE_AGAIN, 0, 0, 0);
+            return new Forgetting(Forgetting.Outcome.IN_USE_AGAIN, 0, 0, 0, 0);
         }
         // From here on, an enqueue by a replica that still believes the topic listed is listed
         // again by the partition's mark alone (this replica's belief is dropped last, so that the
@@ -731,15 +734,15 @@ public class JobStore {
         forgetProbe.accept("cleared");
         redis.send(Request.cmd(Command.HDEL).arg(keys.topicsActive()).arg(topic));
         listedAt.remove(topic);
-        return new Forgetting(Forgetting.Outcome.FORGOTTEN, 0, 0, 0);
+        return new Forgetting(Forgetting.Outcome.FORGOTTEN, 0, 0, 0, 0);
     }
 
     /**
-     * One step of forget.lua on every partition: {jobs, inflight, dead} summed, jobs -1 when
+     * One step of forget.lua on every partition: {jobs, inflight, dead, callbacks} summed, jobs -1 when
      * (a step "clear" found that) a job came in meanwhile.
      */
     private long[] forgetStep(String topic, String step) {
-        long[] sum = new long[3];
+        long[] sum = new long[4];
         boolean again = false;
         for (Partition p : partitionsOf(topic)) {
             Response r = run("forget", p, Set.of(), List.of(step, Long.toString(FORGOTTEN_MARK_MS)));
@@ -748,6 +751,7 @@ public class JobStore {
             sum[0] += Math.max(0, jobs);
             sum[1] += r.get(1).toLong();
             sum[2] += r.get(2).toLong();
+            sum[3] += r.get(3).toLong();
         }
         if (again && sum[0] == 0) {
             sum[0] = -1;
@@ -1438,6 +1442,32 @@ public class JobStore {
                 });
     }
 
+    /** The earliest callback of each key: a read only, so that one command covers every partition. */
+    private static final String CALLBACK_HEADS = "local o = {} for i, k in ipairs(KEYS) do "
+            + "local r = redis.call('ZRANGE', k, 0, 0, 'WITHSCORES') o[i] = r[2] or '-1' end return o";
+
+    /**
+     * {@link #nextCallbackAsync} of each partition: on a single Redis one command for them all (a
+     * read-only script, Redis caches it), on a cluster one per partition (their keys are in other slots).
+     */
+    public List<Future<Long>> nextCallbacksAsync(List<Partition> ps) {
+        List<Future<Long>> out = new ArrayList<>(ps.size());
+        if (cluster || ps.size() < 2) {
+            ps.forEach(p -> out.add(nextCallbackAsync(p)));
+            return out;
+        }
+        Future<Response> all = ensureLayoutAsync().compose(v -> {
+            Request eval = Request.cmd(Command.EVAL).arg(CALLBACK_HEADS).arg(ps.size());
+            ps.forEach(p -> eval.arg(keys.callbacks(p)));
+            return redis.sendAsync(eval);
+        });
+        for (int i = 0; i < ps.size(); i++) {
+            int at = i;
+            out.add(all.map(r -> (long) Double.parseDouble(r.get(at).toString())));
+        }
+        return out;
+    }
+
     /** How one try of a callback ended. */
     public enum CallbackOutcome {
         DONE("done"), RETRY("retry"), FAILED("failed");
@@ -1449,10 +1479,21 @@ public class JobStore {
         }
     }
 
-    /** Settles a claimed callback; false when it was no longer pending (settled by another replica). */
+    /**
+     * Failed dead-job callbacks kept per partition (the newest; each keeps a copy of its job's
+     * payload, so older ones are dropped with their data as new ones fail).
+     */
+    public static final int FAILED_CALLBACKS_KEPT = 1000;
+
+    /**
+     * Settles a claimed callback; false when it was no longer pending (settled by another replica)
+     * or, for a retry or a failure, no longer this claim's ({@link DeadCallback#tries} is the claim's
+     * token: a claim that expired and was taken again by another replica changes nothing but "done").
+     */
     public Future<Boolean> settleCallbackAsync(DeadCallback c, CallbackOutcome outcome, long delayMs, String error) {
         return runAsync("cbsettle", c.partition(), Set.of(), List.of(c.member(), outcome.arg, Long.toString(delayMs),
-                oneLine(error)), 0, null).map(r -> r.toInteger() == 1);
+                oneLine(error), Integer.toString(c.tries()), Integer.toString(FAILED_CALLBACKS_KEPT)), 0, null)
+                .map(r -> r.toInteger() == 1);
     }
 
     /** Callbacks of the topic that failed for good, newest first, at most {@code limit} per partition. */

@@ -79,6 +79,23 @@ class SignatureVerifierTest {
     }
 
     @Test
+    void aVerifierGivenTheServersConfiguredValueReadsItsKeysAsTheServerDoes() {
+        String configured = " " + OLD + " ,\n" + NEW + "\n"; // a Secret's value, as mounted: spaces, a newline
+        String h = header(configured);
+        SignatureVerifier v = SignatureVerifier.fromConfig(AT_T, configured);
+        assertTrue(v.verify(h, "orders", "order-42", "3", BODY));
+        assertTrue(v.verify(header(NEW), "orders", "order-42", "3", BODY), "the second key alone");
+        assertTrue(v.verify(header(OLD), "orders", "order-42", "3", BODY), "the first key alone");
+        assertTrue(SignatureVerifier.fromConfig(AT_T, NEW + "\n").verify(h, "orders", "order-42", "3", BODY),
+                "a trailing newline is not part of the key");
+        IllegalArgumentException shortKey = assertThrows(IllegalArgumentException.class,
+                () -> SignatureVerifier.fromConfig(NEW + ", tooShortKey"));
+        assertTrue(shortKey.getMessage().contains("key 2 of 2"), shortKey.getMessage());
+        assertFalse(shortKey.getMessage().contains("tooShortKey") || shortKey.getMessage().contains(NEW), "no key in it");
+        assertThrows(IllegalArgumentException.class, () -> SignatureVerifier.fromConfig(NEW + ","), "an empty key");
+    }
+
+    @Test
     void anEmptyOrShortKeyFailsNamingTheTopicButNotTheKey() {
         IllegalStateException shortKey = assertThrows(IllegalStateException.class,
                 () -> RequestSigner.of("orders", Optional.of(NEW + ",tooShortKey")));

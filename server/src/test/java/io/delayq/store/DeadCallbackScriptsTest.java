@@ -47,6 +47,9 @@ class DeadCallbackScriptsTest {
     static final String LOST = Topics.fresh("cb-lost");
     static final String GIVE_UP = Topics.fresh("cb-give-up");
     static final String PLAIN = Topics.fresh("cb-none");
+    static final String STALE = Topics.fresh("cb-stale");
+    static final String CAPPED = Topics.fresh("cb-capped");
+    static final String FORGET = Topics.fresh("cb-forget");
     static final String KEY = "dev-ui-must-not-show-0123456789";
 
     public static class WithDeadUrl implements QuarkusTestProfile {
@@ -57,6 +60,9 @@ class DeadCallbackScriptsTest {
             return Map.of("delayq.topics." + HOOKED + ".dead-url", "http://127.0.0.1:9/dead",
                     "delayq.topics." + LOST + ".dead-url", "http://127.0.0.1:9/dead",
                     "delayq.topics." + GIVE_UP + ".dead-url", "http://127.0.0.1:9/dead",
+                    "delayq.topics." + STALE + ".dead-url", "http://127.0.0.1:9/dead",
+                    "delayq.topics." + CAPPED + ".dead-url", "http://127.0.0.1:9/dead",
+                    "delayq.topics." + FORGET + ".dead-url", "http://127.0.0.1:9/dead",
                     "delayq.topics." + HOOKED + ".http.signing-keys", KEY,
                     "delayq.callbacks.retry-initial", "1h", "delayq.callbacks.retry-max", "2h",
                     "delayq.callbacks.poll-interval", "1h");
@@ -138,11 +144,120 @@ class DeadCallbackScriptsTest {
             assertTrue(store.await(store.settleCallbackAsync(c, CallbackOutcome.FAILED, 0, "answered 410")));
             assertNull(redis.str("ZSCORE", Topics.keys(GIVE_UP) + "callbacks", member));
             assertNotNull(redis.str("ZSCORE", Topics.keys(GIVE_UP) + "cbfailed", member), "moved, not dropped");
-            assertFalse(store.await(store.settleCallbackAsync(c, CallbackOutcome.DONE, 0, "")), "no longer pending");
+            assertFalse(store.await(store.settleCallbackAsync(c, CallbackOutcome.RETRY, 0, "")), "no longer pending");
             DeadCallback failed = store.failedCallbacks(GIVE_UP, 50).stream().filter(x -> x.id().equals("unheard"))
                     .findFirst().orElseThrow();
             assertEquals("answered 410", failed.lastError());
         }
+    }
+
+    @Test
+    void anExpiredClaimCanNeitherRetryNorFailACallbackClaimedAgainButItsDeliveryCounts() {
+        Partition p = store.partitionsOf(STALE).get(0);
+        String member = buryAndWaitForTheSendersFirstTry(p, "hung");
+        try (Resp redis = RedisTestResource.resp()) {
+            String callbacks = Topics.keys(STALE) + "callbacks";
+            redis.call("ZADD", callbacks, "0", member);
+            DeadCallback hung = claim(p, member, 60_000);
+            redis.call("ZADD", callbacks, "0", member); // its claim expired (a hung call)
+            DeadCallback live = claim(p, member, 60_000);
+            assertEquals(hung.tries() + 1, live.tries());
+            String claimedUntil = redis.str("ZSCORE", callbacks, member);
+            assertFalse(store.await(store.settleCallbackAsync(hung, CallbackOutcome.RETRY, 0, "late")), "not its claim");
+            assertEquals(claimedUntil, redis.str("ZSCORE", callbacks, member), "not rescored under the live claim");
+            assertFalse(store.await(store.settleCallbackAsync(hung, CallbackOutcome.FAILED, 0, "late")), "not its claim");
+            assertNull(redis.str("ZSCORE", Topics.keys(STALE) + "cbfailed", member), "not given up under the live claim");
+            assertTrue(redis.str("HGET", Topics.keys(STALE) + "cbdata", member).startsWith(live.tries() + ","));
+            // The live claim gives up; the hung call then turns out to have delivered it.
+            assertTrue(store.await(store.settleCallbackAsync(live, CallbackOutcome.FAILED, 0, "answered 503")));
+            assertNotNull(redis.str("ZSCORE", Topics.keys(STALE) + "cbfailed", member));
+            assertTrue(store.await(store.settleCallbackAsync(hung, CallbackOutcome.DONE, 0, "")), "delivered is delivered");
+            assertNull(redis.str("ZSCORE", Topics.keys(STALE) + "cbfailed", member), "no longer shown as failed");
+            assertNull(redis.str("HGET", Topics.keys(STALE) + "cbdata", member));
+        }
+    }
+
+    @Test
+    void aPartitionKeepsTheNewestThousandFailedCallbacksAndDropsOlderOnesWithTheirData() {
+        Partition p = store.partitionsOf(CAPPED).get(0);
+        String member = buryAndWaitForTheSendersFirstTry(p, "last-straw");
+        String failedKey = Topics.keys(CAPPED) + "cbfailed", dataKey = Topics.keys(CAPPED) + "cbdata";
+        int old = JobStore.FAILED_CALLBACKS_KEPT + 5;
+        try (Resp redis = RedisTestResource.resp()) {
+            List<String> zadd = new java.util.ArrayList<>(List.of("ZADD", failedKey));
+            List<String> hset = new java.util.ArrayList<>(List.of("HSET", dataKey));
+            for (int i = 0; i < old; i++) {
+                zadd.add(Integer.toString(1000 + i));
+                zadd.add("1:old-" + i);
+                hset.add("1:old-" + i);
+                hset.add("3,1,gone\n{}");
+            }
+            redis.call(zadd.toArray(String[]::new));
+            redis.call(hset.toArray(String[]::new));
+            redis.call("ZADD", Topics.keys(CAPPED) + "callbacks", "0", member);
+            DeadCallback c = claim(p, member, 60_000);
+            assertTrue(store.await(store.settleCallbackAsync(c, CallbackOutcome.FAILED, 0, "answered 410")));
+            assertEquals((long) JobStore.FAILED_CALLBACKS_KEPT, redis.num("ZCARD", failedKey));
+            assertNotNull(redis.str("ZSCORE", failedKey, member), "the newest is kept");
+            assertNull(redis.str("ZSCORE", failedKey, "1:old-0"), "the oldest is dropped");
+            assertNull(redis.str("HGET", dataKey, "1:old-0"), "with its data");
+            assertNull(redis.str("HGET", dataKey, "1:old-5"));
+            assertNotNull(redis.str("HGET", dataKey, "1:old-6"));
+            assertEquals((long) JobStore.FAILED_CALLBACKS_KEPT, redis.num("HLEN", dataKey), "no data left without its entry");
+        }
+    }
+
+    @Test
+    void aTopicWithCallbacksStillToSendIsNotForgottenAndOnceTheyAreSettledItsCallbackKeysGoWithIt() {
+        Partition p = store.partitionsOf(FORGET).get(0);
+        String member = buryAndWaitForTheSendersFirstTry(p, "purged-early");
+        String failedMember = "1:failed-long-ago";
+        try (Resp redis = RedisTestResource.resp()) {
+            redis.call("ZADD", Topics.keys(FORGET) + "cbfailed", "1", failedMember);
+            redis.call("HSET", Topics.keys(FORGET) + "cbdata", failedMember, "3,1,gone\n{}");
+            given().delete("/topics/" + FORGET + "/dead/purged-early").then().statusCode(204);
+            // No job left, but its callback is still to send: forgetting the topic would drop it.
+            given().delete("/topics/" + FORGET).then().statusCode(409)
+                    .body(org.hamcrest.Matchers.containsString("callback"));
+            assertNotNull(redis.str("ZSCORE", Topics.keys(FORGET) + "callbacks", member));
+            redis.call("ZADD", Topics.keys(FORGET) + "callbacks", "0", member);
+            assertTrue(store.await(store.settleCallbackAsync(claim(p, member, 60_000), CallbackOutcome.DONE, 0, "")));
+            given().delete("/topics/" + FORGET).then().statusCode(204);
+            assertEquals(0L, redis.num("EXISTS", Topics.keys(FORGET) + "cbfailed", Topics.keys(FORGET) + "cbdata",
+                    Topics.keys(FORGET) + "callbacks"), "the failed callbacks and their data go with the topic");
+        }
+    }
+
+    @Test
+    void oneReadAnswersTheEarliestCallbackOfEveryPartitionAndMinusOneWhereThereIsNone() {
+        String topic = Topics.fresh("cb-heads");
+        List<Partition> ps = List.of(new Partition(topic, 0), new Partition(topic, 1), new Partition(topic, 2));
+        try (Resp redis = RedisTestResource.resp()) {
+            redis.call("ZADD", "dq:{" + topic + "#0}:callbacks", "1700000000123", "1:a", "1800000000000", "2:b");
+            redis.call("ZADD", "dq:{" + topic + "#2}:callbacks", "42", "3:c");
+            List<Long> heads = store.nextCallbacksAsync(ps).stream().map(store::await).toList();
+            assertEquals(List.of(1700000000123L, -1L, 42L), heads);
+            assertEquals(List.of(1700000000123L, -1L, 42L),
+                    ps.stream().map(p -> store.await(store.nextCallbackAsync(p))).toList(), "as one read per partition answers");
+        }
+    }
+
+    /** Buries a job of the partition's topic; answers its callback once the sender's own first try (to port 9) failed. */
+    private String buryAndWaitForTheSendersFirstTry(Partition p, String id) {
+        jobs.schedule(JobRequest.topic(p.topic()).id(id).delay(Duration.ZERO).maxAttempts(1));
+        TakenJob t = take(p);
+        store.fail(p, t.lease(), 0, "gone", 10, true);
+        try (Resp redis = RedisTestResource.resp()) {
+            String member = redis.str("ZSCORE", Topics.keys(p.topic()) + "dead", id) + ":" + id;
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> Double.parseDouble(redis.str("ZSCORE",
+                    Topics.keys(p.topic()) + "callbacks", member)) > System.currentTimeMillis() + 1_800_000);
+            return member;
+        }
+    }
+
+    private DeadCallback claim(Partition p, String member, long claimMs) {
+        return store.await(store.takeCallbacksAsync(p, 50, claimMs)).stream().filter(x -> x.member().equals(member))
+                .findFirst().orElseThrow();
     }
 
     @Test
