@@ -198,9 +198,9 @@ public class RedisNodes implements RedisOptionsCustomizer {
         Promise<RedisConnection> out = Promise.promise();
         Vertx vertx = this.vertx.get();
         long timer = vertx.setTimer(timeoutMs, t -> {
-            if (out.tryFail(new java.util.concurrent.TimeoutException(endpoint + " did not answer within " + timeoutMs + " ms"))) {
-                connecting.onSuccess(RedisConnection::close);
-            }
+            // A connection that opens after this is closed below, once (a second close recycles
+            // the pool's lease twice).
+            out.tryFail(new java.util.concurrent.TimeoutException(endpoint + " did not answer within " + timeoutMs + " ms"));
         });
         connecting.onComplete(done -> {
             vertx.cancelTimer(timer);
