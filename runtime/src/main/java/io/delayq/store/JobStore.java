@@ -382,7 +382,7 @@ public class JobStore {
     }
 
     private Future<Integer> checkPartitionsAsync(int partitions) {
-        return (cluster ? requireRedis7() : Future.<Void>succeededFuture())
+        return (cluster ? requireRedis7().compose(v -> warnOnFullCoverage()) : Future.<Void>succeededFuture())
                 .compose(v -> redis.sendAsync(Request.cmd(Command.GET).arg(keys.partitions())))
                 .compose(marker -> marker != null ? Future.succeededFuture(marker)
                         // A store without the marker but with topics was written by a release from before it
@@ -421,6 +421,30 @@ public class JobStore {
                 }
             }
             return Future.succeededFuture();
+        });
+    }
+
+    /**
+     * With {@code cluster-require-full-coverage yes} (Redis' default) a master that fails makes
+     * every other master refuse every command (CLUSTERDOWN) until its replica is promoted: each
+     * partition of every topic pauses for the election (0.5–1.5 s after the node timeout), and for
+     * good if the master has no replica. Said once at start-up; a Redis that does not allow CONFIG
+     * (a managed service, an ACL) is not asked again.
+     */
+    private Future<Void> warnOnFullCoverage() {
+        String name = "cluster-require-full-coverage";
+        return redis.sendAsync(Request.cmd(Command.CONFIG).arg("GET").arg(name)).map(reply -> {
+            Response value = reply == null ? null : reply.isMap() ? reply.get(name) : reply.size() >= 2 ? reply.get(1) : null;
+            if (value != null && "yes".equalsIgnoreCase(value.toString())) {
+                LOG.warnf("this Redis Cluster has %s yes: while any one master fails over, every master refuses every "
+                        + "command, so all partitions pause, not only the failed master's. Set it to no on every node "
+                        + "(CONFIG SET %s no, and in redis.conf) so that one master's failure slows its own partitions "
+                        + "only (see the README, \"Redis deployments\")", name, name);
+            }
+            return (Void) null;
+        }).otherwise(e -> {
+            LOG.debugf("%s could not be read (%s): not checked", name, e.toString());
+            return null;
         });
     }
 

@@ -104,6 +104,8 @@ class ClusterIT {
     @Test
     @Order(1)
     void aBatchOf1000AndSingleJobsAreDeliveredOnceEachByBothReplicasWithPartitionsOnEveryMaster() throws Exception {
+        // This cluster keeps Redis' default cluster-require-full-coverage yes: said at start-up.
+        assertTrue(r1.logText().contains("cluster-require-full-coverage yes"), "start-up WARN about full coverage");
         Receiver receiver = receivers.get(INGEST);
         long start = System.currentTimeMillis() + 3000;
         HttpResponse<String> batch = r1.post("/jobs/batch", ReplicasIT.jobsJson(INGEST, "b", 0, 1000, start, 2000));
