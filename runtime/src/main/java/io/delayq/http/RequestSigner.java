@@ -39,10 +39,31 @@ public final class RequestSigner {
      */
     public static Optional<RequestSigner> of(String topic, Optional<String> configured) {
         if (configured.isEmpty()) {
+            requireUnset(topic);
             return Optional.empty();
         }
         List<byte[]> keys = parse(topic, configured.get());
         return Optional.of(new RequestSigner(macs(keys)));
+    }
+
+    /**
+     * A property that is set but empty reads as no keys ({@code signing-keys=}, or
+     * {@code ${DELAYQ_KEYS:}} with the variable unset, an env variable set to ""): the topic would
+     * go out unsigned while its operator believes it signed. That fails the start, naming the topic.
+     */
+    private static void requireUnset(String topic) {
+        String name = "delayq.topics." + (topic.contains(".") ? '"' + topic + '"' : topic) + ".http.signing-keys";
+        io.smallrye.config.ConfigValue value;
+        try {
+            value = ((io.smallrye.config.SmallRyeConfig) org.eclipse.microprofile.config.ConfigProvider.getConfig())
+                    .getConfigValue(name);
+        } catch (RuntimeException e) {
+            return; // no SmallRye config here (a plain unit test): nothing configured to check
+        }
+        if (value.getSourceName() != null) {
+            throw new IllegalStateException(name + " is set (in " + value.getSourceName() + ") but empty: the topic's "
+                    + "calls would go out unsigned. Give it at least one key, or remove the property");
+        }
     }
 
     /** A new signer with the same keys, for another event loop. */

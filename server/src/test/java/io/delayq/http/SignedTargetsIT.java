@@ -161,6 +161,17 @@ class SignedTargetsIT extends OwnRedisTest {
     }
 
     @Test
+    void aKeyPropertySetButEmptyStopsTheStartInsteadOfSendingUnsigned() {
+        String topic = Topics.fresh("empty-key");
+        for (String value : List.of("", "${DELAYQ_TEST_KEYS_NOBODY_SETS:}")) {
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> AppProcess.start("empty-key",
+                    redis.port(), Map.of("delayq.topics." + topic + ".http.url", "http://127.0.0.1:9/x",
+                            "delayq.topics." + topic + ".http.signing-keys", value)), "signing-keys=" + value);
+            assertTrue(e.getMessage().contains("delayq.topics." + topic + ".http.signing-keys is set"), e.getMessage());
+        }
+    }
+
+    @Test
     void theReadmeShowsTheVerifiersTheseTestsRun() throws IOException {
         String readme = Files.readString(Path.of("..", "README.md"));
         for (String file : List.of("receiver.js", "receiver.py")) {
