@@ -114,20 +114,35 @@ public class OpenApiContract implements OASFilter {
             return;
         }
         Optional<String> oidc = ConfigProvider.getConfig().getOptionalValue("quarkus.oidc.auth-server-url", String.class);
+        String restRoot = ConfigProvider.getConfig().getOptionalValue("quarkus.rest.path", String.class).orElse("/");
         boolean touched = false;
         Set<String> bodies = new TreeSet<>();
         for (Map.Entry<String, PathItem> e : openAPI.getPaths().getPathItems().entrySet()) {
-            if (!isDelayqPath(e.getKey()) || e.getValue().getOperations() == null) {
+            String path = relative(e.getKey(), restRoot);
+            if (!isDelayqPath(path) || e.getValue().getOperations() == null) {
                 continue;
             }
             for (Map.Entry<PathItem.HttpMethod, Operation> o : e.getValue().getOperations().entrySet()) {
-                describe(o.getKey().name(), e.getKey(), o.getValue(), oidc.isPresent()).ifPresent(bodies::add);
+                describe(o.getKey().name(), path, o.getValue(), oidc.isPresent()).ifPresent(bodies::add);
                 touched = true;
             }
         }
         if (touched) {
             components(openAPI, oidc, bodies);
         }
+    }
+
+    /**
+     * A document path relative to the REST root ({@code quarkus.rest.path}, which the document's
+     * paths include), as the table and the access rules name it.
+     */
+    static String relative(String path, String restRoot) {
+        String root = "/" + restRoot.replaceAll("^/+|/+$", "");
+        if (root.length() > 1 && (path.equals(root) || path.startsWith(root + "/"))) {
+            String rest = path.substring(root.length());
+            return rest.isEmpty() ? "/" : rest;
+        }
+        return path;
     }
 
     static boolean isDelayqPath(String path) {
