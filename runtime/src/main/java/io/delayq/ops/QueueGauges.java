@@ -51,6 +51,9 @@ public class QueueGauges {
             gauge("delayq.queue.oldest.overdue", topic, 3, "Age of the oldest due job not yet taken", "seconds");
             // The autoscaling signal (k8s/autoscaling/): the backlog replicas have not taken yet.
             gauge("delayq.queue.due.now", topic, 4, "Jobs whose runAt has passed and that no replica has taken yet", null);
+            // Due jobs of a paused topic wait for its resume, not for replicas: the autoscaling
+            // queries leave paused topics out (more replicas would take none of them).
+            gauge("delayq.topic.paused", topic, 5, "1 while the topic is paused (no replica takes its jobs), else 0", null);
         }
     }
 

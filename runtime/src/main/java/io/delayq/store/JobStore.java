@@ -600,11 +600,11 @@ public class JobStore {
 
     /**
      * Gauge values of a topic summed over its partitions: {scheduled, inflight, dead, age in ms of
-     * the oldest overdue scheduled job (0 when none is overdue), due now (runAt passed, not taken)}.
-     * One script call per partition.
+     * the oldest overdue scheduled job (0 when none is overdue), due now (runAt passed, not taken),
+     * 1 if paused (any partition) else 0}. One script call per partition.
      */
     public long[] gauges(String topic) {
-        long jobs = 0, inflight = 0, dead = 0, oldest = -1, now = 0, due = 0;
+        long jobs = 0, inflight = 0, dead = 0, oldest = -1, now = 0, due = 0, paused = 0;
         for (Partition p : partitionsOf(topic)) {
             Response r = run("stats", p, aroundNow(), List.of());
             jobs += r.get(0).toLong();
@@ -613,11 +613,12 @@ public class JobStore {
             long o = r.get(3).toLong();
             now = r.get(4).toLong();
             due += r.get(5).toLong();
+            paused = Math.max(paused, r.get(6).toLong());
             if (o >= 0) {
                 oldest = oldest < 0 ? o : Math.min(oldest, o);
             }
         }
-        return new long[] { jobs - inflight - dead, inflight, dead, oldest < 0 ? 0 : now - oldest, due };
+        return new long[] { jobs - inflight - dead, inflight, dead, oldest < 0 ? 0 : now - oldest, due, paused };
     }
 
     /** How many topics the topics SET holds (SCARD). */

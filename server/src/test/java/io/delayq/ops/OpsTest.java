@@ -116,12 +116,15 @@ class OpsTest {
                     .until(() -> metric("delayq_queue_oldest_overdue_seconds", topic) > overdue);
             assertEquals(1000.0, metric("delayq_queue_due_now", topic), "nothing of a paused topic is taken");
             assertEquals(runBefore, BacklogObserver.RUN.get(), "a paused topic's observer ran a job");
+            // What the autoscaling queries leave out: a paused backlog waits for the resume, not for replicas.
+            assertEquals(1.0, metric("delayq_topic_paused", topic), "delayq_topic_paused while paused");
         } finally {
             control.resume(topic);
         }
         Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(250))
                 .until(() -> metric("delayq_queue_due_now", topic) == 0.0
                         && metric("delayq_queue_oldest_overdue_seconds", topic) == 0.0);
+        assertEquals(0.0, metric("delayq_topic_paused", topic), "delayq_topic_paused once resumed");
         Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> BacklogObserver.RUN.get() == runBefore + 1000);
     }
 
