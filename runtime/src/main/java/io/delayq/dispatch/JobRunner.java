@@ -343,8 +343,9 @@ public class JobRunner {
         PermanentJobFailureException permanent = find(error, PermanentJobFailureException.class);
         Throwable cause = permanent != null ? permanent
                 : error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-        fail(taken, job, took, cause.getClass().getName() + (cause.getMessage() == null ? "" : ": " + cause.getMessage()),
-                cause, permanent != null);
+        String text = cause instanceof io.delayq.core.SelfDescribingFailure && cause.getMessage() != null ? cause.getMessage()
+                : cause.getClass().getName() + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
+        fail(taken, job, took, text, cause, permanent != null);
     }
 
     /**

@@ -346,7 +346,7 @@ public final class HttpTargetHandler implements JobHandler {
     }
 
     /** A non-2xx answer of the target, no answer in time, or no connection. */
-    public static final class HttpTargetException extends RuntimeException {
+    public static final class HttpTargetException extends RuntimeException implements io.delayq.core.SelfDescribingFailure {
         private static final long serialVersionUID = 1L;
         private final boolean mayStillRun;
 

@@ -132,6 +132,8 @@ class DeadCallbacksIT extends OwnRedisTest {
             assertEquals(2, body.get("attempts").asInt());
             assertEquals(0, body.get("lostAttempts").asInt());
             assertTrue(body.get("lastError").asText().contains("not reached"), body.toString());
+            assertTrue(body.get("lastError").asText().startsWith("HTTP target "), "the target's failure as it says it, "
+                    + "without a Java class name: " + body);
             Instant diedAt = Instant.parse(body.get("diedAt").asText());
             assertTrue(Duration.between(diedAt, Instant.now()).abs().toSeconds() < 30, body.toString());
             assertEquals(JSON.readTree("{\"order\":42,\"items\":[1,2]}"), body.get("payload"));
