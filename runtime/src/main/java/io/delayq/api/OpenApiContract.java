@@ -114,7 +114,9 @@ public class OpenApiContract implements OASFilter {
             return;
         }
         Optional<String> oidc = ConfigProvider.getConfig().getOptionalValue("quarkus.oidc.auth-server-url", String.class);
-        String restRoot = ConfigProvider.getConfig().getOptionalValue("quarkus.rest.path", String.class).orElse("/");
+        // The document's paths start with the HTTP root path and the REST path, as requests do.
+        String restRoot = ConfigProvider.getConfig().getOptionalValue("quarkus.http.root-path", String.class).orElse("/")
+                + "/" + ConfigProvider.getConfig().getOptionalValue("quarkus.rest.path", String.class).orElse("/");
         boolean touched = false;
         Set<String> bodies = new TreeSet<>();
         for (Map.Entry<String, PathItem> e : openAPI.getPaths().getPathItems().entrySet()) {
@@ -133,11 +135,12 @@ public class OpenApiContract implements OASFilter {
     }
 
     /**
-     * A document path relative to the REST root ({@code quarkus.rest.path}, which the document's
-     * paths include), as the table and the access rules name it.
+     * A document path relative to the REST root ({@code quarkus.http.root-path} then
+     * {@code quarkus.rest.path}, which the document's paths include), as the table and the access
+     * rules name it.
      */
     static String relative(String path, String restRoot) {
-        String root = "/" + restRoot.replaceAll("^/+|/+$", "");
+        String root = "/" + restRoot.replaceAll("/{2,}", "/").replaceAll("^/+|/+$", "");
         if (root.length() > 1 && (path.equals(root) || path.startsWith(root + "/"))) {
             String rest = path.substring(root.length());
             return rest.isEmpty() ? "/" : rest;

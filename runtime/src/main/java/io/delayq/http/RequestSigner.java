@@ -52,18 +52,27 @@ public final class RequestSigner {
      * go out unsigned while its operator believes it signed. That fails the start, naming the topic.
      */
     private static void requireUnset(String topic) {
-        String name = "delayq.topics." + (topic.contains(".") ? '"' + topic + '"' : topic) + ".http.signing-keys";
-        io.smallrye.config.ConfigValue value;
+        io.smallrye.config.SmallRyeConfig config;
         try {
-            value = ((io.smallrye.config.SmallRyeConfig) org.eclipse.microprofile.config.ConfigProvider.getConfig())
-                    .getConfigValue(name);
+            config = (io.smallrye.config.SmallRyeConfig) org.eclipse.microprofile.config.ConfigProvider.getConfig();
         } catch (RuntimeException e) {
             return; // no SmallRye config here (a plain unit test): nothing configured to check
         }
-        if (value.getSourceName() != null) {
-            throw new IllegalStateException(name + " is set (in " + value.getSourceName() + ") but empty: the topic's "
-                    + "calls would go out unsigned. Give it at least one key, or remove the property");
+        // Sources match names as written: the topic plain and quoted (the README's spelling for a
+        // topic with '-' or '.') are two names; a dotted topic can only be written quoted.
+        List<String> names = topic.contains(".") ? List.of(nameOf('"' + topic + '"'))
+                : List.of(nameOf(topic), nameOf('"' + topic + '"'));
+        for (String name : names) {
+            io.smallrye.config.ConfigValue value = config.getConfigValue(name);
+            if (value.getSourceName() != null) {
+                throw new IllegalStateException(name + " is set (in " + value.getSourceName() + ") but empty: the "
+                        + "topic's calls would go out unsigned. Give it at least one key, or remove the property");
+            }
         }
+    }
+
+    private static String nameOf(String topicSegment) {
+        return "delayq.topics." + topicSegment + ".http.signing-keys";
     }
 
     /** A new signer with the same keys, for another event loop. */

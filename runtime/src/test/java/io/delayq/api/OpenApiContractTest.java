@@ -14,6 +14,9 @@ class OpenApiContractTest {
         assertEquals("/jobs/{topic}/{id}", OpenApiContract.relative("/api/jobs/{topic}/{id}", "/api"));
         assertEquals("/jobs/{topic}/{id}", OpenApiContract.relative("/api/jobs/{topic}/{id}", "api/"));
         assertEquals("/jobs", OpenApiContract.relative("/jobs", "/"));
+        assertEquals("/jobs", OpenApiContract.relative("/jobs", "/" + "/" + "/"), "root-path / and rest path /");
+        assertEquals("/jobs/{topic}", OpenApiContract.relative("/svc/api/jobs/{topic}", "/svc/" + "/api"),
+                "root-path /svc/ and rest path /api");
         assertEquals("/apix/jobs", OpenApiContract.relative("/apix/jobs", "/api"), "a root is a whole segment");
         assertTrue(OpenApiContract.isDelayqPath(OpenApiContract.relative("/api/topics", "/api")));
         assertTrue(OpenApiContract.find("GET", OpenApiContract.relative("/api/jobs/{topic}/{id}", "/api")).isPresent());

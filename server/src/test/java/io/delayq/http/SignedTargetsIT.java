@@ -169,6 +169,12 @@ class SignedTargetsIT extends OwnRedisTest {
                             "delayq.topics." + topic + ".http.signing-keys", value)), "signing-keys=" + value);
             assertTrue(e.getMessage().contains("delayq.topics." + topic + ".http.signing-keys is set"), e.getMessage());
         }
+        // The README's spelling for a topic with '-': the name quoted.
+        String quoted = "delayq.topics.\"" + topic + "\".http.signing-keys";
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> AppProcess.start("empty-key",
+                redis.port(), Map.of("delayq.topics.\"" + topic + "\".http.url", "http://127.0.0.1:9/x", quoted,
+                        "${DELAYQ_TEST_KEYS_NOBODY_SETS:}")), quoted);
+        assertTrue(e.getMessage().contains(quoted + " is set"), e.getMessage());
     }
 
     @Test
