@@ -1,10 +1,10 @@
-// A delayq HTTP target in Node that checks X-Delayq-Signature (README, "Signed HTTP targets").
+// A delayq HTTP target in Node that checks X-Delayq-Signature (docs/standalone-server.md, "Signed HTTP targets").
 // Usage: DELAYQ_SIGNING_KEYS=key1[,key2] node receiver.js PORT
 // Answers 204 to a genuine call and 401 to any other; prints "ok <id>" or "bad <id>" per call.
 const http = require('http');
 const crypto = require('crypto');
 
-// --- verify (shown in the README)
+// --- verify (shown in docs/standalone-server.md)
 const keys = process.env.DELAYQ_SIGNING_KEYS.split(',').map((k) => k.trim());
 
 function verify(headers, body) { // body: the raw request body, a Buffer

@@ -1,11 +1,11 @@
-# A delayq HTTP target in Python that checks X-Delayq-Signature (README, "Signed HTTP targets").
+# A delayq HTTP target in Python that checks X-Delayq-Signature (docs/standalone-server.md, "Signed HTTP targets").
 # Usage: DELAYQ_SIGNING_KEYS=key1[,key2] python3 receiver.py PORT
 # Answers 204 to a genuine call and 401 to any other; prints "ok <id>" or "bad <id>" per call.
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-# --- verify (shown in the README)
+# --- verify (shown in docs/standalone-server.md)
 import hashlib, hmac, os, time
 
 KEYS = [k.strip().encode() for k in os.environ["DELAYQ_SIGNING_KEYS"].split(",")]

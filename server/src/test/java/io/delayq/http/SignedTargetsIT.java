@@ -25,10 +25,11 @@ import io.delayq.support.OwnRedisTest;
 import io.delayq.support.Topics;
 
 /**
- * Signed HTTP targets against the README's receivers, run as the real Node and Python processes
- * (examples/receivers): every call of a 200-job run verifies, with the receiver holding both keys
- * and holding only the new one (the rotation's middle step); no key shows in the replica's log, its
- * metrics or its dashboard; a short key stops the start naming the topic.
+ * Signed HTTP targets against the receivers docs/standalone-server.md shows, run as the real Node
+ * and Python processes (examples/receivers): every call of a 200-job run verifies, with the
+ * receiver holding both keys and holding only the new one (the rotation's middle step); no key
+ * shows in the replica's log, its metrics or its dashboard; a short key stops the start naming the
+ * topic.
  */
 class SignedTargetsIT extends OwnRedisTest {
     static final String OLD = "rotating-out-4d1f7a2b9c3e5f60";
@@ -178,15 +179,16 @@ class SignedTargetsIT extends OwnRedisTest {
     }
 
     @Test
-    void theReadmeShowsTheVerifiersTheseTestsRun() throws IOException {
-        String readme = Files.readString(Path.of("..", "README.md"));
+    void theGuideShowsTheVerifiersTheseTestsRun() throws IOException {
+        Path guide = Path.of("..", "docs", "standalone-server.md");
+        String doc = Files.readString(guide);
         for (String file : List.of("receiver.js", "receiver.py")) {
             String source = Files.readString(RECEIVERS.resolve(file));
             String marker = file.endsWith(".js") ? "// --- " : "# --- ";
             int from = source.indexOf(marker + "verify");
             int to = source.indexOf(marker + "end");
             String verify = source.substring(source.indexOf('\n', from) + 1, to).strip();
-            assertTrue(readme.contains(verify), "README lacks the verify part of " + file + " as it is:\n" + verify);
+            assertTrue(doc.contains(verify), guide + " lacks the verify part of " + file + " as it is:\n" + verify);
         }
     }
 }

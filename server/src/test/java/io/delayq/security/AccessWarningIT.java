@@ -41,7 +41,7 @@ class AccessWarningIT extends OwnRedisTest {
             assertFalse(token.logText().contains(WARNING), token.logText());
             assertFalse(users.logText().contains(WARNING), users.logText());
             assertTrue(users.getResponse("/topics").statusCode() == 401, "embedded users close the API");
-            // The hash the README shows: hex SHA-512 of user:realm:password, the server's realm being delayq.
+            // The hash docs/security.md shows: hex SHA-512 of user:realm:password, the server's realm being delayq.
             HttpResponse<String> alice = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
                     URI.create(users.baseUrl() + "/topics")).header("Authorization", "Basic " + Base64.getEncoder()
                             .encodeToString("alice:s3cret".getBytes(StandardCharsets.UTF_8))).build(),

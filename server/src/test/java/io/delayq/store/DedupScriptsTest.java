@@ -137,7 +137,7 @@ class DedupScriptsTest {
     /**
      * Memory per remembered id: Redis' used_memory before and after 10,000 jobs were enqueued,
      * taken and acked on an hour-window topic (what remains is the done set), against the same
-     * on a topic without a window. Printed for the README; bounded loosely so that a change to
+     * on a topic without a window. Printed for docs/concepts.md ("Dedup window"); bounded loosely so that a change to
      * the layout that doubles it is noticed.
      */
     @Test

@@ -26,7 +26,7 @@ import io.delayq.dev.Resp;
  * master lands in the namespace: master {@code i} serves slots {@code [i·16384/3, (i+1)·16384/3)},
  * so with {@code delayq.partitions=9} partitions 0–2 live on the namespace's master, 3–5 on the
  * second, 6–8 on the third; replica {@code i} follows master {@code i}. Nodes run with
- * {@code cluster-require-full-coverage no}, the setting the README asks for.
+ * {@code cluster-require-full-coverage no}, the setting docs/concepts.md asks for.
  */
 public final class NetCluster implements AutoCloseable {
     /** {@code cluster-node-timeout}: a master silent this long is marked failing, then failed over. */
@@ -75,7 +75,7 @@ public final class NetCluster implements AutoCloseable {
             cmd.addAll(inNamespace ? List.of(ip) : List.of("127.0.0.1", ip));
             cmd.addAll(List.of("--protected-mode", "no", "--cluster-enabled", "yes", "--cluster-config-file",
                     "nodes.conf", "--cluster-node-timeout", Long.toString(NODE_TIMEOUT.toMillis()),
-                    // As the README asks of a production cluster: with Redis' default (yes) the other
+                    // As docs/concepts.md asks of a production cluster: with Redis' default (yes) the other
                     // masters refuse every command from the hung master's FAIL until its promotion.
                     "--cluster-require-full-coverage", "no",
                     "--cluster-announce-ip", ip, "--dir", dir.toString(), "--logfile", dir.resolve("redis.log").toString(),
