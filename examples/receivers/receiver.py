@@ -13,10 +13,10 @@ KEYS = [k.strip().encode() for k in os.environ["DELAYQ_SIGNING_KEYS"].split(",")
 def verify(headers, body):  # body: the raw request body, bytes
     parts = [p.strip() for p in headers.get("X-Delayq-Signature", "").split(",")]
     t = next((p[2:] for p in parts if p.startswith("t=")), "")
-    if not t.isdigit() or abs(time.time() * 1000 - int(t)) > 5 * 60 * 1000:
+    if not (t.isascii() and t.isdigit()) or abs(time.time() * 1000 - int(t)) > 5 * 60 * 1000:
         return False
     signed = f"{t}.{headers['X-Delayq-Topic']}.{headers['X-Delayq-Job-Id']}.{headers['X-Delayq-Attempt']}.".encode() + body
-    return any(hmac.compare_digest(hmac.new(k, signed, hashlib.sha256).hexdigest(), p[3:])
+    return any(hmac.compare_digest(hmac.new(k, signed, hashlib.sha256).hexdigest().encode(), p[3:].encode())
                for k in KEYS for p in parts if p.startswith("v1="))
 # --- end
 

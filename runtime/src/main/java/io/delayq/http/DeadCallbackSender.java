@@ -25,6 +25,8 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
+import io.quarkus.tls.TlsConfiguration;
+import io.quarkus.tls.TlsConfigurationRegistry;
 import io.vertx.core.Context;
 import io.vertx.core.MultiMap;
 import io.vertx.core.Vertx;
@@ -77,6 +79,11 @@ public class DeadCallbackSender {
     private static final int BATCH = 50;
     /** A claim outlives its call's deadline by this much: the settle's round trip, a pause of the JVM. */
     static final long CLAIM_MARGIN_MS = 5000;
+    /**
+     * Longest wait for a claim or a settle before its permits are given back: a hung master's
+     * answer is not waited for (what it applied late is safe, see poll and settle).
+     */
+    static final long STORE_WAIT_MS = 1000;
     private final JobStore store;
     private final DelayqConfig.Callbacks config;
     private final Vertx vertx;
@@ -92,14 +99,19 @@ public class DeadCallbackSender {
     /** Callbacks this replica may still send at once. On the loop. */
     private int permits;
     private Context context;
-    private HttpClient client;
+    /** One client per TLS configuration the topics' callbacks use ("" for the default one). */
+    private final Map<String, HttpClient> clients = new java.util.HashMap<>();
+    private final TlsConfigurationRegistry tls;
     private long timer = -1;
     private volatile boolean stopped;
 
-    private record Target(String topic, String url, URI uri, RequestSigner signer, Counter failed) {
+    /** A topic's callback endpoint; {@code tlsName} is its {@code http.tls-configuration-name} ("" for the default). */
+    private record Target(String topic, String url, URI uri, RequestSigner signer, Counter failed, String tlsName) {
     }
 
-    public DeadCallbackSender(JobStore store, DelayqConfig config, Vertx vertx, MeterRegistry registry) {
+    public DeadCallbackSender(JobStore store, DelayqConfig config, Vertx vertx, MeterRegistry registry,
+            TlsConfigurationRegistry tls) {
+        this.tls = tls;
         this.store = store;
         this.config = config.callbacks();
         this.vertx = vertx;
@@ -112,7 +124,7 @@ public class DeadCallbackSender {
             Optional<RequestSigner> signer = RequestSigner.of(topic, t.http().signingKeys());
             targets.put(topic, new Target(topic, url, uri, signer.orElse(null), Counter.builder("delayq.callbacks.failed")
                     .description("Dead-job callbacks that failed for good (after their last try)").tag("topic", topic)
-                    .register(registry)));
+                    .register(registry), t.http().tlsConfigurationName().orElse("")));
         }));
     }
 
@@ -123,9 +135,19 @@ public class DeadCallbackSender {
         context = ((VertxInternal) vertx).createEventLoopContext();
         long timeoutMs = Math.max(1, config.timeout().toMillis());
         permits = Math.max(1, config.maxInFlight());
-        client = vertx.createHttpClient(new HttpClientOptions().setConnectTimeout((int) Math.min(Integer.MAX_VALUE, timeoutMs))
-                .setKeepAlive(true).setKeepAliveTimeout(4).setVerifyHost(true),
-                new PoolOptions().setHttp1MaxSize(permits).setHttp2MaxSize(permits));
+        // The TLS configuration a topic's target is called with (http.tls-configuration-name, else
+        // Quarkus' default one) serves its callbacks too: an internal CA trusted for the target is
+        // trusted for the dead-url.
+        for (Target target : targets.values()) {
+            clients.computeIfAbsent(target.tlsName(), name -> {
+                HttpClientOptions options = new HttpClientOptions()
+                        .setConnectTimeout((int) Math.min(Integer.MAX_VALUE, timeoutMs))
+                        .setKeepAlive(true).setKeepAliveTimeout(4).setVerifyHost(true);
+                HttpTargetHandler.trust(options, TlsConfiguration.from(tls,
+                        name.isEmpty() ? Optional.empty() : Optional.of(name)).orElse(null));
+                return vertx.createHttpClient(options, new PoolOptions().setHttp1MaxSize(permits).setHttp2MaxSize(permits));
+            });
+        }
         store.onCallbackRecorded(p -> context.runOnContext(v -> poll(p)));
         long skewMs = 1000; // Redis' clock may be ahead of this host's: a callback due by it is not left a poll longer
         context.runOnContext(v -> {
@@ -199,7 +221,11 @@ public class DeadCallbackSender {
         }
         permits -= limit; // held while the claim runs, so that another partition's poll cannot take them too
         long claimMs = Math.max(1, config.timeout().toMillis()) + CLAIM_MARGIN_MS;
-        store.takeCallbacksAsync(p, limit, claimMs).onComplete(ar -> context.runOnContext(v -> {
+        // A claim unanswered within STORE_WAIT_MS gives its permits back (a hung master must not
+        // hold every topic's callbacks for a whole Redis timeout); if Redis applied it later, the
+        // claimed callbacks fall due again when the claim runs out.
+        store.takeCallbacksAsync(p, limit, claimMs).timeout(STORE_WAIT_MS, java.util.concurrent.TimeUnit.MILLISECONDS)
+                .onComplete(ar -> context.runOnContext(v -> {
             if (ar.failed()) {
                 LOG.debugf("dead-job callbacks of %s not read: %s", p, ar.cause().toString()); // the next poll tries again
                 release(limit);
@@ -266,7 +292,7 @@ public class DeadCallbackSender {
                 settle(target, c, target.url() + ": no answer within " + timeoutMs + " ms", then);
             }
         });
-        client.request(request).compose(req -> {
+        clients.get(target.tlsName()).request(request).compose(req -> {
             sent[0] = req;
             if (over[0]) {
                 req.reset();
@@ -296,7 +322,9 @@ public class DeadCallbackSender {
                 : c.tries() >= Math.max(1, config.maxAttempts()) ? CallbackOutcome.FAILED : CallbackOutcome.RETRY;
         long delay = Math.min(config.retryMax().toMillis(),
                 config.retryInitial().toMillis() << Math.min(30, Math.max(0, c.tries() - 1)));
-        store.settleCallbackAsync(c, outcome, delay, error == null ? "" : error).onComplete(ar -> context.runOnContext(v -> {
+        store.settleCallbackAsync(c, outcome, delay, error == null ? "" : error)
+                .timeout(STORE_WAIT_MS, java.util.concurrent.TimeUnit.MILLISECONDS)
+                .onComplete(ar -> context.runOnContext(v -> {
             if (ar.failed()) {
                 // Left claimed: it falls due again after its claim and is sent again (at least once).
                 LOG.debugf("dead-job callback of %s/%s not settled: %s", target.topic(), c.id(), ar.cause().toString());

@@ -126,16 +126,7 @@ public final class HttpTargetHandler implements JobHandler {
             // HTTP/2 when the target offers it, HTTP/1.1 otherwise.
             options.setUseAlpn(true).setProtocolVersion(HttpVersion.HTTP_2)
                     .setAlpnVersions(List.of(HttpVersion.HTTP_2, HttpVersion.HTTP_1_1));
-            if (tls != null) {
-                if (tls.getTrustStoreOptions() != null) {
-                    options.setTrustOptions(tls.getTrustStoreOptions());
-                }
-                if (tls.getKeyStoreOptions() != null) {
-                    options.setKeyCertOptions(tls.getKeyStoreOptions()); // a client certificate (mTLS)
-                }
-                options.setTrustAll(tls.isTrustAll())
-                        .setVerifyHost(!"NONE".equalsIgnoreCase(tls.getHostnameVerificationAlgorithm().orElse("HTTPS")));
-            }
+            trust(options, tls);
         } else if (h2c) {
             options.setProtocolVersion(HttpVersion.HTTP_2).setHttp2ClearTextUpgrade(false);
         } else {
@@ -343,6 +334,24 @@ public final class HttpTargetHandler implements JobHandler {
     public String describe() {
         // Whether calls are signed, and with how many keys (a rotation shows as 2), never the keys.
         return "HTTP target " + url + (signer == null ? "" : ", signed with " + signer.keys() + " key(s)");
+    }
+
+    /**
+     * What a Quarkus TLS configuration gives a client: its trust store, a client certificate
+     * (mTLS), trust-all and hostname verification. Null leaves the JVM's trusted CAs.
+     */
+    static void trust(HttpClientOptions options, TlsConfiguration tls) {
+        if (tls == null) {
+            return;
+        }
+        if (tls.getTrustStoreOptions() != null) {
+            options.setTrustOptions(tls.getTrustStoreOptions());
+        }
+        if (tls.getKeyStoreOptions() != null) {
+            options.setKeyCertOptions(tls.getKeyStoreOptions()); // a client certificate (mTLS)
+        }
+        options.setTrustAll(tls.isTrustAll())
+                .setVerifyHost(!"NONE".equalsIgnoreCase(tls.getHostnameVerificationAlgorithm().orElse("HTTPS")));
     }
 
     /** A non-2xx answer of the target, no answer in time, or no connection. */

@@ -49,6 +49,7 @@ class HttpTargetConnectionsTest {
     static final String KEEP_ALIVE = "http-keep-alive";
     static final String H2C = "http-h2c";
     static final String TLS = "http-tls";
+    static final String DEAD_TLS = "dead-tls";
 
     public static class Targets implements QuarkusTestProfile {
         @Override
@@ -66,7 +67,14 @@ class HttpTargetConnectionsTest {
                     Map.entry("delayq.topics." + TLS + ".http.url",
                             "https://localhost:" + FixedPort.forRun("connections-tls-target") + "/" + TLS),
                     Map.entry("delayq.topics." + TLS + ".http.tls-configuration-name", "target"),
-                    Map.entry("quarkus.tls.target.trust-store.pem.certs", TargetCertificate.get().cert().toString()));
+                    Map.entry("quarkus.tls.target.trust-store.pem.certs", TargetCertificate.get().cert().toString()),
+                    // A target nobody listens on, one attempt: its jobs die, and their callbacks go
+                    // to an https dead-url trusted through the topic's TLS configuration.
+                    Map.entry("delayq.topics." + DEAD_TLS + ".http.url", "http://127.0.0.1:9/" + DEAD_TLS),
+                    Map.entry("delayq.topics." + DEAD_TLS + ".max-attempts", "1"),
+                    Map.entry("delayq.topics." + DEAD_TLS + ".http.tls-configuration-name", "target"),
+                    Map.entry("delayq.topics." + DEAD_TLS + ".dead-url",
+                            "https://localhost:" + FixedPort.forRun("connections-tls-target") + "/" + DEAD_TLS + "-hook"));
         }
     }
 
@@ -205,6 +213,15 @@ class HttpTargetConnectionsTest {
         assertEquals(Set.of(HttpVersion.HTTP_2), s.versions);
         assertEquals(1, s.connections.size(), "connections: " + s.connections);
         assertTrue(s.maxInFlight.get() > 1, "calls in flight at once on the one connection: " + s.maxInFlight.get());
+    }
+
+    @Test
+    void aDeadJobsCallbackToAnHttpsDeadUrlIsTrustedThroughTheTopicsTlsConfiguration() {
+        String id = DispatchTest.uid("dead");
+        jobs.schedule(JobRequest.topic(DEAD_TLS).id(id));
+        // The hook's certificate is trusted only through quarkus.tls.target: the JVM's CAs would refuse it.
+        await().atMost(Duration.ofSeconds(20)).until(() -> SEEN.containsKey("/" + DEAD_TLS + "-hook")
+                && SEEN.get("/" + DEAD_TLS + "-hook").jobs.contains(id));
     }
 
     @Test
