@@ -22,6 +22,7 @@ import io.delayq.ops.DelayqMetrics;
 import io.delayq.store.JobStore;
 import io.delayq.store.Lease;
 import io.delayq.store.Partition;
+import io.delayq.store.RedisClock;
 import io.delayq.store.RedisGateway;
 import io.delayq.store.RedisNodes;
 import io.delayq.store.StoreUnavailableException;

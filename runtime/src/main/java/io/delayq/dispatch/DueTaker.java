@@ -14,6 +14,7 @@ import io.delayq.ops.DelayqMetrics;
 import io.delayq.store.JobStore;
 import io.delayq.store.Lease;
 import io.delayq.store.Partition;
+import io.delayq.store.RedisClock;
 import io.delayq.store.RedisReplyException;
 import io.delayq.store.StoreUnavailableException;
 import io.delayq.store.TakeResult;

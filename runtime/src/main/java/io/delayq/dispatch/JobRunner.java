@@ -29,6 +29,7 @@ import io.delayq.ops.tracing.JobTracing;
 import io.delayq.store.FailOutcome;
 import io.delayq.store.JobRecord;
 import io.delayq.store.JobStore;
+import io.delayq.store.RedisClock;
 import io.delayq.store.TakenJob;
 import io.vertx.core.Context;
 

@@ -7,6 +7,7 @@ import org.jboss.logging.Logger;
 import io.delayq.ops.DelayqMetrics;
 import io.delayq.store.JobStore;
 import io.delayq.store.Partition;
+import io.delayq.store.RedisClock;
 import io.quarkus.scheduler.Scheduled;
 
 /**

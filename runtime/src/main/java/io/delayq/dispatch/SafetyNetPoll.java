@@ -12,6 +12,7 @@ import org.jboss.logging.Logger;
 
 import io.delayq.store.JobStore;
 import io.delayq.store.Partition;
+import io.delayq.store.RedisClock;
 import io.vertx.core.Future;
 
 /**

@@ -18,7 +18,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.delayq.dispatch.Dispatcher;
-import io.delayq.dispatch.RedisClock;
+import io.delayq.store.RedisClock;
 import io.delayq.dispatch.TopicRegistry;
 import io.delayq.store.JobStore;
 import io.quarkus.runtime.ShutdownEvent;

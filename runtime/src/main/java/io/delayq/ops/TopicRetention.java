@@ -11,7 +11,7 @@ import org.jboss.logging.Logger;
 import io.delayq.core.DelayqConfig;
 import io.delayq.core.ForgetResult;
 import io.delayq.core.TopicControl;
-import io.delayq.dispatch.RedisClock;
+import io.delayq.store.RedisClock;
 import io.delayq.store.JobStore;
 import io.quarkus.scheduler.Scheduled;
 

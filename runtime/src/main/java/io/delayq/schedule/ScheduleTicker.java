@@ -19,7 +19,7 @@ import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
 
 import io.delayq.core.NewJob;
-import io.delayq.dispatch.RedisClock;
+import io.delayq.store.RedisClock;
 import io.delayq.ops.DelayqMetrics;
 import io.delayq.store.JobStore;
 import io.delayq.store.JobStore.TickOutcome;

@@ -17,7 +17,7 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 
 import io.delayq.dev.Resp;
-import io.delayq.dispatch.RedisClock;
+import io.delayq.store.RedisClock;
 import io.delayq.ops.DelayqMetrics;
 import io.delayq.schedule.Schedule.Fields;
 import io.delayq.schedule.Schedule.Source;
