@@ -14,7 +14,6 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
-import java.util.function.Predicate;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -28,7 +27,6 @@ import io.delayq.core.JobState;
 import io.delayq.core.NewJob;
 import io.vertx.core.Future;
 import io.delayq.core.RescheduleResult;
-import io.delayq.ops.LocalTopics;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
@@ -55,7 +53,7 @@ public class JobStore {
      * remembered (any name can come in a request): their enqueues send the SADD with the script.
      */
     private final Map<String, Long> listedAt = new ConcurrentHashMap<>();
-    private final Predicate<String> remembered;
+    private final OwnTopics remembered;
     /**
      * How long a replica trusts that a topic it listed is still listed: a topic forgotten meanwhile
      * is listed again by its first enqueue, which finds the partition's "forgotten" mark, kept
@@ -82,11 +80,7 @@ public class JobStore {
     }
 
     @Inject
-    public JobStore(RedisGateway redis, Scripts scripts, Keys keys, DelayqConfig config, LocalTopics local) {
-        this(redis, scripts, keys, config, local::contains);
-    }
-
-    private JobStore(RedisGateway redis, Scripts scripts, Keys keys, DelayqConfig config, Predicate<String> remembered) {
+    public JobStore(RedisGateway redis, Scripts scripts, Keys keys, DelayqConfig config, OwnTopics remembered) {
         this.remembered = remembered;
         this.redis = redis;
         this.scripts = scripts;
@@ -239,7 +233,7 @@ public class JobStore {
      * tag, so it cannot be in the script.)
      */
     private Future<Response> listed(String topic, java.util.function.Supplier<Future<Response>> script) {
-        if (!remembered.test(topic)) {
+        if (!remembered.contains(topic)) {
             Future<Response> listing = sadd(topic);
             // Once the script stored the jobs, a failed SADD (on a cluster, dq:topics' master may be
             // the one that hangs) must not fail the enqueue: it is sent again until it lands.
@@ -306,7 +300,7 @@ public class JobStore {
         listedAt.remove(topic);
         long asked = System.nanoTime();
         return sadd(topic).map(v -> {
-            if (remembered.test(topic)) {
+            if (remembered.contains(topic)) {
                 listedAt.put(topic, asked);
             }
             return reply;
