@@ -19,7 +19,7 @@ import org.jboss.logging.Logger;
 import io.delayq.core.DelayqConfig;
 import io.delayq.core.JobValidator;
 import io.delayq.ops.DelayqMetrics;
-import io.delayq.store.JobStore;
+import io.delayq.store.JobQueue;
 import io.delayq.store.Lease;
 import io.delayq.store.Partition;
 import io.delayq.store.RedisClock;
@@ -45,7 +45,7 @@ public class Dispatcher {
 
     private final DelayqConfig config;
     private final TopicRegistry topics;
-    private final JobStore store;
+    private final JobQueue store;
     private final RedisGateway redis;
     private final RedisClock clock;
     private final JobRunner runner;
@@ -67,7 +67,7 @@ public class Dispatcher {
     private volatile Runnable beforeRequeueSnapshot = () -> {
     };
 
-    public Dispatcher(DelayqConfig config, TopicRegistry topics, JobStore store, RedisGateway redis,
+    public Dispatcher(DelayqConfig config, TopicRegistry topics, JobQueue store, RedisGateway redis,
             RedisClock clock, JobRunner runner, Acker acker, RetryPolicy retry, DelayqMetrics metrics,
             LeaseReclaimer reclaimer, LeaseHeartbeat heartbeat, ReclaimGate gate, RedisNodes nodes) {
         this.reclaimer = reclaimer;

@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jboss.logging.Logger;
 
 import io.delayq.ops.DelayqMetrics;
-import io.delayq.store.JobStore;
+import io.delayq.store.JobQueue;
 import io.delayq.store.Lease;
 import io.delayq.store.Partition;
 import io.delayq.store.RedisClock;
@@ -48,7 +48,7 @@ final class DueTaker {
     private final WorkerPool pool;
     private final TakerLoop.SlotSignal slots;
     private final TakerLoop loop;
-    private final JobStore store;
+    private final JobQueue store;
     /** The replica's Redis clock (lateness, the safety net), fed by every taker. */
     private final RedisClock clock;
     /**
@@ -87,7 +87,7 @@ final class DueTaker {
     private volatile long busySinceNanos;
     private volatile boolean busy;
 
-    DueTaker(Partition partition, WorkerPool pool, TakerLoop loop, TakerLoop.SlotSignal slots, JobStore store,
+    DueTaker(Partition partition, WorkerPool pool, TakerLoop loop, TakerLoop.SlotSignal slots, JobQueue store,
             RedisClock clock, Acker acker, DelayqMetrics metrics, String replicaId, int maxBatch, long leaseMs,
             long safetyNetMs, long minGapMs, long redisTimeoutMs) {
         this.minGapMs = minGapMs;

@@ -17,9 +17,9 @@ import jakarta.enterprise.event.Observes;
 import org.jboss.logging.Logger;
 
 import io.delayq.core.DelayqConfig;
-import io.delayq.store.JobStore;
-import io.delayq.store.JobStore.CallbackOutcome;
-import io.delayq.store.JobStore.DeadCallback;
+import io.delayq.store.DeadCallbackStore.CallbackOutcome;
+import io.delayq.store.DeadCallbackStore.DeadCallback;
+import io.delayq.store.DeadCallbackStore;
 import io.delayq.store.Partition;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -32,9 +32,9 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpClientRequest;
-import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.impl.VertxInternal;
 import io.vertx.core.json.Json;
@@ -58,7 +58,7 @@ import io.vertx.core.json.Json;
  * timeout plus a second, after which any other replica takes them again), so they go out once in
  * the normal case and at least once when a sender dies mid-call.
  *
- * <p>The burying replica is told at once ({@link JobStore#onCallbackRecorded}) and sends without
+ * <p>The burying replica is told at once ({@link DeadCallbackStore#onCallbackRecorded}) and sends without
  * waiting for its poll; the poll ({@code delayq.callbacks.poll-interval}: one read of every such
  * partition's earliest callback, one command on a single Redis, then the claim script only where
  * one is due) is for retries and for callbacks another replica left behind. All calls and their Macs run on one event loop of this sender's own, apart from every HTTP target's: a dead
@@ -77,7 +77,7 @@ public class DeadCallbackSender {
     private static final int BATCH = 50;
     /** A claim outlives its call's deadline by this much: the settle's round trip, a pause of the JVM. */
     static final long CLAIM_MARGIN_MS = 5000;
-    private final JobStore store;
+    private final DeadCallbackStore store;
     private final DelayqConfig.Callbacks config;
     private final Vertx vertx;
     private final MeterRegistry registry;
@@ -99,7 +99,7 @@ public class DeadCallbackSender {
     private record Target(String topic, String url, URI uri, RequestSigner signer, Counter failed) {
     }
 
-    public DeadCallbackSender(JobStore store, DelayqConfig config, Vertx vertx, MeterRegistry registry) {
+    public DeadCallbackSender(DeadCallbackStore store, DelayqConfig config, Vertx vertx, MeterRegistry registry) {
         this.store = store;
         this.config = config.callbacks();
         this.vertx = vertx;
