@@ -185,15 +185,8 @@ public abstract class StorePart {
     protected Future<Response> runAsync(String script, Partition p, Set<Integer> days, List<String> args, int replicas,
             Consumer<Response> late) {
         Set<Integer> shardDays = days instanceof TreeSet<Integer> mutable ? mutable : new TreeSet<>(days);
-        return ensureLayoutAsync().recover(StorePart::notSent)
+        return ensureLayoutAsync().recover(StoreUnavailableException::notSent)
                 .compose(v -> runWithDays(script, p, shardDays, args, replicas, late, 0));
-    }
-
-    /** A failure before the script was sent: it certainly did nothing ({@link StoreUnavailableException#refused()}). */
-    static <T> Future<T> notSent(Throwable e) {
-        return Future.failedFuture(e instanceof StoreUnavailableException u && !u.refused()
-                ? new StoreUnavailableException(u.getMessage(), u, true)
-                : e);
     }
 
     protected Future<Response> runWithDays(String script, Partition p, Set<Integer> shardDays, List<String> args,

@@ -74,7 +74,7 @@ final class TopicListing {
                 return script.get();
             }
             // Never listed here: the script is not sent, its jobs are not stored.
-            return StorePart.notSent(done.cause());
+            return StoreUnavailableException.notSent(done.cause());
         });
     }
 
