@@ -21,9 +21,10 @@ import org.eclipse.microprofile.config.ConfigProvider;
 
 import io.delayq.core.Jobs;
 import io.delayq.core.NewJob;
-import io.delayq.ops.DelayqMetrics;
 import io.delayq.dev.Resp;
-import io.delayq.store.JobStore;
+import io.delayq.ops.DelayqMetrics;
+import io.delayq.store.Inspection;
+import io.delayq.store.JobQueue;
 import io.micrometer.core.instrument.distribution.ValueAtPercentile;
 import io.quarkus.runtime.QuarkusApplication;
 
@@ -42,7 +43,9 @@ public class BenchApp implements QuarkusApplication {
     @Inject
     Jobs jobs;
     @Inject
-    JobStore store;
+    Inspection store;
+    @Inject
+    JobQueue queue;
     @Inject
     Recorder recorder;
     @Inject
@@ -124,7 +127,7 @@ public class BenchApp implements QuarkusApplication {
                 case "http" -> new HttpScenario(this).run("bench-http", "http/1.1");
                 case "h2c" -> new HttpScenario(this).run("bench-h2c", "h2c");
                 case "wrk" -> new WrkScenario(this).run();
-                case "rediscost" -> emit(new RedisCostScenario(store, o.n()).run());
+                case "rediscost" -> emit(new RedisCostScenario(queue, o.n()).run());
                 case "topics" -> new TopicsScenario(this).run();
                 default -> throw new IllegalArgumentException("unknown scenario " + s);
             }

@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.delayq.core.NewJob;
 import io.delayq.dev.Resp;
-import io.delayq.store.JobStore;
+import io.delayq.store.JobQueue;
 import io.delayq.store.Lease;
 import io.delayq.store.Partition;
 import io.delayq.store.TakeResult;
@@ -35,10 +35,10 @@ import io.delayq.store.TakenJob;
  */
 final class RedisCostScenario {
     private static final String TOPIC = "bench-cost";
-    private final JobStore store;
+    private final JobQueue store;
     private final int n;
 
-    RedisCostScenario(JobStore store, int n) {
+    RedisCostScenario(JobQueue store, int n) {
         this.store = store;
         this.n = n;
     }

@@ -31,8 +31,8 @@ import io.delayq.core.JobValidator;
 import io.delayq.core.Jobs;
 import io.delayq.core.NewJob;
 import io.delayq.core.RescheduleResult;
-import io.delayq.store.JobStore;
 import io.delayq.security.DelayqAccessPolicy;
+import io.delayq.store.Inspection;
 import io.quarkus.arc.properties.IfBuildProperty;
 import io.quarkus.runtime.annotations.RegisterForReflection;
 import io.quarkus.vertx.http.security.AuthorizationPolicy;
@@ -54,10 +54,10 @@ public class JobsResource {
             + " item in request order with its id (generated ones too), topic and outcome: stored, not stored or unknown"
             + " (may exist). Retry the batch with those ids: nothing is duplicated.";
     private final Jobs jobs;
-    private final JobStore store;
+    private final Inspection store;
     private final JobBodyParser parser;
 
-    public JobsResource(Jobs jobs, JobStore store, JobBodyParser parser) {
+    public JobsResource(Jobs jobs, Inspection store, JobBodyParser parser) {
         this.jobs = jobs;
         this.store = store;
         this.parser = parser;

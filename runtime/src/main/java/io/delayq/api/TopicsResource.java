@@ -30,10 +30,10 @@ import io.delayq.core.TopicControl;
 import io.delayq.core.TopicFlow;
 import io.delayq.dispatch.Dispatcher;
 import io.delayq.dispatch.TopicRegistry;
-import io.delayq.store.DeadJob;
-import io.delayq.store.JobStore;
-import io.delayq.store.TopicStats;
 import io.delayq.security.DelayqAccessPolicy;
+import io.delayq.store.DeadJob;
+import io.delayq.store.Inspection;
+import io.delayq.store.TopicStats;
 import io.quarkus.arc.properties.IfBuildProperty;
 import io.quarkus.runtime.annotations.RegisterForReflection;
 import io.quarkus.vertx.http.security.AuthorizationPolicy;
@@ -44,13 +44,13 @@ import io.quarkus.vertx.http.security.AuthorizationPolicy;
 @Path("/topics")
 @Produces(MediaType.APPLICATION_JSON)
 public class TopicsResource {
-    private final JobStore store;
+    private final Inspection store;
     private final TopicRegistry registry;
     private final Dispatcher dispatcher;
     private final TopicControl control;
     private final JobBodyParser parser;
 
-    public TopicsResource(JobStore store, TopicRegistry registry, Dispatcher dispatcher, TopicControl control,
+    public TopicsResource(Inspection store, TopicRegistry registry, Dispatcher dispatcher, TopicControl control,
             JobBodyParser parser) {
         this.store = store;
         this.registry = registry;

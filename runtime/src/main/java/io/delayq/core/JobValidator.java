@@ -7,7 +7,7 @@ import java.util.regex.Pattern;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
-import io.delayq.dispatch.RedisClock;
+import io.delayq.store.RedisClock;
 
 /**
  * The rules every job must pass, for REST and Java producers alike; each failure names its field.

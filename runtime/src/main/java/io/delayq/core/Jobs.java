@@ -15,7 +15,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.delayq.ops.DelayqMetrics;
 import io.delayq.ops.tracing.JobTracing;
 import io.delayq.store.EnqueueOutcome;
-import io.delayq.store.JobStore;
+import io.delayq.store.Inspection;
+import io.delayq.store.JobQueue;
 import io.delayq.store.Partition;
 import io.delayq.store.StoreUnavailableException;
 import io.vertx.core.Future;
@@ -33,14 +34,17 @@ import io.vertx.core.Future;
  */
 @ApplicationScoped
 public class Jobs {
-    private final JobStore store;
+    private final JobQueue store;
+    private final Inspection inspection;
     private final JobValidator validator;
     private final ObjectMapper mapper;
     private final DelayqMetrics metrics;
     private final JobTracing tracing;
 
-    public Jobs(JobStore store, JobValidator validator, ObjectMapper mapper, DelayqMetrics metrics, JobTracing tracing) {
+    public Jobs(JobQueue store, Inspection inspection, JobValidator validator, ObjectMapper mapper, DelayqMetrics metrics,
+            JobTracing tracing) {
         this.store = store;
+        this.inspection = inspection;
         this.validator = validator;
         this.mapper = mapper;
         this.metrics = metrics;
@@ -87,7 +91,7 @@ public class Jobs {
     Future<Optional<JobInfo>> getAsync(String topic, String id) {
         JobValidator.checkTopic("topic", topic);
         JobValidator.checkId("id", id);
-        return store.getAsync(topic, id);
+        return inspection.getAsync(topic, id);
     }
 
     /**
@@ -103,7 +107,7 @@ public class Jobs {
     Future<CancelOutcome> cancelAsync(String topic, String id) {
         JobValidator.checkTopic("topic", topic);
         JobValidator.checkId("id", id);
-        return store.cancelAsync(topic, id);
+        return inspection.cancelAsync(topic, id);
     }
 
     /**
@@ -151,7 +155,7 @@ public class Jobs {
     public RescheduleResult reschedule(String topic, String id, JobValidator.Timing when) {
         JobValidator.checkTopic("topic", topic);
         JobValidator.checkId("id", id);
-        return store.reschedule(topic, id, when.delayed(), when.millis());
+        return inspection.reschedule(topic, id, when.delayed(), when.millis());
     }
 
     /**

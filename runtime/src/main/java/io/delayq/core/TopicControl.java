@@ -11,7 +11,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 
 import io.delayq.ops.ReplicaRegistry;
 import io.delayq.store.FlowSettings;
-import io.delayq.store.JobStore;
+import io.delayq.store.TopicAdmin;
 
 /**
  * An operator's flow control of topics, for every replica at once (the state is in Redis, read by
@@ -28,10 +28,10 @@ public class TopicControl {
     public static final double MAX_RATE = 1_000_000;
     /** One job in about 17 minutes: slower limits are pauses, and would overflow the pace's arithmetic. */
     public static final double MIN_RATE = 0.001;
-    private final JobStore store;
+    private final TopicAdmin store;
     private final ReplicaRegistry replicas;
 
-    public TopicControl(JobStore store, ReplicaRegistry replicas) {
+    public TopicControl(TopicAdmin store, ReplicaRegistry replicas) {
         this.store = store;
         this.replicas = replicas;
     }
@@ -51,7 +51,7 @@ public class TopicControl {
             return new ForgetResult(ForgetResult.Outcome.SERVED, "topic " + topic + " is served by replica(s) "
                     + String.join(", ", servers) + ": remove its observer or HTTP target first");
         }
-        JobStore.Forgetting f = store.forget(topic);
+        TopicAdmin.Forgetting f = store.forget(topic);
         return switch (f.outcome()) {
             case FORGOTTEN -> new ForgetResult(ForgetResult.Outcome.FORGOTTEN, null);
             case UNKNOWN -> new ForgetResult(ForgetResult.Outcome.UNKNOWN, "no topic " + topic);

@@ -14,7 +14,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 
 import org.jboss.logging.Logger;
 
-import io.delayq.store.JobStore;
+import io.delayq.store.JobQueue;
 import io.delayq.store.Lease;
 import io.delayq.store.Partition;
 
@@ -35,7 +35,7 @@ public class Acker {
     private static final Logger LOG = Logger.getLogger(Acker.class);
     private static final int MAX_BATCH = 1000;
     private static final long FLUSH_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-    private final JobStore store;
+    private final JobQueue store;
     private final ReclaimGate gate;
     private final Map<Partition, Flush> flushes = new ConcurrentHashMap<>();
     private volatile Thread flusher;
@@ -53,7 +53,7 @@ public class Acker {
         long notBeforeNanos;
     }
 
-    public Acker(JobStore store, ReclaimGate gate) {
+    public Acker(JobQueue store, ReclaimGate gate) {
         this.store = store;
         this.gate = gate;
     }

@@ -19,9 +19,10 @@ import org.jboss.logging.Logger;
 import io.delayq.core.DelayqConfig;
 import io.delayq.core.JobValidator;
 import io.delayq.ops.DelayqMetrics;
-import io.delayq.store.JobStore;
+import io.delayq.store.JobQueue;
 import io.delayq.store.Lease;
 import io.delayq.store.Partition;
+import io.delayq.store.RedisClock;
 import io.delayq.store.RedisGateway;
 import io.delayq.store.RedisNodes;
 import io.delayq.store.StoreUnavailableException;
@@ -44,7 +45,7 @@ public class Dispatcher {
 
     private final DelayqConfig config;
     private final TopicRegistry topics;
-    private final JobStore store;
+    private final JobQueue store;
     private final RedisGateway redis;
     private final RedisClock clock;
     private final JobRunner runner;
@@ -66,7 +67,7 @@ public class Dispatcher {
     private volatile Runnable beforeRequeueSnapshot = () -> {
     };
 
-    public Dispatcher(DelayqConfig config, TopicRegistry topics, JobStore store, RedisGateway redis,
+    public Dispatcher(DelayqConfig config, TopicRegistry topics, JobQueue store, RedisGateway redis,
             RedisClock clock, JobRunner runner, Acker acker, RetryPolicy retry, DelayqMetrics metrics,
             LeaseReclaimer reclaimer, LeaseHeartbeat heartbeat, ReclaimGate gate, RedisNodes nodes) {
         this.reclaimer = reclaimer;

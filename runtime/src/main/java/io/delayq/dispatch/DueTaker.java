@@ -11,9 +11,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jboss.logging.Logger;
 
 import io.delayq.ops.DelayqMetrics;
-import io.delayq.store.JobStore;
+import io.delayq.store.JobQueue;
 import io.delayq.store.Lease;
 import io.delayq.store.Partition;
+import io.delayq.store.RedisClock;
 import io.delayq.store.RedisReplyException;
 import io.delayq.store.StoreUnavailableException;
 import io.delayq.store.TakeResult;
@@ -47,7 +48,7 @@ final class DueTaker {
     private final WorkerPool pool;
     private final TakerLoop.SlotSignal slots;
     private final TakerLoop loop;
-    private final JobStore store;
+    private final JobQueue store;
     /** The replica's Redis clock (lateness, the safety net), fed by every taker. */
     private final RedisClock clock;
     /**
@@ -86,7 +87,7 @@ final class DueTaker {
     private volatile long busySinceNanos;
     private volatile boolean busy;
 
-    DueTaker(Partition partition, WorkerPool pool, TakerLoop loop, TakerLoop.SlotSignal slots, JobStore store,
+    DueTaker(Partition partition, WorkerPool pool, TakerLoop loop, TakerLoop.SlotSignal slots, JobQueue store,
             RedisClock clock, Acker acker, DelayqMetrics metrics, String replicaId, int maxBatch, long leaseMs,
             long safetyNetMs, long minGapMs, long redisTimeoutMs) {
         this.minGapMs = minGapMs;

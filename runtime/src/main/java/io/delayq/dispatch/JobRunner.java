@@ -27,8 +27,9 @@ import io.delayq.core.PermanentJobFailureException;
 import io.delayq.ops.DelayqMetrics;
 import io.delayq.ops.tracing.JobTracing;
 import io.delayq.store.FailOutcome;
+import io.delayq.store.JobQueue;
 import io.delayq.store.JobRecord;
-import io.delayq.store.JobStore;
+import io.delayq.store.RedisClock;
 import io.delayq.store.TakenJob;
 import io.vertx.core.Context;
 
@@ -47,7 +48,7 @@ public class JobRunner {
     private static final Logger LOG = Logger.getLogger(JobRunner.class);
     private final TopicRegistry topics;
     private final Acker acker;
-    private final JobStore store;
+    private final JobQueue store;
     private final RetryPolicy retry;
     private final DelayqMetrics metrics;
     private final RedisClock clock;
@@ -74,7 +75,7 @@ public class JobRunner {
         timeouts.shutdownNow();
     }
 
-    public JobRunner(TopicRegistry topics, Acker acker, JobStore store, RetryPolicy retry, DelayqMetrics metrics,
+    public JobRunner(TopicRegistry topics, Acker acker, JobQueue store, RetryPolicy retry, DelayqMetrics metrics,
             RedisClock clock, ObjectMapper mapper, JobTracing tracing, DelayqConfig config) {
         this.topics = topics;
         this.acker = acker;

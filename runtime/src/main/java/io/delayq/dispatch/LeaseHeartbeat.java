@@ -15,7 +15,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import org.jboss.logging.Logger;
 
 import io.delayq.core.DelayqConfig;
-import io.delayq.store.JobStore;
+import io.delayq.store.JobQueue;
 import io.delayq.store.Lease;
 import io.delayq.store.Partition;
 import io.delayq.store.TakenJob;
@@ -46,7 +46,7 @@ public class LeaseHeartbeat {
     /** How often the loop looks for partitions whose beat is due (it sends only those). */
     private static final long TICK_MS = 200;
     private final Dispatcher dispatcher;
-    private final JobStore store;
+    private final JobQueue store;
     private final Acker acker;
     private final ReclaimGate gate;
     private final long leaseMs;
@@ -68,7 +68,7 @@ public class LeaseHeartbeat {
         }
     }
 
-    public LeaseHeartbeat(Dispatcher dispatcher, JobStore store, Acker acker, ReclaimGate gate, DelayqConfig config) {
+    public LeaseHeartbeat(Dispatcher dispatcher, JobQueue store, Acker acker, ReclaimGate gate, DelayqConfig config) {
         this.dispatcher = dispatcher;
         this.store = store;
         this.acker = acker;

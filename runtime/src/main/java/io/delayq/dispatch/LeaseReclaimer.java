@@ -5,8 +5,9 @@ import jakarta.enterprise.context.ApplicationScoped;
 import org.jboss.logging.Logger;
 
 import io.delayq.ops.DelayqMetrics;
-import io.delayq.store.JobStore;
+import io.delayq.store.JobQueue;
 import io.delayq.store.Partition;
+import io.delayq.store.RedisClock;
 import io.quarkus.scheduler.Scheduled;
 
 /**
@@ -27,7 +28,7 @@ public class LeaseReclaimer {
     private static final Logger LOG = Logger.getLogger(LeaseReclaimer.class);
     private static final int BATCH = 200;
     private final Dispatcher dispatcher;
-    private final JobStore store;
+    private final JobQueue store;
     private final RedisClock clock;
     private final RetryPolicy retry;
     private final DelayqMetrics metrics;
@@ -39,7 +40,7 @@ public class LeaseReclaimer {
     // Replicas start their rotation at different partitions, so together they cover more.
     private int next = java.util.concurrent.ThreadLocalRandom.current().nextInt(1 << 16);
 
-    public LeaseReclaimer(Dispatcher dispatcher, JobStore store, RedisClock clock, RetryPolicy retry,
+    public LeaseReclaimer(Dispatcher dispatcher, JobQueue store, RedisClock clock, RetryPolicy retry,
             DelayqMetrics metrics, ReclaimGate gate, io.delayq.core.DelayqConfig config) {
         this.gate = gate;
         this.deadlineMs = config.redisTimeout().toMillis() / 2;

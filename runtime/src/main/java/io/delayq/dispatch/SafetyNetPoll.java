@@ -10,8 +10,9 @@ import java.util.function.Consumer;
 
 import org.jboss.logging.Logger;
 
-import io.delayq.store.JobStore;
+import io.delayq.store.JobQueue;
 import io.delayq.store.Partition;
+import io.delayq.store.RedisClock;
 import io.vertx.core.Future;
 
 /**
@@ -32,7 +33,7 @@ import io.vertx.core.Future;
  */
 final class SafetyNetPoll {
     private static final Logger LOG = Logger.getLogger(SafetyNetPoll.class);
-    private final JobStore store;
+    private final JobQueue store;
     private final List<DueTaker> takers;
     private final List<Partition> partitions = new ArrayList<>();
     private final AtomicBoolean[] reading;
@@ -51,7 +52,7 @@ final class SafetyNetPoll {
      * @param reclaim asked to reclaim a partition whose earliest lease expired; called on a Redis
      *        client thread: it must not block
      */
-    SafetyNetPoll(JobStore store, List<DueTaker> takers, long intervalMs, RedisClock clock, ReclaimGate gate,
+    SafetyNetPoll(JobQueue store, List<DueTaker> takers, long intervalMs, RedisClock clock, ReclaimGate gate,
             Consumer<Partition> reclaim) {
         this.clock = clock;
         this.gate = gate;
@@ -116,7 +117,7 @@ final class SafetyNetPoll {
         List<Partition> asked = new ArrayList<>(idle.size());
         idle.forEach(i -> asked.add(partitions.get(i)));
         long sentNanos = System.nanoTime();
-        List<Future<JobStore.Head>> heads;
+        List<Future<JobQueue.Head>> heads;
         try {
             heads = store.headsAsync(asked);
         } catch (RuntimeException e) {
@@ -140,7 +141,7 @@ final class SafetyNetPoll {
                 if (failedLately.compareAndSet(true, false)) {
                     recovered.run();
                 }
-                JobStore.Head h = done.result();
+                JobQueue.Head h = done.result();
                 // The takers of a paused topic sleep until it is resumed: waking them would be a
                 // take per poll for nothing. Leases are reclaimed whether paused or not.
                 if (h.next() >= 0 && !h.paused()) {

@@ -14,6 +14,8 @@ import java.util.function.Function;
 
 import org.jboss.logging.Logger;
 
+import io.delayq.store.RedisClock;
+
 /**
  * Drives every {@link DueTaker} of this replica on one platform thread, {@code delayq-takers}:
  * a replica serving a thousand partitions holds one thread for them, not a thousand. A taker is

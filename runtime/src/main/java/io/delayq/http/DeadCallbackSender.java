@@ -17,9 +17,9 @@ import jakarta.enterprise.event.Observes;
 import org.jboss.logging.Logger;
 
 import io.delayq.core.DelayqConfig;
-import io.delayq.store.JobStore;
-import io.delayq.store.JobStore.CallbackOutcome;
-import io.delayq.store.JobStore.DeadCallback;
+import io.delayq.store.DeadCallbackStore.CallbackOutcome;
+import io.delayq.store.DeadCallbackStore.DeadCallback;
+import io.delayq.store.DeadCallbackStore;
 import io.delayq.store.Partition;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -34,9 +34,9 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpClientRequest;
-import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.impl.VertxInternal;
 import io.vertx.core.json.Json;
@@ -60,7 +60,7 @@ import io.vertx.core.json.Json;
  * timeout plus a second, after which any other replica takes them again), so they go out once in
  * the normal case and at least once when a sender dies mid-call.
  *
- * <p>The burying replica is told at once ({@link JobStore#onCallbackRecorded}) and sends without
+ * <p>The burying replica is told at once ({@link DeadCallbackStore#onCallbackRecorded}) and sends without
  * waiting for its poll; the poll ({@code delayq.callbacks.poll-interval}: one read of every such
  * partition's earliest callback, one command on a single Redis, then the claim script only where
  * one is due) is for retries and for callbacks another replica left behind. All calls and their Macs run on one event loop of this sender's own, apart from every HTTP target's: a dead
@@ -84,7 +84,7 @@ public class DeadCallbackSender {
      * answer is not waited for (what it applied late is safe, see poll and settle).
      */
     static final long STORE_WAIT_MS = 1000;
-    private final JobStore store;
+    private final DeadCallbackStore store;
     private final DelayqConfig.Callbacks config;
     private final Vertx vertx;
     private final MeterRegistry registry;
@@ -109,7 +109,7 @@ public class DeadCallbackSender {
     private record Target(String topic, String url, URI uri, RequestSigner signer, Counter failed, String tlsName) {
     }
 
-    public DeadCallbackSender(JobStore store, DelayqConfig config, Vertx vertx, MeterRegistry registry,
+    public DeadCallbackSender(DeadCallbackStore store, DelayqConfig config, Vertx vertx, MeterRegistry registry,
             TlsConfigurationRegistry tls) {
         this.tls = tls;
         this.store = store;

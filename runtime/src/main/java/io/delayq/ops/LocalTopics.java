@@ -8,6 +8,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 
 import io.delayq.core.DelayqConfig;
 import io.delayq.dispatch.TopicRegistry;
+import io.delayq.store.OwnTopics;
 
 /**
  * The topics this replica keeps per-topic state for (meters, gauges, caches): those it serves
@@ -17,7 +18,7 @@ import io.delayq.dispatch.TopicRegistry;
  * {@link #OTHER}, and nothing is cached for them.
  */
 @ApplicationScoped
-public class LocalTopics {
+public class LocalTopics implements OwnTopics {
     /** The meters' topic tag of every topic that is not local. */
     public static final String OTHER = "other";
     private final Set<String> topics;
@@ -30,6 +31,7 @@ public class LocalTopics {
     }
 
     /** Whether this replica serves or configures the topic. */
+    @Override
     public boolean contains(String topic) {
         return topics.contains(topic);
     }

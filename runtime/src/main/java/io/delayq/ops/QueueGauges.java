@@ -8,7 +8,7 @@ import jakarta.enterprise.event.Observes;
 
 import org.jboss.logging.Logger;
 
-import io.delayq.store.JobStore;
+import io.delayq.store.Inspection;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.StartupEvent;
@@ -27,14 +27,14 @@ public class QueueGauges {
     private static final Logger LOG = Logger.getLogger(QueueGauges.class);
     private static final long CACHE_NANOS = 5_000_000_000L;
     private final MeterRegistry registry;
-    private final JobStore store;
+    private final Inspection store;
     private final LocalTopics local;
     private final Map<String, long[]> values = new ConcurrentHashMap<>();
     private volatile long topicCount;
     private long refreshedAtNanos;
     private boolean refreshed;
 
-    public QueueGauges(MeterRegistry registry, JobStore store, LocalTopics local) {
+    public QueueGauges(MeterRegistry registry, Inspection store, LocalTopics local) {
         this.registry = registry;
         this.store = store;
         this.local = local;

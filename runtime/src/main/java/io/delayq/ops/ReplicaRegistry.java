@@ -18,9 +18,9 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.delayq.dispatch.Dispatcher;
-import io.delayq.dispatch.RedisClock;
 import io.delayq.dispatch.TopicRegistry;
-import io.delayq.store.JobStore;
+import io.delayq.store.RedisClock;
+import io.delayq.store.ReplicaStore;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.annotations.RegisterForReflection;
 import io.quarkus.scheduler.Scheduled;
@@ -52,7 +52,7 @@ public class ReplicaRegistry {
     /** Snapshots kept: a minute and one. */
     private static final int WINDOW = 60 / EVERY_S + 1;
 
-    private final JobStore store;
+    private final ReplicaStore store;
     private final DelayqMetrics metrics;
     private final TopicRegistry topics;
     private final Dispatcher dispatcher;
@@ -72,7 +72,7 @@ public class ReplicaRegistry {
     public record Rates(double enqueued, double succeeded, double failed, double latenessP99Ms) {
     }
 
-    public ReplicaRegistry(JobStore store, DelayqMetrics metrics, TopicRegistry topics, Dispatcher dispatcher,
+    public ReplicaRegistry(ReplicaStore store, DelayqMetrics metrics, TopicRegistry topics, Dispatcher dispatcher,
             ObjectMapper mapper, RedisClock clock) {
         this.clock = clock;
         this.store = store;
@@ -188,7 +188,7 @@ public class ReplicaRegistry {
     public Map<String, Replica> live() {
         Map<String, Replica> out = new TreeMap<>();
         List<String> gone = new ArrayList<>();
-        JobStore.ReplicaEntries entries = store.replicasNow();
+        ReplicaStore.ReplicaEntries entries = store.replicasNow();
         long now = entries.redisNowMs();
         entries.entries().forEach((id, json) -> {
             try {

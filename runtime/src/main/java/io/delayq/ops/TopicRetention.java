@@ -11,8 +11,8 @@ import org.jboss.logging.Logger;
 import io.delayq.core.DelayqConfig;
 import io.delayq.core.ForgetResult;
 import io.delayq.core.TopicControl;
-import io.delayq.dispatch.RedisClock;
-import io.delayq.store.JobStore;
+import io.delayq.store.RedisClock;
+import io.delayq.store.TopicAdmin;
 import io.quarkus.scheduler.Scheduled;
 
 /**
@@ -31,14 +31,14 @@ public class TopicRetention {
     private static final Logger LOG = Logger.getLogger(TopicRetention.class);
     /** Names read ahead per SSCAN (Redis returns a small set whole). */
     private static final int PAGE = 16;
-    private final JobStore store;
+    private final TopicAdmin store;
     private final TopicControl control;
     private final RedisClock clock;
     private final Duration retention;
     private final Deque<String> ahead = new ArrayDeque<>();
     private String cursor = "0";
 
-    public TopicRetention(JobStore store, TopicControl control, RedisClock clock, DelayqConfig config) {
+    public TopicRetention(TopicAdmin store, TopicControl control, RedisClock clock, DelayqConfig config) {
         this.store = store;
         this.control = control;
         this.clock = clock;
@@ -49,7 +49,7 @@ public class TopicRetention {
     synchronized void lookAtNext() {
         try {
             if (ahead.isEmpty()) {
-                JobStore.TopicPage page = store.scanTopics(cursor, PAGE);
+                TopicAdmin.TopicPage page = store.scanTopics(cursor, PAGE);
                 cursor = page.cursor();
                 ahead.addAll(page.topics());
                 if (cursor.equals("0")) {
@@ -73,7 +73,7 @@ public class TopicRetention {
      */
     public boolean look(String topic, Duration retention) {
         long now = clock.redisNow();
-        JobStore.Activity a = store.activity(topic);
+        TopicAdmin.Activity a = store.activity(topic);
         if (a.inUse() || a.lastActiveMs() < 0) {
             store.markActive(topic, now);
             return false;

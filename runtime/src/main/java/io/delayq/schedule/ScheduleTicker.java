@@ -19,11 +19,11 @@ import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
 
 import io.delayq.core.NewJob;
-import io.delayq.dispatch.RedisClock;
 import io.delayq.ops.DelayqMetrics;
-import io.delayq.store.JobStore;
-import io.delayq.store.JobStore.TickOutcome;
+import io.delayq.store.RedisClock;
 import io.delayq.store.RedisReplyException;
+import io.delayq.store.ScheduleStore.TickOutcome;
+import io.delayq.store.ScheduleStore;
 import io.delayq.store.StoreUnavailableException;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -60,7 +60,7 @@ public class ScheduleTicker {
     static final long RELOAD_UNCHANGED_MS = 60_000;
     private static final long RETRY_MS = 1000;
 
-    private final JobStore store;
+    private final ScheduleStore store;
     private final DelayqMetrics metrics;
     private final MeterRegistry registry;
     private final Supplier<List<Schedule>> schedules;
@@ -89,7 +89,7 @@ public class ScheduleTicker {
     }
 
     @Inject
-    public ScheduleTicker(Schedules schedules, JobStore store, DelayqMetrics metrics, MeterRegistry registry) {
+    public ScheduleTicker(Schedules schedules, ScheduleStore store, DelayqMetrics metrics, MeterRegistry registry) {
         this(schedules::all, schedules::reload, store, metrics, registry, new RedisClock(), null);
         this.stillDefined = schedules::stillDefined;
         schedules.onChange(this::wake);
@@ -99,7 +99,7 @@ public class ScheduleTicker {
      * A ticker over the given schedules, not started; {@code now} null = Redis time, else an
      * injected clock (tests drive such a ticker with {@link #pass}).
      */
-    public ScheduleTicker(Supplier<List<Schedule>> schedules, Runnable reload, JobStore store, DelayqMetrics metrics,
+    public ScheduleTicker(Supplier<List<Schedule>> schedules, Runnable reload, ScheduleStore store, DelayqMetrics metrics,
             MeterRegistry registry, RedisClock clock, LongSupplier now) {
         this.schedules = schedules;
         this.reload = reload;

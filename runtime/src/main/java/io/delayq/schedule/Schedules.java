@@ -25,12 +25,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.delayq.core.DelayqConfig;
 import io.delayq.core.InvalidJobException;
 import io.delayq.core.JobInfo;
-import io.delayq.core.Jobs;
 import io.delayq.core.JobValidator;
+import io.delayq.core.Jobs;
 import io.delayq.core.NewJob;
 import io.delayq.schedule.Schedule.Fields;
 import io.delayq.schedule.Schedule.Source;
-import io.delayq.store.JobStore;
+import io.delayq.store.ScheduleStore;
 import io.quarkus.runtime.annotations.RegisterForReflection;
 
 /**
@@ -43,7 +43,7 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
 @ApplicationScoped
 public class Schedules {
     private static final Logger LOG = Logger.getLogger(Schedules.class);
-    private final JobStore store;
+    private final ScheduleStore store;
     private final JobValidator validator;
     private final Jobs jobs;
     private final ObjectMapper mapper;
@@ -55,7 +55,7 @@ public class Schedules {
     /** Definitions in Redis this release cannot read (warned about once each). */
     private volatile Set<String> unreadable = Set.of();
 
-    public Schedules(DelayqConfig config, JobStore store, JobValidator validator, Jobs jobs, ObjectMapper mapper) {
+    public Schedules(DelayqConfig config, ScheduleStore store, JobValidator validator, Jobs jobs, ObjectMapper mapper) {
         this.store = store;
         this.validator = validator;
         this.jobs = jobs;

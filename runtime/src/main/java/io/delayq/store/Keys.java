@@ -4,13 +4,11 @@ import java.nio.charset.StandardCharsets;
 import java.time.LocalDate;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Predicate;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 
 import io.delayq.core.DelayqConfig;
-import io.delayq.ops.LocalTopics;
 
 /**
  * Every Redis key and channel name delayq uses, and nothing else builds them. All keys of a
@@ -33,7 +31,7 @@ public class Keys {
     private final int count;
     private final Map<Partition, String> tags = new ConcurrentHashMap<>();
     /** The topics whose tags are cached: this replica's own (any other topic name may come in a request). */
-    private final Predicate<String> cached;
+    private final OwnTopics cached;
     private volatile boolean spread = true;
     private volatile boolean layoutKnown;
 
@@ -43,11 +41,7 @@ public class Keys {
     }
 
     @Inject
-    public Keys(DelayqConfig config, LocalTopics local) {
-        this(config, local::contains);
-    }
-
-    private Keys(DelayqConfig config, Predicate<String> cached) {
+    public Keys(DelayqConfig config, OwnTopics cached) {
         this.prefix = config.prefix();
         this.count = config.partitions();
         this.cached = cached;
@@ -55,7 +49,7 @@ public class Keys {
 
     private String base(Partition p) {
         // Cached only once the store's rule is known: a tag computed before could be of the wrong rule.
-        return prefix + ":{" + (layoutKnown && cached.test(p.topic()) ? tags.computeIfAbsent(p, this::tag) : tag(p)) + "}:";
+        return prefix + ":{" + (layoutKnown && cached.contains(p.topic()) ? tags.computeIfAbsent(p, this::tag) : tag(p)) + "}:";
     }
 
     private String tag(Partition p) {

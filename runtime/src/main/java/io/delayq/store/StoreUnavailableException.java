@@ -2,6 +2,8 @@ package io.delayq.store;
 
 import java.util.List;
 
+import io.vertx.core.Future;
+
 /** Redis could not be reached, timed out, or is not ready (loading, failing over). Retry later. */
 public class StoreUnavailableException extends RuntimeException {
     private static final long serialVersionUID = 1L;
@@ -42,5 +44,12 @@ public class StoreUnavailableException extends RuntimeException {
     public StoreUnavailableException naming(List<EnqueueOutcome> jobs) {
         this.jobs = List.copyOf(jobs);
         return this;
+    }
+
+    /** A failure before the script was sent: it certainly did nothing ({@link #refused()}). */
+    static <T> Future<T> notSent(Throwable e) {
+        return Future.failedFuture(e instanceof StoreUnavailableException u && !u.refused()
+                ? new StoreUnavailableException(u.getMessage(), u, true)
+                : e);
     }
 }

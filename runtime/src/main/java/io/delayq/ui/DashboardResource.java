@@ -32,19 +32,20 @@ import io.delayq.core.TopicControl;
 import io.delayq.core.TopicFlow;
 import io.delayq.ops.ReplicaRegistry;
 import io.delayq.schedule.Schedule;
+import io.delayq.schedule.Schedules;
 import io.delayq.security.AccessMode;
 import io.delayq.security.DelayqAccessPolicy;
 import io.delayq.security.DelayqRole;
-import io.quarkus.security.identity.SecurityIdentity;
-import io.quarkus.vertx.http.security.AuthorizationPolicy;
-import io.delayq.schedule.Schedules;
+import io.delayq.store.DeadCallbackStore;
 import io.delayq.store.DeadJob;
+import io.delayq.store.Inspection;
 import io.delayq.store.JobRecord;
-import io.delayq.store.JobStore;
 import io.delayq.store.StoreUnavailableException;
 import io.delayq.store.TopicSnapshot;
 import io.delayq.store.TopicStats;
 import io.quarkus.arc.properties.IfBuildProperty;
+import io.quarkus.security.identity.SecurityIdentity;
+import io.quarkus.vertx.http.security.AuthorizationPolicy;
 
 /**
  * The operators' dashboard, server-rendered: {@code /delayq} (every topic, refreshed every few
@@ -68,7 +69,8 @@ public class DashboardResource {
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
     private static final DateTimeFormatter HOUR = DateTimeFormatter.ofPattern("HH:mm").withZone(ZoneOffset.UTC);
 
-    private final JobStore store;
+    private final Inspection store;
+    private final DeadCallbackStore callbacks;
     private final Jobs jobs;
     private final Schedules schedules;
     private final ReplicaRegistry replicas;
@@ -80,14 +82,16 @@ public class DashboardResource {
     private final String assets;
     private final ObjectMapper mapper;
 
-    public DashboardResource(JobStore store, Jobs jobs, Schedules schedules, ReplicaRegistry replicas,
-            TopicControl control, Pages pages, ObjectMapper mapper, AccessMode access, SecurityIdentity identity) {
+    public DashboardResource(Inspection store, DeadCallbackStore callbacks, Jobs jobs, Schedules schedules,
+            ReplicaRegistry replicas, TopicControl control, Pages pages, ObjectMapper mapper, AccessMode access,
+            SecurityIdentity identity) {
         this.access = access;
         this.identity = identity;
         String httpRoot = org.eclipse.microprofile.config.ConfigProvider.getConfig()
                 .getOptionalValue("quarkus.http.root-path", String.class).orElse("/");
         this.assets = httpRoot.endsWith("/") ? httpRoot : httpRoot + "/";
         this.store = store;
+        this.callbacks = callbacks;
         this.jobs = jobs;
         this.schedules = schedules;
         this.replicas = replicas;
@@ -137,7 +141,7 @@ public class DashboardResource {
         JobValidator.checkTopic("topic", topic);
         JobValidator.checkId("id", id);
         Views.Page page = page(uri, security);
-        Optional<JobStore.JobDetail> found = store.lookup(topic, id);
+        Optional<Inspection.JobDetail> found = store.lookup(topic, id);
         if (found.isEmpty()) {
             return Response.status(404).entity(pages.render("job",
                     new Views.Job(page, topic, id, false, null, 0, null, 0, null, null, null, null))).build();
@@ -390,7 +394,7 @@ public class DashboardResource {
                     d.record().lostAttempts(), d.record().lastError(), preview(d.record().payloadOrNull())));
         }
         List<Views.FailedCallbackRow> failedCallbacks = new ArrayList<>();
-        for (io.delayq.store.JobStore.DeadCallback c : store.failedCallbacks(topic, DEAD_LIST)) {
+        for (DeadCallbackStore.DeadCallback c : callbacks.failedCallbacks(topic, DEAD_LIST)) {
             failedCallbacks.add(new Views.FailedCallbackRow(c.id(), TIME.format(Instant.ofEpochMilli(c.diedAt())), c.tries(),
                     c.lastError()));
         }

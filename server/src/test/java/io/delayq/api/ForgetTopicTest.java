@@ -24,7 +24,8 @@ import io.delayq.core.JobRequest;
 import io.delayq.core.Jobs;
 import io.delayq.core.TopicControl;
 import io.delayq.dev.Resp;
-import io.delayq.store.JobStore;
+import io.delayq.store.ScheduleStore;
+import io.delayq.store.TopicAdmin;
 import io.delayq.support.RedisTestResource;
 import io.delayq.support.Topics;
 import io.quarkus.test.common.QuarkusTestResource;
@@ -39,7 +40,9 @@ import io.restassured.http.ContentType;
 @QuarkusTestResource(RedisTestResource.class)
 class ForgetTopicTest {
     @Inject
-    JobStore store;
+    ScheduleStore store;
+    @Inject
+    TopicAdmin topicAdmin;
     @Inject
     Jobs jobs;
     @Inject
@@ -47,7 +50,7 @@ class ForgetTopicTest {
 
     @AfterEach
     void noProbe() {
-        store.forgetProbe(null);
+        topicAdmin.forgetProbe(null);
     }
 
     private static void enqueue(String topic, String id) {
@@ -138,13 +141,13 @@ class ForgetTopicTest {
         }
         String id = Topics.fresh("late");
         AtomicReference<JobInfo> late = new AtomicReference<>();
-        store.forgetProbe(s -> {
+        topicAdmin.forgetProbe(s -> {
             if (s.equals(step)) {
                 late.set(jobs.schedule(JobRequest.topic(topic).id(id).delay(Duration.ofHours(1))));
             }
         });
         ForgetResult r = control.forget(topic);
-        store.forgetProbe(null);
+        topicAdmin.forgetProbe(null);
         assertTrue(late.get().created(), "enqueued " + step);
         // Before the clear the forget sees the job and gives up; after it, the topic was forgotten and is back.
         assertEquals(step.equals("cleared") ? ForgetResult.Outcome.FORGOTTEN : ForgetResult.Outcome.HAS_JOBS,

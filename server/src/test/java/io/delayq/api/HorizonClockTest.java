@@ -8,7 +8,7 @@ import java.time.Instant;
 
 import org.junit.jupiter.api.Test;
 
-import io.delayq.dispatch.RedisClock;
+import io.delayq.store.RedisClock;
 import io.delayq.support.RedisTestResource;
 import io.delayq.support.Topics;
 import io.quarkus.test.common.QuarkusTestResource;

@@ -18,7 +18,7 @@ import io.delayq.core.JobInfo;
 import io.delayq.core.JobRequest;
 import io.delayq.core.JobState;
 import io.delayq.core.Jobs;
-import io.delayq.store.JobStore;
+import io.delayq.store.Inspection;
 import io.delayq.support.RedisTestResource;
 import io.delayq.support.Topics;
 import io.quarkus.test.common.QuarkusTestResource;
@@ -30,7 +30,7 @@ class JobsApiTest {
     @Inject
     Jobs jobs;
     @Inject
-    JobStore store;
+    Inspection store;
 
     @Test
     void scheduleWithDelayStoresThePayloadAsJson() {

@@ -31,7 +31,8 @@ import io.delayq.core.Jobs;
 import io.delayq.core.RescheduleResult;
 import io.delayq.dev.Resp;
 import io.delayq.dispatch.TestObservers;
-import io.delayq.store.JobStore;
+import io.delayq.store.Inspection;
+import io.delayq.store.JobQueue;
 import io.delayq.store.Keys;
 import io.delayq.store.Lease;
 import io.delayq.store.Partition;
@@ -50,7 +51,9 @@ class RescheduleTest {
     @Inject
     Jobs jobs;
     @Inject
-    JobStore store;
+    JobQueue store;
+    @Inject
+    Inspection inspection;
 
     static Response patch(String topic, String id, String body) {
         return given().contentType(ContentType.JSON).body(body).patch("/jobs/" + topic + "/" + id);
@@ -122,7 +125,7 @@ class RescheduleTest {
         long earliest = runAts.values().stream().min(Long::compare).orElseThrow();
         assertTrue(redis.num("GET", k + "next") <= earliest, "next is a lower bound of every runAt");
         for (String id : runAts.keySet()) {
-            assertEquals(runAts.get(id), store.get(topic, id).orElseThrow().runAt().toEpochMilli(),
+            assertEquals(runAts.get(id), inspection.get(topic, id).orElseThrow().runAt().toEpochMilli(),
                     id + ": the record's runAt is its shard score");
         }
     }
@@ -149,7 +152,7 @@ class RescheduleTest {
         assertEquals(RescheduleResult.Outcome.RESCHEDULED, soon.outcome());
         long runAt = soon.job().runAt().toEpochMilli();
         Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> !TestObservers.RECORDED.getOrDefault(id, List.of()).isEmpty());
-        Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> store.get("rec", id).isEmpty());
+        Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> inspection.get("rec", id).isEmpty());
         List<TestObservers.Delivery> seen = TestObservers.RECORDED.get(id);
         assertEquals(1, seen.size(), "run once");
         long late = seen.get(0).redisMs() - runAt;
@@ -179,13 +182,13 @@ class RescheduleTest {
         Lease busy = store.take(p, 1, 30_000, "T:", new HashSet<>(), List.of(), 0).jobs().get(0).lease();
         patch(topic, "busy", "{\"delayMs\":60000}").then().statusCode(409).body("detail", containsString("running"));
         assertEquals(RescheduleResult.Outcome.INFLIGHT, jobs.reschedule(topic, "busy", Duration.ofMinutes(1)).outcome());
-        assertEquals(JobState.INFLIGHT, store.get(topic, "busy").orElseThrow().state());
+        assertEquals(JobState.INFLIGHT, inspection.get(topic, "busy").orElseThrow().state());
 
         store.fail(p, busy, 0, "boom", 1);
-        assertEquals(JobState.DEAD, store.get(topic, "busy").orElseThrow().state());
+        assertEquals(JobState.DEAD, inspection.get(topic, "busy").orElseThrow().state());
         patch(topic, "busy", "{\"delayMs\":60000}").then().statusCode(409).body("detail", containsString("requeue"));
         assertEquals(RescheduleResult.Outcome.DEAD, jobs.runNow(topic, "busy").outcome());
-        assertEquals(JobState.DEAD, store.get(topic, "busy").orElseThrow().state(), "still dead");
+        assertEquals(JobState.DEAD, inspection.get(topic, "busy").orElseThrow().state(), "still dead");
     }
 
     @Test
@@ -214,7 +217,7 @@ class RescheduleTest {
         }
         patch("UPPER", "j", "{\"delayMs\":0}").then().statusCode(400).body("field", equalTo("topic"));
         patch(topic, "bad%20id", "{\"delayMs\":0}").then().statusCode(400).body("field", equalTo("id"));
-        assertEquals(at, store.get(topic, "j").orElseThrow().runAt(), "nothing moved");
+        assertEquals(at, inspection.get(topic, "j").orElseThrow().runAt(), "nothing moved");
 
         InvalidJobException e = assertThrows(InvalidJobException.class,
                 () -> jobs.reschedule(topic, "j", Instant.now().plus(Duration.ofDays(400))));
@@ -239,6 +242,6 @@ class RescheduleTest {
         jobs.runNow(topic, "k");
         Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> !store.take(p, 1, 30_000, "V:",
                 new HashSet<>(), List.of(), 0).jobs().isEmpty());
-        assertEquals(JobState.INFLIGHT, store.get(topic, "k").orElseThrow().state());
+        assertEquals(JobState.INFLIGHT, inspection.get(topic, "k").orElseThrow().state());
     }
 }

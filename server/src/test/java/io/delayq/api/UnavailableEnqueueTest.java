@@ -18,7 +18,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import io.delayq.dev.Resp;
-import io.delayq.store.JobStore;
+import io.delayq.store.JobQueue;
 import io.delayq.store.Partition;
 import io.delayq.support.RedisTestResource;
 import io.delayq.support.Topics;
@@ -37,7 +37,7 @@ import io.restassured.path.json.JsonPath;
 @QuarkusTestResource(RedisTestResource.class)
 class UnavailableEnqueueTest {
     @Inject
-    JobStore store;
+    JobQueue store;
 
     @AfterEach
     void restore() {

@@ -21,7 +21,7 @@ import io.delayq.core.JobInfo;
 import io.delayq.core.JobRequest;
 import io.delayq.core.JobState;
 import io.delayq.core.Jobs;
-import io.delayq.store.JobStore;
+import io.delayq.store.Inspection;
 import io.delayq.support.RedisTestResource;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -37,7 +37,7 @@ class DedupWindowTest {
     @Inject
     Jobs jobs;
     @Inject
-    JobStore store;
+    Inspection store;
 
     private static int deliveries(String id) {
         return TestObservers.DEDUP.getOrDefault(id, List.of()).size();

@@ -20,10 +20,10 @@ import org.junit.jupiter.api.Test;
 import io.delayq.core.JobRequest;
 import io.delayq.core.JobState;
 import io.delayq.core.Jobs;
-import io.delayq.dispatch.TestObservers.Delivery;
-import io.delayq.store.JobStore;
-import io.delayq.support.RedisTestResource;
 import io.delayq.dev.Resp;
+import io.delayq.dispatch.TestObservers.Delivery;
+import io.delayq.store.Inspection;
+import io.delayq.support.RedisTestResource;
 import io.delayq.support.Topics;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -34,7 +34,7 @@ class DispatchTest {
     @Inject
     Jobs jobs;
     @Inject
-    JobStore store;
+    Inspection store;
 
     static String uid(String what) {
         return Topics.fresh(what).replace('-', '_');

@@ -28,7 +28,7 @@ import io.delayq.core.JobRequest;
 import io.delayq.core.JobState;
 import io.delayq.core.Jobs;
 import io.delayq.dispatch.TestObservers.Delivery;
-import io.delayq.store.JobStore;
+import io.delayq.store.Inspection;
 import io.delayq.support.FixedPort;
 import io.delayq.support.RedisTestResource;
 import io.quarkus.test.common.QuarkusTestResource;
@@ -104,7 +104,7 @@ class HttpTargetLifecycleTest {
     @Inject
     Jobs jobs;
     @Inject
-    JobStore store;
+    Inspection store;
 
     private List<Delivery> callsOnceThereAre(String id, int n) {
         await().atMost(Duration.ofSeconds(10)).until(() -> Target.CALLS.getOrDefault(id, List.of()).size() >= n);

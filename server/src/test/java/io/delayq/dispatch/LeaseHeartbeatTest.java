@@ -21,7 +21,7 @@ import io.delayq.core.JobRequest;
 import io.delayq.core.JobTopic;
 import io.delayq.core.Jobs;
 import io.delayq.dev.Resp;
-import io.delayq.store.JobStore;
+import io.delayq.store.JobQueue;
 import io.delayq.store.Lease;
 import io.delayq.store.Partition;
 import io.delayq.store.TakenJob;
@@ -51,7 +51,7 @@ class LeaseHeartbeatTest {
     @Inject
     Jobs jobs;
     @Inject
-    JobStore store;
+    JobQueue store;
     @Inject
     Dispatcher dispatcher;
     @Inject

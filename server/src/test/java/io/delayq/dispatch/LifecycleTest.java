@@ -21,7 +21,7 @@ import io.delayq.core.JobRequest;
 import io.delayq.core.JobState;
 import io.delayq.core.Jobs;
 import io.delayq.dispatch.TestObservers.Delivery;
-import io.delayq.store.JobStore;
+import io.delayq.store.Inspection;
 import io.delayq.support.RedisTestResource;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -34,7 +34,7 @@ class LifecycleTest {
     @Inject
     Jobs jobs;
     @Inject
-    JobStore store;
+    Inspection store;
     @Inject
     MeterRegistry registry;
 

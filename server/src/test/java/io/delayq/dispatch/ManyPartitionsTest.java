@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import io.delayq.core.JobInfo;
 import io.delayq.core.Jobs;
 import io.delayq.core.NewJob;
-import io.delayq.store.JobStore;
+import io.delayq.store.Inspection;
 import io.delayq.store.Partition;
 import io.delayq.support.RedisTestResource;
 import io.delayq.support.Topics;
@@ -48,7 +48,7 @@ class ManyPartitionsTest {
     @Inject
     Jobs jobs;
     @Inject
-    JobStore store;
+    Inspection store;
     @Inject
     Dispatcher dispatcher;
 

@@ -26,7 +26,7 @@ import io.delayq.core.JobState;
 import io.delayq.core.JobTopic;
 import io.delayq.core.Jobs;
 import io.delayq.dev.Resp;
-import io.delayq.store.JobStore;
+import io.delayq.store.JobQueue;
 import io.delayq.store.Partition;
 import io.delayq.support.RedisTestResource;
 import io.delayq.support.Topics;
@@ -112,7 +112,7 @@ class OverdueAttemptTest {
     @Inject
     Jobs jobs;
     @Inject
-    JobStore store;
+    JobQueue store;
     @Inject
     MeterRegistry registry;
 

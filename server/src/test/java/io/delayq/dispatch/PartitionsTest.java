@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import io.delayq.core.JobInfo;
 import io.delayq.core.Jobs;
 import io.delayq.core.NewJob;
-import io.delayq.store.JobStore;
+import io.delayq.store.Inspection;
 import io.delayq.support.RedisTestResource;
 import io.delayq.support.Topics;
 import io.quarkus.test.common.QuarkusTestResource;
@@ -41,7 +41,7 @@ class PartitionsTest {
     @Inject
     Jobs jobs;
     @Inject
-    JobStore store;
+    Inspection store;
 
     @Test
     void jobsOfBothPartitionsAreRunOnceEachWhenTheirTakersShareFourWorkerSlots() {

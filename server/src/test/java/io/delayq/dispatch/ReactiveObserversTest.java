@@ -28,7 +28,7 @@ import io.delayq.core.JobState;
 import io.delayq.core.JobTopic;
 import io.delayq.core.Jobs;
 import io.delayq.core.PermanentJobFailureException;
-import io.delayq.store.JobStore;
+import io.delayq.store.Inspection;
 import io.delayq.support.RedisTestResource;
 import io.delayq.support.StrictEventLoops;
 import io.quarkus.test.common.QuarkusTestResource;
@@ -124,7 +124,7 @@ class ReactiveObserversTest {
     @Inject
     Jobs jobs;
     @Inject
-    JobStore store;
+    Inspection store;
     @Inject
     TopicRegistry registry;
 

@@ -156,7 +156,7 @@ class HungMasterIT {
         }
     }
 
-    /** Whether a job's partition (as {@code JobStore.partitionOf} picks it) lives on the master that hangs. */
+    /** Whether a job's partition (as {@code StorePart.partitionOf} picks it) lives on the master that hangs. */
     static boolean hung(String id) {
         return Math.floorMod(id.hashCode(), PARTITIONS) < 3;
     }

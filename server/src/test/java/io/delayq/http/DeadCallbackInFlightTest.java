@@ -26,7 +26,7 @@ import com.sun.net.httpserver.HttpServer;
 import io.delayq.core.JobRequest;
 import io.delayq.core.Jobs;
 import io.delayq.dev.Resp;
-import io.delayq.store.JobStore;
+import io.delayq.store.JobQueue;
 import io.delayq.store.Partition;
 import io.delayq.store.TakenJob;
 import io.delayq.support.FixedPort;
@@ -66,7 +66,7 @@ class DeadCallbackInFlightTest {
     @Inject
     Jobs jobs;
     @Inject
-    JobStore store;
+    JobQueue store;
 
     @BeforeAll
     static void startReceiver() throws Exception {

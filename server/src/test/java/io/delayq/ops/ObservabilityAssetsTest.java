@@ -36,7 +36,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.delayq.core.JobRequest;
 import io.delayq.core.JobState;
 import io.delayq.core.Jobs;
-import io.delayq.store.JobStore;
+import io.delayq.store.Inspection;
 import io.delayq.support.RedisTestResource;
 import io.delayq.support.Topics;
 import io.quarkus.test.common.QuarkusTestResource;
@@ -60,7 +60,7 @@ class ObservabilityAssetsTest {
     @Inject
     Jobs jobs;
     @Inject
-    JobStore store;
+    Inspection store;
 
     /**
      * Runs a job that succeeds and one that fails its only attempt (so every counter, timer and

@@ -21,7 +21,7 @@ import io.delayq.core.Jobs;
 import io.delayq.core.TopicControl;
 import io.delayq.dev.RedisProcess;
 import io.delayq.dispatch.TestObservers;
-import io.delayq.store.JobStore;
+import io.delayq.store.Inspection;
 import io.delayq.support.RedisTestResource;
 import io.delayq.support.Topics;
 import io.quarkus.test.common.QuarkusTestResource;
@@ -34,7 +34,7 @@ class OpsTest {
     @Inject
     Jobs jobs;
     @Inject
-    JobStore store;
+    Inspection store;
     @Inject
     TopicControl control;
 

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 import io.delayq.core.JobRequest;
 import io.delayq.core.Jobs;
 import io.delayq.dev.Resp;
-import io.delayq.store.JobStore;
+import io.delayq.store.TopicAdmin;
 import io.delayq.support.RedisTestResource;
 import io.delayq.support.Topics;
 import io.quarkus.test.common.QuarkusTestResource;
@@ -37,7 +37,7 @@ class TopicRetentionTest {
     @Inject
     Jobs jobs;
     @Inject
-    JobStore store;
+    TopicAdmin store;
 
     @Test
     void aTopicWithNoJobsThatNobodyServesIsForgottenOnceItsRetentionPassed() {

@@ -17,11 +17,11 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 
 import io.delayq.dev.Resp;
-import io.delayq.dispatch.RedisClock;
 import io.delayq.ops.DelayqMetrics;
 import io.delayq.schedule.Schedule.Fields;
 import io.delayq.schedule.Schedule.Source;
-import io.delayq.store.JobStore;
+import io.delayq.store.RedisClock;
+import io.delayq.store.ScheduleStore;
 import io.delayq.support.RedisTestResource;
 import io.delayq.support.Topics;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -37,7 +37,7 @@ import io.quarkus.test.junit.QuarkusTest;
 @QuarkusTestResource(RedisTestResource.class)
 class ScheduleTickerTest {
     @Inject
-    JobStore store;
+    ScheduleStore store;
     @Inject
     DelayqMetrics metrics;
     @Inject

@@ -24,8 +24,9 @@ import io.delayq.core.JobRequest;
 import io.delayq.core.Jobs;
 import io.delayq.dev.Resp;
 import io.delayq.ops.devui.DelayqJsonRpcService;
-import io.delayq.store.JobStore.CallbackOutcome;
-import io.delayq.store.JobStore.DeadCallback;
+import io.delayq.store.DeadCallbackStore.CallbackOutcome;
+import io.delayq.store.DeadCallbackStore.DeadCallback;
+import io.delayq.store.Inspection;
 import io.delayq.support.RedisTestResource;
 import io.delayq.support.Topics;
 import io.quarkus.test.common.QuarkusTestResource;
@@ -72,7 +73,11 @@ class DeadCallbackScriptsTest {
     @Inject
     Jobs jobs;
     @Inject
-    JobStore store;
+    JobQueue store;
+    @Inject
+    DeadCallbackStore callbackStore;
+    @Inject
+    Inspection inspection;
     @Inject
     io.delayq.dispatch.TopicRegistry registry;
 
@@ -136,16 +141,16 @@ class DeadCallbackScriptsTest {
             Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> Double.parseDouble(
                     redis.str("ZSCORE", Topics.keys(GIVE_UP) + "callbacks", member)) > System.currentTimeMillis() + 1_800_000);
             redis.call("ZADD", Topics.keys(GIVE_UP) + "callbacks", "0", member); // due now
-            List<DeadCallback> claimed = store.await(store.takeCallbacksAsync(p, 50, 60_000));
+            List<DeadCallback> claimed = store.await(callbackStore.takeCallbacksAsync(p, 50, 60_000));
             DeadCallback c = claimed.stream().filter(x -> x.member().equals(member)).findFirst().orElseThrow();
             assertEquals(2, c.tries(), "a claim counts a try");
             assertTrue(Double.parseDouble(redis.str("ZSCORE", Topics.keys(GIVE_UP) + "callbacks", member))
                     > System.currentTimeMillis() + 50_000, "claimed: pushed out, still in the set");
-            assertTrue(store.await(store.settleCallbackAsync(c, CallbackOutcome.FAILED, 0, "answered 410")));
+            assertTrue(store.await(callbackStore.settleCallbackAsync(c, CallbackOutcome.FAILED, 0, "answered 410")));
             assertNull(redis.str("ZSCORE", Topics.keys(GIVE_UP) + "callbacks", member));
             assertNotNull(redis.str("ZSCORE", Topics.keys(GIVE_UP) + "cbfailed", member), "moved, not dropped");
-            assertFalse(store.await(store.settleCallbackAsync(c, CallbackOutcome.RETRY, 0, "")), "no longer pending");
-            DeadCallback failed = store.failedCallbacks(GIVE_UP, 50).stream().filter(x -> x.id().equals("unheard"))
+            assertFalse(store.await(callbackStore.settleCallbackAsync(c, CallbackOutcome.RETRY, 0, "")), "no longer pending");
+            DeadCallback failed = callbackStore.failedCallbacks(GIVE_UP, 50).stream().filter(x -> x.id().equals("unheard"))
                     .findFirst().orElseThrow();
             assertEquals("answered 410", failed.lastError());
         }
@@ -163,15 +168,15 @@ class DeadCallbackScriptsTest {
             DeadCallback live = claim(p, member, 60_000);
             assertEquals(hung.tries() + 1, live.tries());
             String claimedUntil = redis.str("ZSCORE", callbacks, member);
-            assertFalse(store.await(store.settleCallbackAsync(hung, CallbackOutcome.RETRY, 0, "late")), "not its claim");
+            assertFalse(store.await(callbackStore.settleCallbackAsync(hung, CallbackOutcome.RETRY, 0, "late")), "not its claim");
             assertEquals(claimedUntil, redis.str("ZSCORE", callbacks, member), "not rescored under the live claim");
-            assertFalse(store.await(store.settleCallbackAsync(hung, CallbackOutcome.FAILED, 0, "late")), "not its claim");
+            assertFalse(store.await(callbackStore.settleCallbackAsync(hung, CallbackOutcome.FAILED, 0, "late")), "not its claim");
             assertNull(redis.str("ZSCORE", Topics.keys(STALE) + "cbfailed", member), "not given up under the live claim");
             assertTrue(redis.str("HGET", Topics.keys(STALE) + "cbdata", member).startsWith(live.tries() + ","));
             // The live claim gives up; the hung call then turns out to have delivered it.
-            assertTrue(store.await(store.settleCallbackAsync(live, CallbackOutcome.FAILED, 0, "answered 503")));
+            assertTrue(store.await(callbackStore.settleCallbackAsync(live, CallbackOutcome.FAILED, 0, "answered 503")));
             assertNotNull(redis.str("ZSCORE", Topics.keys(STALE) + "cbfailed", member));
-            assertTrue(store.await(store.settleCallbackAsync(hung, CallbackOutcome.DONE, 0, "")), "delivered is delivered");
+            assertTrue(store.await(callbackStore.settleCallbackAsync(hung, CallbackOutcome.DONE, 0, "")), "delivered is delivered");
             assertNull(redis.str("ZSCORE", Topics.keys(STALE) + "cbfailed", member), "no longer shown as failed");
             assertNull(redis.str("HGET", Topics.keys(STALE) + "cbdata", member));
         }
@@ -182,7 +187,7 @@ class DeadCallbackScriptsTest {
         Partition p = store.partitionsOf(CAPPED).get(0);
         String member = buryAndWaitForTheSendersFirstTry(p, "last-straw");
         String failedKey = Topics.keys(CAPPED) + "cbfailed", dataKey = Topics.keys(CAPPED) + "cbdata";
-        int old = JobStore.FAILED_CALLBACKS_KEPT + 5;
+        int old = DeadCallbackStore.FAILED_CALLBACKS_KEPT + 5;
         try (Resp redis = RedisTestResource.resp()) {
             List<String> zadd = new java.util.ArrayList<>(List.of("ZADD", failedKey));
             List<String> hset = new java.util.ArrayList<>(List.of("HSET", dataKey));
@@ -196,14 +201,14 @@ class DeadCallbackScriptsTest {
             redis.call(hset.toArray(String[]::new));
             redis.call("ZADD", Topics.keys(CAPPED) + "callbacks", "0", member);
             DeadCallback c = claim(p, member, 60_000);
-            assertTrue(store.await(store.settleCallbackAsync(c, CallbackOutcome.FAILED, 0, "answered 410")));
-            assertEquals((long) JobStore.FAILED_CALLBACKS_KEPT, redis.num("ZCARD", failedKey));
+            assertTrue(store.await(callbackStore.settleCallbackAsync(c, CallbackOutcome.FAILED, 0, "answered 410")));
+            assertEquals((long) DeadCallbackStore.FAILED_CALLBACKS_KEPT, redis.num("ZCARD", failedKey));
             assertNotNull(redis.str("ZSCORE", failedKey, member), "the newest is kept");
             assertNull(redis.str("ZSCORE", failedKey, "1:old-0"), "the oldest is dropped");
             assertNull(redis.str("HGET", dataKey, "1:old-0"), "with its data");
             assertNull(redis.str("HGET", dataKey, "1:old-5"));
             assertNotNull(redis.str("HGET", dataKey, "1:old-6"));
-            assertEquals((long) JobStore.FAILED_CALLBACKS_KEPT, redis.num("HLEN", dataKey), "no data left without its entry");
+            assertEquals((long) DeadCallbackStore.FAILED_CALLBACKS_KEPT, redis.num("HLEN", dataKey), "no data left without its entry");
         }
     }
 
@@ -221,7 +226,7 @@ class DeadCallbackScriptsTest {
                     .body(org.hamcrest.Matchers.containsString("callback"));
             assertNotNull(redis.str("ZSCORE", Topics.keys(FORGET) + "callbacks", member));
             redis.call("ZADD", Topics.keys(FORGET) + "callbacks", "0", member);
-            assertTrue(store.await(store.settleCallbackAsync(claim(p, member, 60_000), CallbackOutcome.DONE, 0, "")));
+            assertTrue(store.await(callbackStore.settleCallbackAsync(claim(p, member, 60_000), CallbackOutcome.DONE, 0, "")));
             given().delete("/topics/" + FORGET).then().statusCode(204);
             assertEquals(0L, redis.num("EXISTS", Topics.keys(FORGET) + "cbfailed", Topics.keys(FORGET) + "cbdata",
                     Topics.keys(FORGET) + "callbacks"), "the failed callbacks and their data go with the topic");
@@ -235,10 +240,10 @@ class DeadCallbackScriptsTest {
         try (Resp redis = RedisTestResource.resp()) {
             redis.call("ZADD", "dq:{" + topic + "#0}:callbacks", "1700000000123", "1:a", "1800000000000", "2:b");
             redis.call("ZADD", "dq:{" + topic + "#2}:callbacks", "42", "3:c");
-            List<Long> heads = store.nextCallbacksAsync(ps).stream().map(store::await).toList();
+            List<Long> heads = callbackStore.nextCallbacksAsync(ps).stream().map(store::await).toList();
             assertEquals(List.of(1700000000123L, -1L, 42L), heads);
             assertEquals(List.of(1700000000123L, -1L, 42L),
-                    ps.stream().map(p -> store.await(store.nextCallbackAsync(p))).toList(), "as one read per partition answers");
+                    ps.stream().map(p -> store.await(callbackStore.nextCallbackAsync(p))).toList(), "as one read per partition answers");
         }
     }
 
@@ -256,7 +261,7 @@ class DeadCallbackScriptsTest {
     }
 
     private DeadCallback claim(Partition p, String member, long claimMs) {
-        return store.await(store.takeCallbacksAsync(p, 50, claimMs)).stream().filter(x -> x.member().equals(member))
+        return store.await(callbackStore.takeCallbacksAsync(p, 50, claimMs)).stream().filter(x -> x.member().equals(member))
                 .findFirst().orElseThrow();
     }
 
@@ -264,7 +269,7 @@ class DeadCallbackScriptsTest {
     void theSigningKeyShowsNeitherInTheDevUiNorInMetricsNorOnTheDashboard() throws Exception {
         jobs.schedule(JobRequest.topic(HOOKED).id("visible").delay(Duration.ofHours(1)));
         // The Dev UI card's data, as its JSON-RPC service (a bean of dev mode only) answers it.
-        String devUiData = new ObjectMapper().writeValueAsString(new DelayqJsonRpcService(store, registry).topics());
+        String devUiData = new ObjectMapper().writeValueAsString(new DelayqJsonRpcService(inspection, registry).topics());
         assertTrue(devUiData.contains(HOOKED), devUiData);
         String metrics = given().get("/q/metrics").then().statusCode(200).extract().asString();
         String pages = given().get("/delayq").asString() + given().get("/delayq/topics/" + HOOKED).asString()

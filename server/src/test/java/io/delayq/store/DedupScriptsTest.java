@@ -30,7 +30,9 @@ import io.quarkus.test.junit.QuarkusTest;
 @QuarkusTestResource(RedisTestResource.class)
 class DedupScriptsTest {
     @Inject
-    JobStore store;
+    JobQueue store;
+    @Inject
+    Inspection inspection;
 
     private static NewJob due(String topic, String id) {
         return new NewJob(topic, id, true, 0, 0, "{\"n\":1}");
@@ -64,25 +66,25 @@ class DedupScriptsTest {
         try (Resp redis = RedisTestResource.resp()) {
             String done = Topics.keys(topic) + "done";
             for (String id : List.of(a, b, c)) {
-                assertEquals(JobState.SUCCEEDED, store.get(topic, id).orElseThrow().state(), id);
+                assertEquals(JobState.SUCCEEDED, inspection.get(topic, id).orElseThrow().state(), id);
                 assertTrue(redis.str("ZSCORE", done, id) != null, id + " in " + done);
             }
             long ttl = redis.num("PTTL", done);
             assertTrue(ttl > 0 && ttl <= 1000, "the key expires a window after its last write: " + ttl);
             assertEquals(0, redis.num("HEXISTS", Topics.keys(topic) + "jobs", a), "not kept in the jobs hash");
-            assertEquals(0, store.gauges(topic)[0], "nothing scheduled");
+            assertEquals(0, inspection.gauges(topic)[0], "nothing scheduled");
 
             // Half a window later another success keeps the key alive past a, b and c's window;
             // once that passed (Redis time) they are unknown, and the next ack drops them.
-            long lastAck = store.get(topic, c).orElseThrow().finishedAt().toEpochMilli();
+            long lastAck = inspection.get(topic, c).orElseThrow().finishedAt().toEpochMilli();
             Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> redisTime(redis) >= lastAck + 500);
             store.ack(p, runningJobs(topic, List.of(e), run + "e"));
             Awaitility.await().atMost(Duration.ofSeconds(5))
-                    .until(() -> store.get(topic, a).isEmpty() && store.get(topic, c).isEmpty());
+                    .until(() -> inspection.get(topic, a).isEmpty() && inspection.get(topic, c).isEmpty());
             assertEquals(4, redis.num("ZCARD", done), "expired entries wait for the next ack");
             store.ack(p, runningJobs(topic, List.of(d), run + "d"));
             assertEquals(List.of(e, d), redis.list("ZRANGE", done, 0, -1).stream().map(Object::toString).toList());
-            assertEquals(JobState.SUCCEEDED, store.get(topic, d).orElseThrow().state());
+            assertEquals(JobState.SUCCEEDED, inspection.get(topic, d).orElseThrow().state());
         }
     }
 
@@ -96,16 +98,16 @@ class DedupScriptsTest {
         try (Resp redis = RedisTestResource.resp()) {
             String done = Topics.keys(topic) + "done";
             // Another success half a window later keeps the key, and the old entry, past the window.
-            long acked = store.get(topic, id).orElseThrow().finishedAt().toEpochMilli();
+            long acked = inspection.get(topic, id).orElseThrow().finishedAt().toEpochMilli();
             Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> redisTime(redis) >= acked + 500);
             store.ack(p, runningJobs(topic, List.of(id + "x"), id + "x"));
-            Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> store.get(topic, id).isEmpty());
+            Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> inspection.get(topic, id).isEmpty());
             assertTrue(redis.str("ZSCORE", done, id) != null, "the expired entry is still there");
             var again = store.enqueue(p, List.of(due(topic, id), due(topic, id)), "");
             assertTrue(again.get(0).created(), "free again");
             assertEquals(JobState.SCHEDULED, again.get(1).state(), "the batch's second copy sees the first");
             assertEquals(null, redis.str("ZSCORE", done, id), "a scheduled id is not in done");
-            assertEquals(JobState.SCHEDULED, store.get(topic, id).orElseThrow().state());
+            assertEquals(JobState.SCHEDULED, inspection.get(topic, id).orElseThrow().state());
         }
     }
 
@@ -124,7 +126,7 @@ class DedupScriptsTest {
         String id = Topics.fresh("with");
         Partition withWindow = store.partitionsOf("dedup-store").get(0);
         store.ack(withWindow, runningJobs("dedup-store", List.of(id), id));
-        assertTrue(store.get(topic, "x").isEmpty());
+        assertTrue(inspection.get(topic, "x").isEmpty());
         try (Resp redis = RedisTestResource.resp()) {
             assertEquals(0, redis.num("EXISTS", Topics.keys(topic) + "done"), "no window: nothing remembered");
             assertEquals(0, redis.num("HLEN", Topics.keys(topic) + "jobs"));
@@ -194,9 +196,9 @@ class DedupScriptsTest {
             String done = Topics.keys(topic) + "done";
             store.enqueue(p, List.of(new NewJob(topic, id, true, 3_600_000, 0, "{}")), "");
             redis.call("ZADD", done, Long.toString(redisTime(redis)), id);
-            assertEquals(io.delayq.core.CancelOutcome.CANCELLED, store.cancel(topic, id));
+            assertEquals(io.delayq.core.CancelOutcome.CANCELLED, inspection.cancel(topic, id));
             assertEquals(null, redis.str("ZSCORE", done, id), "forgotten with the cancel");
-            assertTrue(store.get(topic, id).isEmpty(), "unknown, not succeeded: " + store.get(topic, id));
+            assertTrue(inspection.get(topic, id).isEmpty(), "unknown, not succeeded: " + inspection.get(topic, id));
         }
     }
 }

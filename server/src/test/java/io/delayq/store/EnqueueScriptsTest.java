@@ -35,7 +35,7 @@ import io.quarkus.test.junit.QuarkusTest;
 class EnqueueScriptsTest {
     private static final String TRACE = "0af7651916cd43dd8448eb211c80319cb7ad6b7169203331" + "01";
     @Inject
-    JobStore store;
+    JobQueue store;
     @Inject
     Scripts scripts;
     @Inject

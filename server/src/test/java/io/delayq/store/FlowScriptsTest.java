@@ -29,7 +29,11 @@ import io.quarkus.test.junit.QuarkusTest;
 @QuarkusTestResource(RedisTestResource.class)
 class FlowScriptsTest {
     @Inject
-    JobStore store;
+    JobQueue store;
+    @Inject
+    Inspection inspection;
+    @Inject
+    TopicAdmin topicAdmin;
 
     private void enqueueDue(Partition p, String prefix, int n) {
         List<NewJob> batch = new ArrayList<>(n);
@@ -47,22 +51,22 @@ class FlowScriptsTest {
         Set<Integer> older = new HashSet<>();
         TakenJob running = store.take(p, 1, 30_000, "A:", older, List.of(), 0).jobs().get(0);
 
-        FlowSettings paused = store.pause(topic);
+        FlowSettings paused = topicAdmin.pause(topic);
         assertTrue(paused.paused());
         TakeResult r = store.take(p, 10, 30_000, "B:", older, List.of(running.lease()), 0);
         assertTrue(r.paused(), "the take says paused");
         assertEquals(0, r.jobs().size(), "two jobs are due, none is taken");
         assertEquals(List.of(), r.staleAcks());
-        assertTrue(store.get(topic, running.lease().id()).isEmpty(), "the carried ack was applied");
+        assertTrue(inspection.get(topic, running.lease().id()).isEmpty(), "the carried ack was applied");
         try (Resp redis = RedisTestResource.resp()) {
             String k = Topics.keys(topic);
             assertEquals(String.valueOf(paused.pausedAt()), redis.str("GET", k + "paused"));
             assertEquals(0L, redis.num("ZCARD", k + "inflight"));
             assertEquals(2L, redis.num("HLEN", k + "jobs"));
         }
-        assertEquals(paused.pausedAt(), store.pause(topic).pausedAt(), "a second pause keeps the first time");
+        assertEquals(paused.pausedAt(), topicAdmin.pause(topic).pausedAt(), "a second pause keeps the first time");
 
-        assertTrue(!store.resume(topic).paused());
+        assertTrue(!topicAdmin.resume(topic).paused());
         TakeResult after = store.take(p, 10, 30_000, "C:", older, List.of(), 0);
         assertTrue(!after.paused());
         assertEquals(2, after.jobs().size(), "resumed: both due jobs are taken");
@@ -75,18 +79,18 @@ class FlowScriptsTest {
         enqueueDue(p, "k", 1);
         Set<Integer> older = new HashSet<>();
         store.take(p, 1, 1, "A:", older, List.of(), 0); // a 1 ms lease: its replica "died"
-        store.pause(topic);
+        topicAdmin.pause(topic);
         try (Resp redis = RedisTestResource.resp()) {
             long deadline = (long) Double.parseDouble(redis.str("ZSCORE", Topics.keys(topic) + "inflight", "k0"));
             Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> redisTime(redis) > deadline);
         }
         assertEquals(1, store.reclaim(p, 100, 10, 3, java.util.List.of(), 0, 0, 1.0, 0, 0)[0]);
-        var info = store.get(topic, "k0").orElseThrow();
+        var info = inspection.get(topic, "k0").orElseThrow();
         assertEquals(JobState.SCHEDULED, info.state());
         assertEquals(0, info.attempts(), "the lost attempt is counted apart");
         assertEquals(1, info.lostAttempts());
         assertEquals(0, store.take(p, 10, 30_000, "B:", older, List.of(), 0).jobs().size(), "still paused");
-        store.resume(topic);
+        topicAdmin.resume(topic);
         assertEquals(1, store.take(p, 10, 30_000, "C:", older, List.of(), 0).jobs().size());
     }
 
@@ -101,7 +105,7 @@ class FlowScriptsTest {
         String topic = Topics.fresh("rate-take");
         Partition p = store.partitionsOf(topic).get(0);
         enqueueDue(p, "r", 60);
-        assertEquals(100.0, store.setRateLimit(topic, 100).rateLimit());
+        assertEquals(100.0, topicAdmin.setRateLimit(topic, 100).rateLimit());
         Set<Integer> older = new HashSet<>();
         TakeResult first = store.take(p, 60, 30_000, "A:", older, List.of(), 0);
         assertEquals(5, first.jobs().size(), "a batch of 40 ms worth, and the slack's 10 ms");
@@ -134,7 +138,7 @@ class FlowScriptsTest {
             assertNotNull(redis.str("GET", Topics.keys(topic) + "ratetat"), "the schedule is kept in Redis");
         }
 
-        store.clearRateLimit(topic);
+        topicAdmin.clearRateLimit(topic);
         enqueueDue(p, "s", 30);
         TakeResult unlimited = store.take(p, 60, 30_000, "C:", older, List.of(), 0);
         assertEquals(30, unlimited.jobs().size(), "no limit: everything due at once");
@@ -146,19 +150,19 @@ class FlowScriptsTest {
         String topic = Topics.fresh("rate-raise");
         Partition p = store.partitionsOf(topic).get(0);
         enqueueDue(p, "x", 10);
-        store.setRateLimit(topic, 0.1); // one job per 10 s
+        topicAdmin.setRateLimit(topic, 0.1); // one job per 10 s
         Set<Integer> older = new HashSet<>();
         assertEquals(1, store.take(p, 10, 30_000, "A:", older, List.of(), 0).jobs().size());
         TakeResult held = store.take(p, 10, 30_000, "B:", older, List.of(), 0);
         assertEquals(0, held.jobs().size());
         assertTrue(held.notBefore() - held.now() > 9_000, "the next job in 10 s");
-        store.setRateLimit(topic, 1000);
+        topicAdmin.setRateLimit(topic, 1000);
         assertEquals(9, store.take(p, 10, 30_000, "C:", older, List.of(), 0).jobs().size(),
                 "the old limit's schedule does not hold the new one up");
-        FlowSettings read = store.flows(List.of(topic)).get(topic);
+        FlowSettings read = topicAdmin.flows(List.of(topic)).get(topic);
         assertEquals(1000.0, read.rateLimit());
         assertTrue(!read.paused());
-        assertNull(store.flows(List.of(Topics.fresh("never"))).values().iterator().next().rateLimit());
+        assertNull(topicAdmin.flows(List.of(Topics.fresh("never"))).values().iterator().next().rateLimit());
     }
 
     private static long redisTime(Resp redis) {

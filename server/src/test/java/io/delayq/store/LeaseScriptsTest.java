@@ -22,8 +22,8 @@ import io.delayq.core.DelayqConfig;
 import io.delayq.core.JobRequest;
 import io.delayq.core.JobState;
 import io.delayq.core.Jobs;
-import io.delayq.support.RedisTestResource;
 import io.delayq.dev.Resp;
+import io.delayq.support.RedisTestResource;
 import io.delayq.support.Topics;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -35,7 +35,9 @@ class LeaseScriptsTest {
     @Inject
     Jobs jobs;
     @Inject
-    JobStore store;
+    JobQueue store;
+    @Inject
+    Inspection inspection;
     @Inject
     DelayqConfig config;
     @Inject
@@ -62,7 +64,7 @@ class LeaseScriptsTest {
             assertEquals(0L, redis.num("EXISTS", k + "due:" + Keys.dayOf(fiveDaysAgo.toEpochMilli())));
             assertEquals(2L, redis.num("ZCARD", k + "inflight"));
         }
-        assertEquals(JobState.INFLIGHT, store.get(topic, "old").orElseThrow().state());
+        assertEquals(JobState.INFLIGHT, inspection.get(topic, "old").orElseThrow().state());
         assertEquals(0, store.take(p, 10, 30_000, "t2:", older, List.of(), 0).jobs().size(), "nothing more is due");
     }
 
@@ -88,7 +90,7 @@ class LeaseScriptsTest {
             assertNotNull(redis.str("HGET", k + "jobs", "j"));
         }
         assertEquals(List.of(), store.take(p, 10, 30_000, "D:", older, List.of(second.lease()), 0).staleAcks());
-        assertTrue(store.get(topic, "j").isEmpty(), "the take carried the ack");
+        assertTrue(inspection.get(topic, "j").isEmpty(), "the take carried the ack");
     }
 
     @Test
@@ -105,11 +107,11 @@ class LeaseScriptsTest {
             assertEquals("B:1", redis.str("HGET", k + "leases", "j"));
             assertNotNull(redis.str("ZSCORE", k + "inflight", "j"));
         }
-        var running = store.get(topic, "j").orElseThrow();
+        var running = inspection.get(topic, "j").orElseThrow();
         assertEquals(JobState.INFLIGHT, running.state());
 
         long at = store.snooze(p, second.lease(), true, running.runAt().toEpochMilli() + 3_600_000).orElseThrow();
-        var snoozed = store.get(topic, "j").orElseThrow();
+        var snoozed = inspection.get(topic, "j").orElseThrow();
         assertEquals(JobState.SCHEDULED, snoozed.state());
         assertEquals(at, snoozed.runAt().toEpochMilli());
         assertEquals(0, snoozed.attempts(), "neither the lost attempt nor the snoozed one is an attempt");
@@ -130,7 +132,7 @@ class LeaseScriptsTest {
         try (Resp redis = RedisTestResource.resp()) {
             long before = Long.parseLong(redis.list("TIME").get(0).toString()) * 1000;
             assertEquals(1, store.reclaim(p, 100, 10, 3, List.of(), 0, 60_000, 2.0, 600_000, 0)[0]);
-            var info = store.get(topic, "crash").orElseThrow();
+            var info = inspection.get(topic, "crash").orElseThrow();
             assertEquals(JobState.SCHEDULED, info.state());
             assertTrue(info.runAt().toEpochMilli() >= before + 59_000,
                     "due a backoff (60 s) after the reclaim, not at once: " + info.runAt());
@@ -146,7 +148,7 @@ class LeaseScriptsTest {
         TakenJob t = store.take(p, 1, 30_000, "R:", new HashSet<>(), List.of(), 0).jobs().get(0);
         assertEquals(0, store.requeue(p, List.of(new Lease("r", "not-ours"))));
         assertEquals(1, store.requeue(p, List.of(t.lease())));
-        var info = store.get(topic, "r").orElseThrow();
+        var info = inspection.get(topic, "r").orElseThrow();
         assertEquals(JobState.SCHEDULED, info.state());
         assertEquals(0, info.attempts());
         assertEquals(1, store.take(p, 1, 30_000, "S:", new HashSet<>(), List.of(), 0).jobs().size(), "due at once");
@@ -164,7 +166,7 @@ class LeaseScriptsTest {
                         ? Duration.ZERO
                         : method.invoke(config, args));
         RedisGateway gateway = new RedisGateway(redisClient, impatient, new SimpleMeterRegistry());
-        JobStore hasty = new JobStore(gateway, new Scripts(gateway, new SimpleMeterRegistry()), keys, impatient);
+        JobQueue hasty = new JobQueue(new StoreLayer(gateway, new Scripts(gateway, new SimpleMeterRegistry()), keys, impatient));
         store.requeue(p, List.of()); // Redis knows the requeue script: hasty gives up before a NOSCRIPT retry
         store.take(p, 0, 600_000, "warm:", new HashSet<>(), List.of(), 0); // and the take script
         try (Resp redis = RedisTestResource.resp()) {
@@ -175,8 +177,8 @@ class LeaseScriptsTest {
         assertThrows(StoreUnavailableException.class,
                 () -> hasty.take(p, 1, 600_000, "gone:", new HashSet<>(), List.of(), 0));
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
-                .until(() -> store.get(topic, "late").orElseThrow().state() == JobState.SCHEDULED);
-        var info = store.get(topic, "late").orElseThrow();
+                .until(() -> inspection.get(topic, "late").orElseThrow().state() == JobState.SCHEDULED);
+        var info = inspection.get(topic, "late").orElseThrow();
         assertEquals(0, info.attempts(), "the orphaned attempt is not counted");
         assertEquals(1, store.take(p, 1, 30_000, "next:", new HashSet<>(), List.of(), 0).jobs().size(),
                 "due at once, not after a 10-minute lease");
@@ -193,10 +195,10 @@ class LeaseScriptsTest {
         TakenJob lost = store.take(p, 1, 600_000, "r:1:", new HashSet<>(), List.of(), 0).jobs().get(0);
         TakenJob kept = store.take(p, 1, 600_000, "r:11:", new HashSet<>(), List.of(), 0).jobs().get(0);
         assertEquals(1, store.releaseTakesAsync(p, List.of("r:1:")).toCompletionStage().toCompletableFuture().join(), "only the lost take's job, not r:11:'s");
-        var info = store.get(topic, lost.lease().id()).orElseThrow();
+        var info = inspection.get(topic, lost.lease().id()).orElseThrow();
         assertEquals(JobState.SCHEDULED, info.state());
         assertEquals(0, info.attempts(), "the lost attempt is not counted");
-        assertEquals(JobState.INFLIGHT, store.get(topic, kept.lease().id()).orElseThrow().state());
+        assertEquals(JobState.INFLIGHT, inspection.get(topic, kept.lease().id()).orElseThrow().state());
         assertEquals(0, store.releaseTakesAsync(p, List.of("r:1:")).toCompletionStage().toCompletableFuture().join(), "a second release finds nothing");
     }
 
@@ -217,7 +219,8 @@ class LeaseScriptsTest {
                 });
         RedisGateway gateway = new RedisGateway(redisClient, twoPartitions, new SimpleMeterRegistry());
         Keys legacyKeys = new Keys(twoPartitions);
-        JobStore legacy = new JobStore(gateway, new Scripts(gateway, new SimpleMeterRegistry()), legacyKeys, twoPartitions);
+        JobQueue legacy = new JobQueue(new StoreLayer(gateway, new Scripts(gateway, new SimpleMeterRegistry()), legacyKeys,
+                twoPartitions));
         assertEquals(2, legacy.checkPartitions(2));
         try (Resp redis = RedisTestResource.resp()) {
             assertEquals("2", redis.str("GET", prefix + ":partitions"), "marked as the plain rule");

@@ -40,7 +40,9 @@ class LostAttemptsTest {
     @Inject
     Jobs jobs;
     @Inject
-    JobStore store;
+    JobQueue store;
+    @Inject
+    Inspection inspection;
 
     @Test
     void aLostAttemptIsCountedApartUsesNoAttemptAndShowsInTheApi() {
@@ -50,7 +52,7 @@ class LostAttemptsTest {
         loseLease(p, topic, "j", "A:1:");
         assertEquals(1, reclaim(p, 100, 3, List.of())[0]);
 
-        JobInfo info = store.get(topic, "j").orElseThrow();
+        JobInfo info = inspection.get(topic, "j").orElseThrow();
         assertEquals(JobState.SCHEDULED, info.state());
         assertEquals(0, info.attempts(), "a lost attempt does not use up maxAttempts");
         assertEquals(1, info.lostAttempts());
@@ -78,21 +80,21 @@ class LostAttemptsTest {
         assertEquals(0, r[0]);
         assertEquals(1, r[1], "the third loss in a row is the last");
 
-        JobInfo dead = store.get(topic, "crasher").orElseThrow();
+        JobInfo dead = inspection.get(topic, "crasher").orElseThrow();
         assertEquals(JobState.DEAD, dead.state());
         assertEquals(3, dead.lostAttempts());
         assertEquals(0, dead.attempts());
         assertTrue(dead.lastError().contains("3 time(s) in a row") && dead.lastError().contains("max-lost-attempts"),
                 dead.lastError());
-        DeadJob listed = store.dead(topic, 10).get(0);
+        DeadJob listed = inspection.dead(topic, 10).get(0);
         assertEquals(3, listed.record().lostAttempts(), "kept in the dead record (the dead-job callback reads it)");
         try (Resp redis = RedisTestResource.resp()) {
             assertNull(redis.str("ZSCORE", Topics.keys(topic) + "inflight", "crasher"));
             assertNull(redis.str("HGET", Topics.keys(topic) + "leases", "crasher"));
         }
 
-        store.revive(topic, "crasher");
-        assertEquals(0, store.get(topic, "crasher").orElseThrow().lostAttempts(), "a requeue from dead starts afresh");
+        inspection.revive(topic, "crasher");
+        assertEquals(0, inspection.get(topic, "crasher").orElseThrow().lostAttempts(), "a requeue from dead starts afresh");
     }
 
     @Test
@@ -105,13 +107,13 @@ class LostAttemptsTest {
 
         TakenJob snoozing = take(p, topic, "j", "B:1:");
         assertTrue(store.snooze(p, snoozing.lease(), false, 0).isPresent());
-        assertEquals(1, store.get(topic, "j").orElseThrow().lostAttempts(),
+        assertEquals(1, inspection.get(topic, "j").orElseThrow().lostAttempts(),
                 "a snooze costs no attempt, so it must not end the run: a job that snoozes and then crashes its "
                         + "replica would never reach max lost attempts");
 
         TakenJob failing = take(p, topic, "j", "C:1:");
         assertEquals(FailOutcome.Kind.RETRY, store.fail(p, failing.lease(), 0, "boom", 10).kind());
-        JobInfo failed = store.get(topic, "j").orElseThrow();
+        JobInfo failed = inspection.get(topic, "j").orElseThrow();
         assertEquals(0, failed.lostAttempts(), "a reported failure ends the run");
         assertEquals(1, failed.attempts());
         assertEquals("boom", failed.lastError());
@@ -129,7 +131,7 @@ class LostAttemptsTest {
             long before = redisNow(redis);
             // initial 10 s, doubling: the second loss waits 20 s
             assertEquals(1, store.reclaim(p, 100, 10, 5, List.of(), 0, 10_000, 2.0, 600_000, 0)[0]);
-            long runAt = store.get(topic, "j").orElseThrow().runAt().toEpochMilli();
+            long runAt = inspection.get(topic, "j").orElseThrow().runAt().toEpochMilli();
             assertTrue(runAt >= before + 19_000 && runAt <= redisNow(redis) + 20_000,
                     "due 20 s after the second loss: " + (runAt - before) + " ms");
         }
@@ -154,15 +156,15 @@ class LostAttemptsTest {
             assertEquals(1, r[0], "the other holder's lease is reclaimed though ours came first and the limit is 1");
             assertEquals(mine.lease().token(), redis.str("HGET", k + "leases", "mine"), "ours is left alone");
             assertNotNull(redis.str("ZSCORE", k + "inflight", "mine"));
-            assertEquals(JobState.SCHEDULED, store.get(topic, "theirs").orElseThrow().state());
-            assertEquals(0, store.get(topic, "theirs").orElseThrow().attempts());
+            assertEquals(JobState.SCHEDULED, inspection.get(topic, "theirs").orElseThrow().state());
+            assertEquals(0, inspection.get(topic, "theirs").orElseThrow().attempts());
             assertEquals("1000", redis.str("GET", k + "leasenext"),
                     "the bound still points at our expired lease, for the other replicas should we be gone");
             assertEquals(0, reclaim(p, 100, 3, ours)[0], "ours is skipped again");
             // Once we no longer hold it (an outcome we could not record), our own expired lease is
             // reclaimed like anyone's, by us too: nobody else may serve the topic.
             assertEquals(1, reclaim(p, 100, 3, List.of())[0], "an expired lease nobody holds is reclaimed");
-            assertEquals(1, store.get(topic, "mine").orElseThrow().lostAttempts());
+            assertEquals(1, inspection.get(topic, "mine").orElseThrow().lostAttempts());
         }
     }
 
@@ -224,7 +226,7 @@ class LostAttemptsTest {
             long past = store.redisTimeMs() - 1;
             assertEquals(0, store.reclaim(p, 100, 10, 3, List.of(), past, 0, 1.0, 0, 0)[0],
                     "run after its deadline: the holders' extends may be queued behind it");
-            assertEquals(JobState.INFLIGHT, store.get(topic, "late").orElseThrow().state());
+            assertEquals(JobState.INFLIGHT, inspection.get(topic, "late").orElseThrow().state());
             assertEquals("1000", redis.str("GET", k + "leasenext"), "the bound is still corrected");
             assertEquals(1, store.reclaim(p, 100, 10, 3, List.of(), store.redisTimeMs() + 5_000, 0, 1.0, 0, 0)[0]);
         }
@@ -248,7 +250,7 @@ class LostAttemptsTest {
             JobRecord buried = JobRecord.decode(redis.str("HGET", k + "jobs", "bad"));
             assertEquals("\"no newline, no fields\"", buried.payload(), "its text kept, as a JSON string");
             assertTrue(buried.lastError().startsWith("unreadable record"), buried.lastError());
-            assertEquals(JobState.DEAD, store.get(topic, "bad").orElseThrow().state());
+            assertEquals(JobState.DEAD, inspection.get(topic, "bad").orElseThrow().state());
         }
     }
 

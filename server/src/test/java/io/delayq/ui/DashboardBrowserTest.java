@@ -15,7 +15,7 @@ import org.openqa.selenium.NoAlertPresentException;
 import org.openqa.selenium.WebElement;
 
 import io.delayq.core.JobState;
-import io.delayq.store.JobStore;
+import io.delayq.store.Inspection;
 import io.delayq.support.Browser;
 import io.delayq.support.RedisTestResource;
 import io.delayq.support.Topics;
@@ -35,7 +35,7 @@ class DashboardBrowserTest {
     URL base;
 
     @Inject
-    JobStore store;
+    Inspection store;
 
     private static void enqueue(String json) {
         given().contentType(ContentType.JSON).body(json).post("/jobs").then().statusCode(201);

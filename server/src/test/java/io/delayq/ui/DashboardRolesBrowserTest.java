@@ -13,7 +13,7 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 import io.delayq.core.JobState;
-import io.delayq.store.JobStore;
+import io.delayq.store.Inspection;
 import io.delayq.support.Browser;
 import io.delayq.support.RedisTestResource;
 import io.quarkus.test.common.QuarkusTestResource;
@@ -33,7 +33,7 @@ class DashboardRolesBrowserTest {
     URL base;
 
     @Inject
-    JobStore store;
+    Inspection store;
 
     private static void signIn(Browser b, String user, String password) {
         b.await(PATIENCE, x -> !x.all("input[name='j_username']").isEmpty());

@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.delayq.dispatch.TopicRegistry;
-import io.delayq.store.JobStore;
+import io.delayq.store.Inspection;
 import io.delayq.store.TopicStats;
 
 /**
@@ -15,10 +15,10 @@ import io.delayq.store.TopicStats;
  * it on this replica (observer {@code class#method}, or the HTTP target) and its counts.
  */
 public class DelayqJsonRpcService {
-    private final JobStore store;
+    private final Inspection store;
     private final TopicRegistry registry;
 
-    public DelayqJsonRpcService(JobStore store, TopicRegistry registry) {
+    public DelayqJsonRpcService(Inspection store, TopicRegistry registry) {
         this.store = store;
         this.registry = registry;
     }

@@ -1,4 +1,4 @@
-package io.delayq.dispatch;
+package io.delayq.store;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

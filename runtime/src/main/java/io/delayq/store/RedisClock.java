@@ -1,4 +1,4 @@
-package io.delayq.dispatch;
+package io.delayq.store;
 
 import java.util.function.LongSupplier;
 

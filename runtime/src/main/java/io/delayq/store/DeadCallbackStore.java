@@ -1,0 +1,152 @@
+package io.delayq.store;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Consumer;
+
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+
+import io.vertx.core.Future;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+
+/**
+ * Dead-job callbacks: recorded by a burial in the same script (fail, reclaim), claimed here by
+ * the sender of any replica, settled as sent, to retry, or failed for good; the failed ones are
+ * kept, the newest, for the dashboard.
+ */
+@Singleton
+public class DeadCallbackStore extends StorePart {
+    @Inject
+    public DeadCallbackStore(StoreLayer layer) {
+        super(layer);
+    }
+
+    /** Who to tell when a burial here recorded a dead-job callback (the callback sender). */
+    public void onCallbackRecorded(Consumer<Partition> listener) {
+        layer.onCallbackRecorded(listener);
+    }
+
+    /** A dead-job callback read from Redis (see {@link Keys#callbackData}). */
+    public record DeadCallback(Partition partition, String member, String id, long diedAt, int tries, String lastError,
+            JobRecord record) {
+        /** Reads a callback from its member and its {@link Keys#callbackData} value. */
+        public static DeadCallback parse(Partition p, String member, String data) {
+            int c1 = data.indexOf(','), c2 = data.indexOf(',', c1 + 1), nl = data.indexOf('\n', c2 + 1);
+            return new DeadCallback(p, member, member.substring(member.indexOf(':') + 1),
+                    Long.parseLong(data.substring(c1 + 1, c2)), Integer.parseInt(data.substring(0, c1)),
+                    data.substring(c2 + 1, nl), JobRecord.decode(data.substring(nl + 1)));
+        }
+    }
+
+    /**
+     * Claims up to {@code limit} due dead-job callbacks of a partition for {@code claimMs} (their
+     * tries counted); another replica takes them again after that unless they are settled.
+     */
+    public Future<List<DeadCallback>> takeCallbacksAsync(Partition p, int limit, long claimMs) {
+        return runAsync("cbtake", p, Set.of(), List.of(Integer.toString(limit), Long.toString(claimMs)), 0, null)
+                .map(r -> {
+                    List<DeadCallback> out = new ArrayList<>(r.size() / 2);
+                    for (int i = 0; i + 1 < r.size(); i += 2) {
+                        out.add(DeadCallback.parse(p, r.get(i).toString(), r.get(i + 1).toString()));
+                    }
+                    return out;
+                });
+    }
+
+    /**
+     * When the partition's earliest dead-job callback is due (epoch ms by Redis' clock), -1 when it
+     * has none: one plain read, so that a poll of a partition without due callbacks costs one command.
+     */
+    public Future<Long> nextCallbackAsync(Partition p) {
+        return ensureLayoutAsync().compose(v -> redis.sendAsync(
+                Request.cmd(Command.ZRANGE).arg(keys.callbacks(p)).arg(0).arg(0).arg("WITHSCORES")))
+                .map(r -> {
+                    if (r == null || r.size() == 0) {
+                        return -1L;
+                    }
+                    // RESP2 answers [member, score]; RESP3 [[member, score]].
+                    Response score = r.get(0).type() == io.vertx.redis.client.ResponseType.MULTI ? r.get(0).get(1) : r.get(1);
+                    return (long) Double.parseDouble(score.toString());
+                });
+    }
+
+    /** The earliest callback of each key: a read only, so that one command covers every partition. */
+    private static final String CALLBACK_HEADS = "local o = {} for i, k in ipairs(KEYS) do "
+            + "local r = redis.call('ZRANGE', k, 0, 0, 'WITHSCORES') o[i] = r[2] or '-1' end return o";
+
+    /**
+     * {@link #nextCallbackAsync} of each partition: on a single Redis one command for them all (a
+     * read-only script, Redis caches it), on a cluster one per partition (their keys are in other slots).
+     */
+    public List<Future<Long>> nextCallbacksAsync(List<Partition> ps) {
+        List<Future<Long>> out = new ArrayList<>(ps.size());
+        if (cluster || ps.size() < 2) {
+            ps.forEach(p -> out.add(nextCallbackAsync(p)));
+            return out;
+        }
+        Future<Response> all = ensureLayoutAsync().compose(v -> {
+            Request eval = Request.cmd(Command.EVAL).arg(CALLBACK_HEADS).arg(ps.size());
+            ps.forEach(p -> eval.arg(keys.callbacks(p)));
+            return redis.sendAsync(eval);
+        });
+        for (int i = 0; i < ps.size(); i++) {
+            int at = i;
+            out.add(all.map(r -> (long) Double.parseDouble(r.get(at).toString())));
+        }
+        return out;
+    }
+
+    /** How one try of a callback ended. */
+    public enum CallbackOutcome {
+        DONE("done"), RETRY("retry"), FAILED("failed");
+
+        final String arg;
+
+        CallbackOutcome(String arg) {
+            this.arg = arg;
+        }
+    }
+
+    /**
+     * Failed dead-job callbacks kept per partition (the newest; each keeps a copy of its job's
+     * payload, so older ones are dropped with their data as new ones fail).
+     */
+    public static final int FAILED_CALLBACKS_KEPT = 1000;
+
+    /**
+     * Settles a claimed callback; false when it was no longer pending (settled by another replica)
+     * or, for a retry or a failure, no longer this claim's ({@link DeadCallback#tries} is the claim's
+     * token: a claim that expired and was taken again by another replica changes nothing but "done").
+     */
+    public Future<Boolean> settleCallbackAsync(DeadCallback c, CallbackOutcome outcome, long delayMs, String error) {
+        return runAsync("cbsettle", c.partition(), Set.of(), List.of(c.member(), outcome.arg, Long.toString(delayMs),
+                oneLine(error), Integer.toString(c.tries()), Integer.toString(FAILED_CALLBACKS_KEPT)), 0, null)
+                .map(r -> r.toInteger() == 1);
+    }
+
+    /** Callbacks of the topic that failed for good, newest first, at most {@code limit} per partition. */
+    public List<DeadCallback> failedCallbacks(String topic, int limit) {
+        List<DeadCallback> out = new ArrayList<>();
+        for (Partition p : partitionsOf(topic)) {
+            Response members = redis.send(
+                    Request.cmd(Command.ZREVRANGE).arg(keys.callbacksFailed(p)).arg(0).arg(limit - 1));
+            if (members == null || members.size() == 0) {
+                continue;
+            }
+            Request hmget = Request.cmd(Command.HMGET).arg(keys.callbackData(p));
+            members.forEach(m -> hmget.arg(m.toString()));
+            Response data = redis.send(hmget);
+            for (int i = 0; i < members.size(); i++) {
+                if (data.get(i) != null) {
+                    out.add(DeadCallback.parse(p, members.get(i).toString(), data.get(i).toString()));
+                }
+            }
+        }
+        out.sort((a, b) -> Long.compare(b.diedAt(), a.diedAt()));
+        return out;
+    }
+}

@@ -1,0 +1,291 @@
+package io.delayq.store;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+
+import io.delayq.core.CancelOutcome;
+import io.delayq.core.JobInfo;
+import io.delayq.core.JobState;
+import io.delayq.core.RescheduleResult;
+import io.vertx.core.Future;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+
+/**
+ * What an operator or the API reads of the store, and the operator's actions on one job: a job
+ * by id (with its payload for the dashboard), cancel, reschedule; the topics with their counts,
+ * the gauges, a topic's snapshot for the dashboard (peek); the dead set, and a dead job revived
+ * or purged. Kept apart from the job path ({@link JobQueue}) as Sidekiq keeps api.rb apart from
+ * fetch.rb, and Asynq inspect.go from rdb.go.
+ */
+@Singleton
+public class Inspection extends StorePart {
+    @Inject
+    public Inspection(StoreLayer layer) {
+        super(layer);
+    }
+
+    // ---------------------------------------------------------------- one job
+
+    public Optional<JobInfo> get(String topic, String id) {
+        return redis.await(getAsync(topic, id));
+    }
+
+    /** As {@link #get}, holding no thread. */
+    public Future<Optional<JobInfo>> getAsync(String topic, String id) {
+        return runAsync("get", partitionOf(topic, id), Set.of(), List.of(id, dedupWindow(topic)), 0, null)
+                .map(r -> parseGet(topic, id, r).map(JobDetail::info));
+    }
+
+    /** A job with its payload (JSON as enqueued, null when none or succeeded), for the dashboard. */
+    public record JobDetail(JobInfo info, String payload) {
+    }
+
+    public Optional<JobDetail> lookup(String topic, String id) {
+        return parseGet(topic, id, run("get", partitionOf(topic, id), Set.of(), List.of(id, dedupWindow(topic))));
+    }
+
+    private static Optional<JobDetail> parseGet(String topic, String id, Response r) {
+        if (r.size() == 0) {
+            return Optional.empty();
+        }
+        if (JobState.ofLetter(r.get(1).toString()) == JobState.SUCCEEDED) {
+            return Optional.of(new JobDetail(
+                    JobInfo.succeeded(id, topic, Instant.ofEpochMilli((long) Double.parseDouble(r.get(2).toString()))), null));
+        }
+        JobRecord rec = JobRecord.decode(r.get(0).toString());
+        JobState state = JobState.ofLetter(r.get(1).toString());
+        Instant deadAt = state == JobState.DEAD ? Instant.ofEpochMilli((long) Double.parseDouble(r.get(2).toString())) : null;
+        return Optional.of(new JobDetail(new JobInfo(id, topic, Instant.ofEpochMilli(rec.runAt()), state, rec.attempts(),
+                rec.lostAttempts(), rec.maxAttempts() == 0 ? null : rec.maxAttempts(),
+                rec.lastError().isEmpty() ? null : rec.lastError(), deadAt, null, false), rec.payloadOrNull()));
+    }
+
+    public CancelOutcome cancel(String topic, String id) {
+        return redis.await(cancelAsync(topic, id));
+    }
+
+    /** As {@link #cancel}, holding no thread. */
+    public Future<CancelOutcome> cancelAsync(String topic, String id) {
+        return runAsync("cancel", partitionOf(topic, id), Set.of(), List.of(id), 0, null).map(r -> switch (r.toInteger()) {
+            case 1 -> CancelOutcome.CANCELLED;
+            case -1 -> CancelOutcome.INFLIGHT;
+            case -2 -> CancelOutcome.DEAD;
+            default -> CancelOutcome.UNKNOWN;
+        });
+    }
+
+    /**
+     * Moves a scheduled job to run {@code ms} after Redis now ({@code delayed}) or at epoch ms
+     * {@code ms}, across day shards in one script; a job that becomes its partition's earliest
+     * wakes the takers. A job in flight or dead is not moved.
+     */
+    public RescheduleResult reschedule(String topic, String id, boolean delayed, long ms) {
+        Partition p = partitionOf(topic, id);
+        // The new runAt's shard is known here; the old one's day is in the record, and the first
+        // call names it (DQNEEDDAY) unless it is among these.
+        Set<Integer> days = new TreeSet<>();
+        aroundDay(days, delayed ? System.currentTimeMillis() + ms : ms);
+        Response r = run("reschedule", p, days, List.of(id, delayed ? "d" : "a", Long.toString(ms), scriptChannel(p)));
+        return switch (r.get(0).toInteger()) {
+            case 1 -> {
+                JobRecord rec = JobRecord.decode(r.get(1).toString());
+                yield new RescheduleResult(RescheduleResult.Outcome.RESCHEDULED, new JobInfo(id, topic,
+                        Instant.ofEpochMilli(rec.runAt()), JobState.SCHEDULED, rec.attempts(),
+                        rec.maxAttempts() == 0 ? null : rec.maxAttempts(),
+                        rec.lastError().isEmpty() ? null : rec.lastError(), null, null, false));
+            }
+            case -1 -> new RescheduleResult(RescheduleResult.Outcome.INFLIGHT, null);
+            case -2 -> new RescheduleResult(RescheduleResult.Outcome.DEAD, null);
+            default -> new RescheduleResult(RescheduleResult.Outcome.UNKNOWN, null);
+        };
+    }
+
+    // ---------------------------------------------------------------- topics
+
+    /** Every topic that has had jobs, with counts summed over partitions (one pipelined round trip). */
+    public List<TopicStats> topics() {
+        List<String> names = topicNames();
+        ensureLayout();
+        List<Request> reads = new ArrayList<>();
+        for (String topic : names) {
+            for (Partition p : partitionsOf(topic)) {
+                reads.add(Request.cmd(Command.HLEN).arg(keys.jobs(p)));
+                reads.add(Request.cmd(Command.ZCARD).arg(keys.inflight(p)));
+                reads.add(Request.cmd(Command.ZCARD).arg(keys.dead(p)));
+                reads.add(Request.cmd(Command.GET).arg(keys.next(p)));
+            }
+        }
+        List<Response> replies = reads.isEmpty() ? List.of() : readAll(reads);
+        List<TopicStats> out = new ArrayList<>(names.size());
+        int i = 0;
+        for (String topic : names) {
+            long all = 0, inflight = 0, dead = 0, next = -1;
+            for (int p = 0; p < partitions; p++, i += 4) {
+                all += replies.get(i).toLong();
+                inflight += replies.get(i + 1).toLong();
+                dead += replies.get(i + 2).toLong();
+                Response n = replies.get(i + 3);
+                if (n != null) {
+                    long v = n.toLong();
+                    next = next < 0 ? v : Math.min(next, v);
+                }
+            }
+            out.add(new TopicStats(topic, all - inflight - dead, inflight, dead, next));
+        }
+        return out;
+    }
+
+    /**
+     * Gauge values of a topic summed over its partitions: {scheduled, inflight, dead, age in ms of
+     * the oldest overdue scheduled job (0 when none is overdue), due now (runAt passed, not taken),
+     * 1 if paused (any partition) else 0}. One script call per partition.
+     */
+    public long[] gauges(String topic) {
+        long jobs = 0, inflight = 0, dead = 0, oldest = -1, now = 0, due = 0, paused = 0;
+        for (Partition p : partitionsOf(topic)) {
+            Response r = run("stats", p, aroundNow(), List.of());
+            jobs += r.get(0).toLong();
+            inflight += r.get(1).toLong();
+            dead += r.get(2).toLong();
+            long o = r.get(3).toLong();
+            now = r.get(4).toLong();
+            due += r.get(5).toLong();
+            paused = Math.max(paused, r.get(6).toLong());
+            if (o >= 0) {
+                oldest = oldest < 0 ? o : Math.min(oldest, o);
+            }
+        }
+        return new long[] { jobs - inflight - dead, inflight, dead, oldest < 0 ? 0 : now - oldest, due, paused };
+    }
+
+    /** How many topics the topics SET holds (SCARD). */
+    public long topicCount() {
+        return redis.send(Request.cmd(Command.SCARD).arg(keys.topics())).toLong();
+    }
+
+    /** Every known topic (the topics SET). */
+    public List<String> topicNames() {
+        List<String> names = new ArrayList<>();
+        for (Response r : redis.send(Request.cmd(Command.SMEMBERS).arg(keys.topics()))) {
+            names.add(r.toString());
+        }
+        names.sort(null);
+        return names;
+    }
+
+    /**
+     * A topic for the dashboard: one atomic {@code peek} per partition, bounded however many
+     * jobs it holds (a timeline of {@code buckets} × {@code bucketMs} from now, the next
+     * {@code nextLimit} jobs, {@code inflightLimit} jobs in flight), merged.
+     */
+    public TopicSnapshot peek(String topic, long bucketMs, int buckets, int nextLimit, int inflightLimit) {
+        long now = 0, due = 0, oldest = -1, jobs = 0, inflightCount = 0, dead = 0;
+        long[] timeline = new long[buckets];
+        List<TopicSnapshot.Scheduled> next = new ArrayList<>();
+        List<TopicSnapshot.Running> inflight = new ArrayList<>();
+        for (Partition p : partitionsOf(topic)) {
+            Response r = run("peek", p, aroundNow(), List.of(Long.toString(bucketMs), Integer.toString(buckets),
+                    Integer.toString(nextLimit), Integer.toString(inflightLimit)));
+            now = Math.max(now, r.get(0).toLong());
+            due += r.get(1).toLong();
+            jobs += r.get(6).toLong();
+            inflightCount += r.get(7).toLong();
+            dead += r.get(8).toLong();
+            long o = r.get(2).toLong();
+            if (o >= 0) {
+                oldest = oldest < 0 ? o : Math.min(oldest, o);
+            }
+            for (int i = 0; i < buckets && i < r.get(3).size(); i++) {
+                timeline[i] += r.get(3).get(i).toLong();
+            }
+            Response listed = r.get(4);
+            for (int i = 0; i + 2 < listed.size(); i += 3) {
+                next.add(new TopicSnapshot.Scheduled(listed.get(i).toString(), (long) Double.parseDouble(listed.get(i + 1)
+                        .toString()), record(listed.get(i + 2))));
+            }
+            Response running = r.get(5);
+            for (int i = 0; i + 3 < running.size(); i += 4) {
+                String token = running.get(i + 2).toString();
+                int colon = token.indexOf(':');
+                inflight.add(new TopicSnapshot.Running(running.get(i).toString(),
+                        (long) Double.parseDouble(running.get(i + 1).toString()),
+                        colon > 0 ? token.substring(0, colon) : token, record(running.get(i + 3))));
+            }
+        }
+        next.sort(java.util.Comparator.comparingLong(TopicSnapshot.Scheduled::runAtMs));
+        inflight.sort(java.util.Comparator.comparingLong(TopicSnapshot.Running::leaseDeadlineMs));
+        return new TopicSnapshot(now, jobs - inflightCount - dead, due, oldest, inflightCount, dead, timeline,
+                next.size() > nextLimit ? next.subList(0, nextLimit) : next,
+                inflight.size() > inflightLimit ? inflight.subList(0, inflightLimit) : inflight);
+    }
+
+    // ---------------------------------------------------------------- dead set
+
+    /**
+     * Ids of a topic's jobs that died at or before {@code diedByMs}, oldest first, at most
+     * {@code limit} per partition: what "requeue all" and "purge all" go through, so that a job
+     * that dies again meanwhile is not taken a second time.
+     */
+    public List<String> deadIdsUpTo(String topic, long diedByMs, int limit) {
+        ensureLayout();
+        List<String> out = new ArrayList<>();
+        for (Partition p : partitionsOf(topic)) {
+            Response ids = redis.send(Request.cmd(Command.ZRANGE).arg(keys.dead(p)).arg("-inf").arg(diedByMs)
+                    .arg("BYSCORE").arg("LIMIT").arg(0).arg(limit));
+            ids.forEach(r -> out.add(r.toString()));
+        }
+        return out;
+    }
+
+    /** Dead jobs of a topic, newest first, at most {@code limit}. */
+    public List<DeadJob> dead(String topic, int limit) {
+        ensureLayout();
+        List<DeadJob> out = new ArrayList<>();
+        for (Partition p : partitionsOf(topic)) {
+            Response ids = redis.send(Request.cmd(Command.ZRANGE).arg(keys.dead(p)).arg("+inf").arg("-inf")
+                    .arg("BYSCORE").arg("REV").arg("LIMIT").arg(0).arg(limit).arg("WITHSCORES"));
+            List<String> idList = new ArrayList<>();
+            List<Long> times = new ArrayList<>();
+            boolean nested = ids.size() > 0 && ids.get(0).type() == io.vertx.redis.client.ResponseType.MULTI;
+            for (int i = 0; i < ids.size(); i += nested ? 1 : 2) {
+                Response member = nested ? ids.get(i).get(0) : ids.get(i);
+                Response score = nested ? ids.get(i).get(1) : ids.get(i + 1);
+                idList.add(member.toString());
+                times.add((long) Double.parseDouble(score.toString()));
+            }
+            if (idList.isEmpty()) {
+                continue;
+            }
+            Request hmget = Request.cmd(Command.HMGET).arg(keys.jobs(p));
+            idList.forEach(hmget::arg);
+            Response recs = redis.send(hmget);
+            for (int i = 0; i < idList.size(); i++) {
+                if (recs.get(i) != null) {
+                    out.add(new DeadJob(idList.get(i), times.get(i), JobRecord.decode(recs.get(i).toString())));
+                }
+            }
+        }
+        out.sort((a, b) -> Long.compare(b.diedAt(), a.diedAt()));
+        return out.size() > limit ? out.subList(0, limit) : out;
+    }
+
+    /** Dead job back to scheduled, due now, attempts reset; empty when the id is not dead. */
+    public Optional<Instant> revive(String topic, String id) {
+        Partition p = partitionOf(topic, id);
+        Response r = run("revive", p, aroundNow(), List.of(id, scriptChannel(p)));
+        return r.size() == 0 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(r.get(0).toLong()));
+    }
+
+    public boolean purge(String topic, String id) {
+        return run("purge", partitionOf(topic, id), Set.of(), List.of(id)).toInteger() == 1;
+    }
+}

@@ -1,0 +1,435 @@
+package io.delayq.store;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Consumer;
+
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+
+import org.jboss.logging.Logger;
+
+import io.delayq.core.JobInfo;
+import io.delayq.core.JobState;
+import io.delayq.core.NewJob;
+import io.vertx.core.Future;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+
+/**
+ * The job path, what every job goes through: enqueue (one atomic script per topic partition),
+ * take with a lease, then ack, fail, snooze, or a lease extended, reclaimed when it expired, put
+ * back by a drain; and the cheap reads of the loops that drive it (the safety-net poll's heads,
+ * the reclaimer's earliest deadline). Each move of a job is one script.
+ */
+@Singleton
+public class JobQueue extends StorePart {
+    private static final Logger LOG = Logger.getLogger(JobQueue.class);
+    private final TopicListing listing;
+
+    @Inject
+    public JobQueue(StoreLayer layer) {
+        super(layer);
+        this.listing = layer.listing();
+    }
+
+    // ---------------------------------------------------------------- enqueue
+
+    private volatile Consumer<Partition> beforeEnqueue = p -> {
+    };
+
+    /**
+     * A test seam: {@code hook} runs just before each enqueue script is sent (on the sending
+     * thread; it must not wait for Redis' replies on an event loop), so that a test can put the
+     * real Redis in a state at that point of a batch; null removes it.
+     */
+    public void beforeEnqueueScript(Consumer<Partition> hook) {
+        beforeEnqueue = hook == null ? p -> {
+        } : hook;
+    }
+
+    /**
+     * Enqueues jobs of one topic partition in one atomic script. Results are in input order;
+     * {@link JobInfo#created()} tells new jobs from existing ids. {@code trace} is the compact W3C
+     * context of the enqueue (see {@link JobRecord#trace()}), empty when it ran in no trace.
+     */
+    public List<JobInfo> enqueue(Partition p, List<NewJob> jobs, String trace) {
+        return redis.await(enqueueAsync(p, jobs, trace));
+    }
+
+    /** As {@link #enqueue}, holding no thread. */
+    public Future<List<JobInfo>> enqueueAsync(Partition p, List<NewJob> jobs, String trace) {
+        return enqueueScript(p, jobs, trace, "", 0).map(reply -> parseEnqueue(p, jobs, reply));
+    }
+
+    /** The enqueue script's call; {@code schedule} non-empty when it fires that schedule's tick. */
+    Future<Response> enqueueScript(Partition p, List<NewJob> jobs, String trace, String schedule, long tickMs) {
+        Set<Integer> days = new TreeSet<>();
+        long localNow = System.currentTimeMillis();
+        List<String> args = new ArrayList<>(6 + jobs.size() * 5);
+        args.add(scriptChannel(p));
+        args.add(JobRecord.storableTrace(trace));
+        args.add(dedupWindow(p.topic()));
+        args.add(schedule);
+        args.add(Long.toString(tickMs));
+        args.add(Integer.toString(jobs.size()));
+        for (NewJob job : jobs) {
+            if (job.delayed()) {
+                aroundDay(days, localNow + job.millis());
+            } else {
+                days.add(Keys.dayOf(job.millis()));
+            }
+            args.add(job.id());
+            args.add(job.delayed() ? "d" : "a");
+            args.add(Long.toString(job.millis()));
+            args.add(Integer.toString(job.maxAttempts()));
+            args.add(job.payloadJson() == null ? "" : job.payloadJson());
+        }
+        // One job with neither a dedup window nor a tick (most calls): the script of fewer commands.
+        String script = jobs.size() == 1 && schedule.isEmpty() && !dedupWindows.containsKey(p.topic()) ? "enqueue1"
+                : "enqueue";
+        return listing.listed(p.topic(), () -> {
+            beforeEnqueue.accept(p);
+            return runAsync(script, p, days, args, durableReplicas, null);
+        }).compose(reply -> listing.relistIfForgotten(p.topic(), reply))
+                .recover(e -> Future.failedFuture(e instanceof NotReplicatedException n ? notReplicated(n, jobs) : e));
+    }
+
+    private static NotReplicatedException notReplicated(NotReplicatedException e, List<NewJob> jobs) {
+        List<String> ids = jobs.stream().map(NewJob::id).toList();
+        return new NotReplicatedException("Redis has the job(s) but " + e.getMessage() + ": they may exist; retry"
+                + " with the same id(s): " + (ids.size() > 20 ? ids.subList(0, 20) + " and " + (ids.size() - 20)
+                        + " more" : ids));
+    }
+
+    static List<JobInfo> parseEnqueue(Partition p, List<NewJob> jobs, Response reply) {
+        List<JobInfo> out = new ArrayList<>(jobs.size());
+        for (int i = 0; i < jobs.size(); i++) {
+            int base = 1 + i * 4;
+            JobState state = JobState.ofLetter(reply.get(base + 3).toString());
+            if (state == JobState.SUCCEEDED) {
+                out.add(JobInfo.succeeded(jobs.get(i).id(), p.topic(), Instant.ofEpochMilli(reply.get(base + 1).toLong())));
+                continue;
+            }
+            out.add(JobInfo.enqueued(jobs.get(i).id(), p.topic(), Instant.ofEpochMilli(reply.get(base + 1).toLong()),
+                    state, reply.get(base + 2).toInteger(),
+                    reply.get(base).toInteger() == 1));
+        }
+        return out;
+    }
+
+    // ---------------------------------------------------------------- leases
+
+    /**
+     * Leases up to {@code limit} due jobs of a partition, and acks {@code acks} in the same call.
+     *
+     * @param olderDays past days known to hold jobs; the days this take learnt it needs are added
+     *        to it, so the caller's next take passes them at once (the caller owns the set)
+     * @param tokenPrefix unique per call: the lease token of job i is tokenPrefix + i
+     * @param deadlineMs Redis time after which the call leases nothing (it still acks): a call
+     *        that Redis runs late, after its caller gave up waiting, must not lease jobs to a
+     *        token nobody holds; 0 for none
+     */
+    public TakeResult take(Partition p, int limit, long leaseMs, String tokenPrefix, Set<Integer> olderDays,
+            List<Lease> acks, long deadlineMs) {
+        return redis.await(takeAsync(p, limit, leaseMs, tokenPrefix, olderDays, acks, deadlineMs));
+    }
+
+    /**
+     * As {@link #take}, holding no thread: the takers of a replica share a few threads. The caller
+     * must leave {@code olderDays} alone until the future completes (it is updated before).
+     */
+    public Future<TakeResult> takeAsync(Partition p, int limit, long leaseMs, String tokenPrefix, Set<Integer> olderDays,
+            List<Lease> acks, long deadlineMs) {
+        Set<Integer> around = aroundNow();
+        Set<Integer> days = new TreeSet<>(around);
+        days.addAll(olderDays);
+        List<String> args = new ArrayList<>(4 + acks.size() * 2);
+        args.add(Integer.toString(limit));
+        args.add(Long.toString(leaseMs));
+        args.add(tokenPrefix);
+        args.add(Long.toString(deadlineMs));
+        args.add(dedupWindow(p.topic()));
+        args.add(Double.toString(rateLimits.getOrDefault(p.topic(), 0.0)));
+        args.add(Integer.toString(partitions));
+        addLeases(args, acks);
+        // A reply that comes after we stopped waiting for it (Redis ran the take before the
+        // deadline, the reply was slow): its jobs are leased to a token nobody holds. Put them
+        // back at once rather than let them lose an attempt when the lease expires.
+        return runAsync("take", p, days, args, 0, late -> {
+            List<Lease> orphans = parseTake(p, tokenPrefix, late).jobs().stream().map(TakenJob::lease).toList();
+            if (!orphans.isEmpty()) {
+                Thread.ofVirtual().name("delayq-late-take").start(() -> requeueOrphans(p, orphans));
+            }
+        }).map(r -> {
+            days.removeAll(around);
+            if (days.size() > 64) {
+                days.clear(); // a bound: days emptied long ago are simply learnt again if still needed
+            }
+            olderDays.clear();
+            olderDays.addAll(days);
+            return parseTake(p, tokenPrefix, r);
+        });
+    }
+
+    private static TakeResult parseTake(Partition p, String tokenPrefix, Response r) {
+        long now = r.get(0).toLong();
+        long next = r.get(1).toLong();
+        long notBefore = r.get(2).toLong();
+        int staleCount = r.get(3).toInteger();
+        List<String> stale = new ArrayList<>(staleCount);
+        for (int i = 0; i < staleCount; i++) {
+            stale.add(r.get(4 + i).toString());
+        }
+        List<TakenJob> jobs = new ArrayList<>((r.size() - 4 - staleCount) / 2);
+        for (int i = 4 + staleCount, n = 1; i < r.size(); i += 2, n++) {
+            String rec = r.get(i + 1).toString();
+            jobs.add(new TakenJob(p, new Lease(r.get(i).toString(), tokenPrefix + n),
+                    rec.isEmpty() ? null : JobRecord.decode(rec)));
+        }
+        return new TakeResult(now, next, jobs, stale, notBefore);
+    }
+
+    private void requeueOrphans(Partition p, List<Lease> orphans) {
+        try {
+            int back = requeue(p, orphans,
+                    late -> LOG.infof("put back %s job(s) of a take on %s that answered after its timeout", late, p));
+            LOG.infof("put back %d job(s) of a take on %s that answered after its timeout", back, p);
+        } catch (RuntimeException e) {
+            LOG.warnf("a take on %s answered after its timeout; putting its %d job(s) back failed (%s): unless that"
+                    + " reply is late too, they run again when their lease expires", p, orphans.size(), e.toString());
+        }
+    }
+
+    /**
+     * Puts back, due now and with the attempt not counted, the jobs still leased under any of the
+     * given take token prefixes: takes whose outcome the caller does not know (the reply was lost).
+     * One read of the partition's leases, then the token-checked requeue: a lease since acked,
+     * failed or retaken is left alone. Its future gives how many were put back.
+     */
+    public Future<Integer> releaseTakesAsync(Partition p, List<String> tokenPrefixes) {
+        List<String> prefixes = List.copyOf(tokenPrefixes);
+        return ensureLayoutAsync().compose(v -> redis.sendAsync(Request.cmd(Command.HGETALL).arg(keys.leases(p))))
+                .compose(all -> {
+                    List<Lease> orphans = new ArrayList<>();
+                    pairs(all).forEach((id, token) -> addIfOrphan(orphans, id, token, prefixes));
+                    return orphans.isEmpty() ? Future.succeededFuture(0) : requeueAsync(p, orphans, null);
+                });
+    }
+
+    private static void addIfOrphan(List<Lease> orphans, String id, String token, List<String> prefixes) {
+        for (String prefix : prefixes) {
+            if (token.startsWith(prefix)) {
+                orphans.add(new Lease(id, token));
+                return;
+            }
+        }
+    }
+
+    /**
+     * Completes jobs (remembering their ids as succeeded when the topic has a dedup window);
+     * returns the ids whose lease was no longer ours (left untouched).
+     */
+    public List<String> ack(Partition p, List<Lease> leases) {
+        return redis.await(ackAsync(p, leases));
+    }
+
+    /** As {@link #ack}, holding no thread. */
+    public Future<List<String>> ackAsync(Partition p, List<Lease> leases) {
+        List<String> args = new ArrayList<>(2 + leases.size() * 2);
+        args.add(dedupWindow(p.topic()));
+        addLeases(args, leases);
+        return runAsync("ack", p, Set.of(), args, 0, null).map(StorePart::ids);
+    }
+
+    /** Records a failed attempt: retry after {@code delayMs}, or dead after the last attempt. */
+    public FailOutcome fail(Partition p, Lease lease, long delayMs, String error, int defaultMaxAttempts) {
+        return fail(p, lease, delayMs, error, defaultMaxAttempts, false);
+    }
+
+    /** As above; a {@code permanent} failure is dead at once, whatever attempts remain. */
+    public FailOutcome fail(Partition p, Lease lease, long delayMs, String error, int defaultMaxAttempts,
+            boolean permanent) {
+        Set<Integer> days = new TreeSet<>();
+        aroundDay(days, System.currentTimeMillis() + delayMs);
+        Response r = run("fail", p, days, List.of(lease.id(), lease.token(), Long.toString(delayMs),
+                oneLine(error), Integer.toString(defaultMaxAttempts), scriptChannel(p), permanent ? "1" : "0",
+                layer.callbackFlag(p)));
+        return switch (r.get(0).toString()) {
+            case "retry" -> new FailOutcome(FailOutcome.Kind.RETRY, r.get(1).toLong(), r.get(2).toInteger());
+            case "dead" -> {
+                layer.calledBack(p);
+                yield new FailOutcome(FailOutcome.Kind.DEAD, r.get(1).toLong(), r.get(2).toInteger());
+            }
+            default -> new FailOutcome(FailOutcome.Kind.STALE, 0, 0);
+        };
+    }
+
+    /**
+     * Ends a snoozed attempt: the job is due again {@code ms} after Redis now ({@code absolute}
+     * false) or at epoch ms {@code ms} (true), its attempt not counted. Returns the new runAt, or
+     * empty when the lease was no longer ours (nothing changed).
+     */
+    public OptionalLong snooze(Partition p, Lease lease, boolean absolute, long ms) {
+        Set<Integer> days = new TreeSet<>();
+        aroundDay(days, absolute ? Math.max(ms, System.currentTimeMillis()) : System.currentTimeMillis() + ms);
+        Response r = run("snooze", p, days, List.of(lease.id(), lease.token(), absolute ? "a" : "d",
+                Long.toString(ms), scriptChannel(p)));
+        return "snoozed".equals(r.get(0).toString()) ? OptionalLong.of(r.get(1).toLong())
+                : OptionalLong.empty();
+    }
+
+    /** Heartbeat; returns the ids whose lease is no longer ours. */
+    public List<String> extend(Partition p, long leaseMs, List<Lease> leases) {
+        return redis.await(extendAsync(p, leaseMs, leases));
+    }
+
+    /** As {@link #extend}, holding no thread: the heartbeat sends every partition's at once. */
+    public Future<List<String>> extendAsync(Partition p, long leaseMs, List<Lease> leases) {
+        List<String> args = new ArrayList<>(2 + leases.size() * 2);
+        args.add(Long.toString(leaseMs));
+        addLeases(args, leases);
+        return runAsync("extend", p, Set.of(), args, 0, null).map(StorePart::ids);
+    }
+
+    /**
+     * Moves up to {@code limit} expired leases back to due, after the retry backoff of the job's
+     * lost attempts in a row, or to dead once they reach {@code maxLostAttempts}; a lost attempt
+     * is counted apart ({@link JobRecord#lostAttempts()}), not in attempts. Leases whose token
+     * starts with {@code ownHolder + ":"} are skipped: the caller holds them itself (empty: none
+     * skipped). Returns {reclaimed, dead}.
+     */
+    public int[] reclaim(Partition p, int limit, int defaultMaxAttempts, int maxLostAttempts,
+            Collection<String> heldTokens, long deadlineMs, long initialMs, double multiplier, long maxMs,
+            double jitter) {
+        // The backoff reaches past today's shard: pass the days up to its longest delay.
+        Set<Integer> days = aroundNow();
+        long localNow = System.currentTimeMillis();
+        for (long at = localNow; at <= localNow + maxMs + DAY_MS; at += DAY_MS) {
+            days.add(Keys.dayOf(at));
+        }
+        List<String> args = new ArrayList<>(List.of(Integer.toString(limit),
+                Integer.toString(defaultMaxAttempts), scriptChannel(p), Long.toString(initialMs),
+                Double.toString(multiplier), Long.toString(maxMs), Double.toString(jitter),
+                Double.toString(java.util.concurrent.ThreadLocalRandom.current().nextDouble()),
+                Integer.toString(maxLostAttempts), Long.toString(deadlineMs), layer.callbackFlag(p),
+                Integer.toString(heldTokens.size())));
+        args.addAll(heldTokens);
+        Response r = run("reclaim", p, days, args);
+        if (r.get(1).toInteger() > 0) {
+            layer.calledBack(p);
+        }
+        return new int[] { r.get(0).toInteger(), r.get(1).toInteger() };
+    }
+
+    /** Drain: puts our unfinished jobs back, due now; returns how many were put back. */
+    public int requeue(Partition p, List<Lease> leases) {
+        return requeue(p, leases, null);
+    }
+
+    /** As above; {@code late} (if not null) gets a reply that arrives after the call timed out. */
+    private int requeue(Partition p, List<Lease> leases, Consumer<Response> late) {
+        return redis.await(requeueAsync(p, leases, late));
+    }
+
+    /** As {@link #requeue}, holding no thread (the drain sends every partition's at once). */
+    public Future<Integer> requeueAsync(Partition p, List<Lease> leases) {
+        return requeueAsync(p, leases, null);
+    }
+
+    private Future<Integer> requeueAsync(Partition p, List<Lease> leases, Consumer<Response> late) {
+        List<String> args = new ArrayList<>(2 + leases.size() * 2);
+        args.add(scriptChannel(p));
+        addLeases(args, leases);
+        return runAsync("requeue", p, aroundNow(), args, 0, late).map(Response::toInteger);
+    }
+
+    // ---------------------------------------------------------------- the loops' reads
+
+    /**
+     * What the safety-net poll reads of one partition: the "next" lower bound of its due times
+     * (-1 with nothing scheduled), the "leasenext" lower bound of its lease deadlines (-1 with
+     * none), and whether its topic is paused.
+     */
+    public record Head(long next, long leaseNext, boolean paused) {
+    }
+
+    /**
+     * The safety-net poll's read of the given partitions, one future per partition, in order. On
+     * a single Redis one MGET for all of them, so that an idle replica costs Redis one command per
+     * poll however many topics it serves (paused ones included); on a Redis Cluster, where the
+     * partitions' keys live in different slots, one MGET per partition, all sent at once and each
+     * settled on its own: a master that does not answer fails only its own partitions' reads.
+     * The schedules' revision rides along (see {@link #recentSchedulesRevision}).
+     */
+    public List<Future<Head>> headsAsync(List<Partition> ps) {
+        long readAt = System.nanoTime();
+        Future<Void> layout = ensureLayoutAsync();
+        List<Future<Head>> out = new ArrayList<>(ps.size());
+        if (cluster) {
+            for (Partition p : ps) {
+                out.add(layout.compose(v -> redis.sendAsync(
+                        Request.cmd(Command.MGET).arg(keys.next(p)).arg(keys.leaseNext(p)).arg(keys.paused(p))))
+                        .map(r -> head(r, 0)));
+            }
+            layout.compose(v -> redis.sendAsync(Request.cmd(Command.MGET).arg(keys.schedulesRevision())))
+                    .onSuccess(r -> noteRevision(r.get(0), readAt));
+            return out;
+        }
+        Future<Response> all = layout.compose(v -> {
+            Request mget = Request.cmd(Command.MGET);
+            ps.forEach(p -> mget.arg(keys.next(p)).arg(keys.leaseNext(p)).arg(keys.paused(p)));
+            mget.arg(keys.schedulesRevision());
+            return redis.sendAsync(mget);
+        }).onSuccess(r -> noteRevision(r.get(3 * ps.size()), readAt));
+        for (int i = 0; i < ps.size(); i++) {
+            int at = 3 * i;
+            out.add(all.map(r -> head(r, at)));
+        }
+        return out;
+    }
+
+    private static Head head(Response r, int at) {
+        Response next = r.get(at);
+        Response leaseNext = r.get(at + 1);
+        return new Head(next == null ? -1 : next.toLong(),
+                leaseNext == null ? -1 : (long) Double.parseDouble(leaseNext.toString()), r.get(at + 2) != null);
+    }
+
+    private void noteRevision(Response revision, long readAtNanos) {
+        schedulesRevision = new Revision(revision == null ? "0" : revision.toString(), readAtNanos);
+    }
+
+    private record Revision(String value, long readAtNanos) {
+    }
+
+    private volatile Revision schedulesRevision;
+
+    /**
+     * The revision of the schedules made over REST (a counter every change raises) as the last
+     * safety-net poll read it, if that read began less than {@code maxAgeMs} ago; null otherwise
+     * (this replica polls nothing: it serves no topic).
+     */
+    public String recentSchedulesRevision(long maxAgeMs) {
+        Revision r = schedulesRevision;
+        return r != null && System.nanoTime() - r.readAtNanos() < maxAgeMs * 1_000_000 ? r.value() : null;
+    }
+
+    /** Earliest lease deadline of a partition's in-flight jobs, -1 when none (the reclaimer's cheap check). */
+    public long earliestLeaseDeadline(Partition p) {
+        ensureLayout();
+        Response r = redis.send(Request.cmd(Command.ZRANGE).arg(keys.inflight(p)).arg(0).arg(0).arg("WITHSCORES"));
+        if (r == null || r.size() == 0) {
+            return -1;
+        }
+        // RESP2 gives [member, score]; RESP3 gives [[member, score]].
+        Response score = r.get(0).type() == io.vertx.redis.client.ResponseType.MULTI ? r.get(0).get(1) : r.get(1);
+        return (long) Double.parseDouble(score.toString());
+    }
+}

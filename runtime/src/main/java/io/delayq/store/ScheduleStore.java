@@ -1,0 +1,130 @@
+package io.delayq.store;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+
+import org.jboss.logging.Logger;
+
+import io.delayq.core.JobInfo;
+import io.delayq.core.NewJob;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+
+/**
+ * Recurring schedules: the definitions made over REST (a hash, with a revision every change
+ * raises), and their ticks, fired into the partition of the tick's job by the enqueue script,
+ * which keeps the tick records that let every replica try a tick while one enqueues it.
+ */
+@Singleton
+public class ScheduleStore extends StorePart {
+    private static final Logger LOG = Logger.getLogger(ScheduleStore.class);
+    private final JobQueue queue;
+
+    @Inject
+    public ScheduleStore(StoreLayer layer, JobQueue queue) {
+        super(layer);
+        this.queue = queue;
+    }
+
+    /**
+     * Fires one tick of a recurring schedule into the partition of its job: enqueues {@code job}
+     * (or, when null, records the tick as skipped) unless the schedule already fired or skipped a
+     * tick at or after {@code tickMs} into this partition. Every replica may call this for the
+     * same tick; one of them enqueues it.
+     */
+    public TickOutcome tick(Partition p, String schedule, long tickMs, NewJob job) {
+        List<NewJob> jobs = job == null ? List.of() : List.of(job);
+        Response reply = redis.await(queue.enqueueScript(p, jobs, "", schedule, tickMs));
+        long now = reply.get(0).toLong();
+        if (reply.size() == 2 && reply.get(1).toInteger() == -1) {
+            return new TickOutcome(now, false, null);
+        }
+        return new TickOutcome(now, true, job == null ? null : JobQueue.parseEnqueue(p, jobs, reply).get(0));
+    }
+
+    /** What {@link #tick} did: {@code redisNowMs} is Redis' clock when it ran. */
+    public record TickOutcome(long redisNowMs, boolean fired, JobInfo job) {
+    }
+
+    /** The schedules created over REST: name → definition (JSON, see io.delayq.schedule). */
+    public Map<String, String> scheduleDefinitions() {
+        return pairs(redis.send(Request.cmd(Command.HGETALL).arg(keys.schedules())));
+    }
+
+    /** The definition (JSON) of a schedule made over REST, null when there is none. */
+    public String scheduleDefinition(String name) {
+        Response r = redis.send(Request.cmd(Command.HGET).arg(keys.schedules()).arg(name));
+        return r == null ? null : r.toString();
+    }
+
+    /** Stores a schedule's definition; true when the name was new. */
+    public boolean putSchedule(String name, String definition) {
+        boolean created = redis.send(Request.cmd(Command.HSET).arg(keys.schedules()).arg(name).arg(definition))
+                .toInteger() == 1;
+        schedulesChanged();
+        return created;
+    }
+
+    /**
+     * Raises the schedules' revision after a change: the other replicas' safety-net polls see it
+     * and re-read the schedules. (Should this fail, they re-read within a minute anyway.)
+     */
+    private void schedulesChanged() {
+        try {
+            redis.send(Request.cmd(Command.INCR).arg(keys.schedulesRevision()));
+        } catch (RuntimeException e) {
+            // The change itself is stored: a 503 now would make the caller think it was not.
+            LOG.warnf("the schedules' revision was not raised (the other replicas see the change within a minute): %s",
+                    e.toString());
+        }
+    }
+
+    /** Deletes a schedule's definition; true when it existed. */
+    public boolean deleteSchedule(String name) {
+        boolean existed = redis.send(Request.cmd(Command.HDEL).arg(keys.schedules()).arg(name)).toInteger() == 1;
+        schedulesChanged();
+        return existed;
+    }
+
+    /**
+     * Fences a schedule off the partitions of {@code topic}: its tick record there becomes at
+     * least {@code untilMs}, so the enqueue script refuses every tick up to then — a replica that
+     * has not yet seen a deletion or a change of topic cannot enqueue a tick of the old
+     * definition there (the record is compared in the same atomic step as the write).
+     */
+    public void fenceTicks(String name, String topic, long untilMs) {
+        for (Partition p : partitionsOf(topic)) {
+            run("fence", p, Set.of(), List.of(name, Long.toString(untilMs)));
+        }
+    }
+
+    /** The last tick (epoch ms) a schedule fired or skipped into any partition of {@code topic}; -1 when none. */
+    public long lastTick(String name, String topic) {
+        ensureLayout();
+        List<Request> reads = new ArrayList<>(partitions);
+        for (Partition p : partitionsOf(topic)) {
+            reads.add(Request.cmd(Command.HGET).arg(keys.ticks(p)).arg(name));
+        }
+        long last = -1;
+        for (Response r : readAll(reads)) {
+            if (r != null) {
+                last = Math.max(last, r.toLong());
+            }
+        }
+        return last;
+    }
+
+    /**
+     * The schedules' revision as the last safety-net poll read it (see
+     * {@link JobQueue#recentSchedulesRevision}): it rides along with the poll's heads.
+     */
+    public String recentSchedulesRevision(long maxAgeMs) {
+        return queue.recentSchedulesRevision(maxAgeMs);
+    }
+}

@@ -1,0 +1,252 @@
+package io.delayq.store;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Consumer;
+
+import jakarta.inject.Singleton;
+
+import io.vertx.core.Future;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+
+/**
+ * The base of every part of the store: the layer's gateway, scripts and keys, the partitions of
+ * a topic, and how a script runs on one partition with the day shards it needs. Each part is one
+ * purpose: {@link JobQueue} the job path, {@link Inspection} reads and job-level operator actions,
+ * {@link TopicAdmin} a topic's flow and lifecycle, {@link ScheduleStore} recurring schedules,
+ * {@link ReplicaStore} the replicas' entries, {@link DeadCallbackStore} dead-job callbacks. Only
+ * this package knows key names (see {@link Keys}) and the scripts' argument order.
+ *
+ * <p>The parts are {@code @Singleton} beans: not proxied, so they need no constructor without
+ * arguments (their fields are final); the {@link StoreLayer} they share is created with the first.
+ */
+public abstract class StorePart {
+    static final long DAY_MS = 86_400_000L;
+    protected final StoreLayer layer;
+    protected final RedisGateway redis;
+    protected final Scripts scripts;
+    protected final Keys keys;
+    protected final int partitions;
+    protected final boolean cluster;
+    protected final int durableReplicas;
+    private final long durableWaitMs;
+    /** Dedup window ms of the topics that set one ({@code delayq.topics.<t>.dedup-window}). */
+    protected final Map<String, Long> dedupWindows;
+    /** Rate limit in jobs/s of the topics that configure one ({@code delayq.topics.<t>.rate-limit}). */
+    protected final Map<String, Double> rateLimits;
+
+    protected StorePart(StoreLayer layer) {
+        this.layer = layer;
+        this.redis = layer.redis();
+        this.scripts = layer.scripts();
+        this.keys = layer.keys();
+        this.partitions = layer.partitions();
+        this.cluster = layer.cluster();
+        this.durableReplicas = layer.durableReplicas();
+        this.durableWaitMs = layer.durableWaitMs();
+        this.dedupWindows = layer.dedupWindows();
+        this.rateLimits = layer.rateLimits();
+    }
+
+    /**
+     * Waits for one of this store's futures ({@code *Async}): what each blocking method does. Not
+     * on an event loop (it throws there).
+     */
+    public <T> T await(Future<T> future) {
+        return redis.await(future);
+    }
+
+    /** The topic's dedup window in ms as the scripts take it: 0 = none. */
+    protected String dedupWindow(String topic) {
+        return Long.toString(dedupWindows.getOrDefault(topic, 0L));
+    }
+
+    /** The partition that owns a job id: stable across processes (String.hashCode is specified). */
+    public Partition partitionOf(String topic, String id) {
+        return new Partition(topic, Math.floorMod(id.hashCode(), partitions));
+    }
+
+    public List<Partition> partitionsOf(String topic) {
+        List<Partition> list = new ArrayList<>(partitions);
+        for (int i = 0; i < partitions; i++) {
+            list.add(new Partition(topic, i));
+        }
+        return list;
+    }
+
+    /**
+     * The wake-up channel of a partition, by the layout known now. (Asked at start-up, after the
+     * layout check: if Redis was away then, a store of the older tag rule with several partitions
+     * has its wake-ups missed until a restart; the safety-net poll still finds its jobs.)
+     */
+    public String wakeChannel(Partition p) {
+        return keys.wakeChannel(p);
+    }
+
+    /** The wake-up channel as the scripts want it: on a cluster, marked sharded (see lib.lua's wake). */
+    protected String scriptChannel(Partition p) {
+        return cluster ? "!" + wakeChannel(p) : wakeChannel(p);
+    }
+
+    /** See {@link StoreLayer#ensureLayout}: every call that builds keys first learns the store's layout. */
+    protected void ensureLayout() {
+        layer.ensureLayout();
+    }
+
+    protected Future<Void> ensureLayoutAsync() {
+        return layer.ensureLayoutAsync();
+    }
+
+    /** See {@link StoreLayer#checkPartitions}. */
+    public int checkPartitions(int partitions) {
+        return layer.checkPartitions(partitions);
+    }
+
+    /** Redis' clock, epoch ms (TIME). */
+    public long redisTimeMs() {
+        return timeMs(redis.send(Request.cmd(Command.TIME)));
+    }
+
+    static long timeMs(Response t) {
+        return t.get(0).toLong() * 1000 + t.get(1).toLong() / 1000;
+    }
+
+    /** A HGETALL reply as a map: RESP3 sends a map, RESP2 [field, value, field, value...]. */
+    static Map<String, String> pairs(Response all) {
+        Map<String, String> out = new HashMap<>();
+        if (all == null) {
+            return out;
+        }
+        if (all.isMap()) {
+            for (String k : all.getKeys()) {
+                out.put(k, all.get(k).toString());
+            }
+        } else {
+            for (int i = 0; i + 1 < all.size(); i += 2) {
+                out.put(all.get(i).toString(), all.get(i + 1).toString());
+            }
+        }
+        return out;
+    }
+
+    static JobRecord record(Response r) {
+        String s = r == null ? "" : r.toString();
+        return s.isEmpty() ? null : JobRecord.decode(s);
+    }
+
+    static List<String> ids(Response r) {
+        List<String> out = new ArrayList<>(r.size());
+        for (Response id : r) {
+            out.add(id.toString());
+        }
+        return out;
+    }
+
+    static void addLeases(List<String> args, List<Lease> leases) {
+        args.add(Integer.toString(leases.size()));
+        for (Lease l : leases) {
+            args.add(l.id());
+            args.add(l.token());
+        }
+    }
+
+    /**
+     * Reads of keys in several partitions: one pipelined batch on a single Redis; on a cluster,
+     * where a batch must stay on one node, every read sent at once on its own.
+     */
+    protected List<Response> readAll(List<Request> reads) {
+        return cluster ? redis.sendEach(reads) : redis.batch(reads);
+    }
+
+    /**
+     * Runs a script on a partition with the shards of {@code days}; when the script names days
+     * it needs and was not given (DQNEEDDAY), adds them and runs it again.
+     */
+    protected Response run(String script, Partition p, Set<Integer> days, List<String> args) {
+        return run(script, p, days, args, 0, null);
+    }
+
+    /**
+     * As above; with {@code replicas} &gt; 0 the reply waits until the writes reached that many
+     * replicas; {@code late} (if not null) gets a reply that arrives after the call timed out.
+     */
+    protected Response run(String script, Partition p, Set<Integer> days, List<String> args, int replicas,
+            Consumer<Response> late) {
+        return redis.await(runAsync(script, p, days, args, replicas, late));
+    }
+
+    /** As {@link #run(String, Partition, Set, List, int, Consumer)}, holding no thread. */
+    protected Future<Response> runAsync(String script, Partition p, Set<Integer> days, List<String> args, int replicas,
+            Consumer<Response> late) {
+        Set<Integer> shardDays = days instanceof TreeSet<Integer> mutable ? mutable : new TreeSet<>(days);
+        return ensureLayoutAsync().recover(StoreUnavailableException::notSent)
+                .compose(v -> runWithDays(script, p, shardDays, args, replicas, late, 0));
+    }
+
+    protected Future<Response> runWithDays(String script, Partition p, Set<Integer> shardDays, List<String> args,
+            int replicas, Consumer<Response> late, int attempt) {
+        List<String> k = new ArrayList<>(16 + shardDays.size());
+        k.add(keys.jobs(p));
+        k.add(keys.days(p));
+        k.add(keys.next(p));
+        k.add(keys.inflight(p));
+        k.add(keys.leases(p));
+        k.add(keys.dead(p));
+        k.add(keys.leaseNext(p));
+        k.add(keys.done(p));
+        k.add(keys.ticks(p));
+        k.add(keys.paused(p));
+        k.add(keys.rateLimit(p));
+        k.add(keys.rateTat(p));
+        k.add(keys.forgotten(p));
+        k.add(keys.callbacks(p));
+        k.add(keys.callbackData(p));
+        k.add(keys.callbacksFailed(p));
+        List<String> a = new ArrayList<>(1 + shardDays.size() + args.size());
+        a.add(Integer.toString(shardDays.size()));
+        for (int day : shardDays) {
+            k.add(keys.due(p, day));
+            a.add(Integer.toString(day));
+        }
+        a.addAll(args);
+        Future<Response> call = replicas > 0 ? scripts.runReplicatedAsync(script, k, a, replicas, durableWaitMs)
+                : scripts.runAsync(script, k, a, late);
+        return call.recover(e -> {
+            String m = e instanceof RedisReplyException ? e.getMessage() : null;
+            int at = m == null ? -1 : m.indexOf("DQNEEDDAY ");
+            if (at < 0 || attempt >= 3) {
+                return Future.failedFuture(e);
+            }
+            for (String d : m.substring(at + "DQNEEDDAY ".length()).trim().split("\\s+")) {
+                shardDays.add(Integer.parseInt(d.trim()));
+            }
+            return runWithDays(script, p, shardDays, args, replicas, late, attempt + 1);
+        });
+    }
+
+    /** Yesterday, today and tomorrow by this host's clock: covers Redis' "now" despite skew. */
+    static Set<Integer> aroundNow() {
+        Set<Integer> days = new TreeSet<>();
+        aroundDay(days, System.currentTimeMillis());
+        return days;
+    }
+
+    static void aroundDay(Set<Integer> days, long ms) {
+        days.add(Keys.dayOf(ms - DAY_MS));
+        days.add(Keys.dayOf(ms));
+        days.add(Keys.dayOf(ms + DAY_MS));
+    }
+
+    static String oneLine(String s) {
+        // RS and US mark the trace context and the lost attempts in the record's error field.
+        String line = s == null ? ""
+                : s.replace('\n', ' ').replace('\r', ' ').replace('\u001e', ' ').replace('\u001f', ' ');
+        return line.length() > 500 ? line.substring(0, 500) + "..." : line;
+    }
+}
