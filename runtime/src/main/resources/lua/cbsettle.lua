@@ -18,6 +18,7 @@ local member, outcome = ARGV[A], ARGV[A + 1]
 if outcome == 'done' then
   local n = rcall('ZREM', K_CALLBACKS, member) + rcall('ZREM', K_CBFAILED, member)
   rcall('HDEL', K_CBDATA, member)
+  cb_next()
   return n > 0 and 1 or 0
 end
 if not rcall('ZSCORE', K_CALLBACKS, member) then return 0 end
@@ -43,4 +44,5 @@ if outcome == 'failed' then
 else
   rcall('ZADD', K_CALLBACKS, now + tonumber(ARGV[A + 2]), member)
 end
+cb_next()
 return 1

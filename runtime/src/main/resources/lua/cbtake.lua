@@ -26,4 +26,5 @@ for _, member in ipairs(due) do
     rcall('ZREM', K_CALLBACKS, member)
   end
 end
+if #due > 0 then cb_next() end
 return out

@@ -28,7 +28,10 @@
 --   KEYS[15] -> cbdata   HASH   dead-job callback -> "<tries>,<diedAt ms>,<last callback error>\n" +
 --                               the job's record as it died (see encode); also for failed ones
 --   KEYS[16] -> cbfailed ZSET   dead-job callback that failed for good -> time it gave up, ms
---   KEYS[17..16+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
+--   KEYS[17] -> cbnext   STRING when the partition's first pending callback is due, ms (the lowest
+--                               score in callbacks); absent = none pending. What the replicas'
+--                               callback poll reads, one MGET for all partitions (see cb_next)
+--   KEYS[18..17+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
 -- ARGV[1] = k, the number of day shards passed; ARGV[2..1+k] = their days (yyyymmdd).
 -- A script that needs a shard it was not given fails with "DQNEEDDAY d1 d2 ..." before any write;
 -- Java then adds those keys and calls again. Scripts never build key names themselves.
@@ -37,14 +40,14 @@ local K_JOBS, K_DAYS, K_NEXT, K_INFLIGHT, K_LEASES, K_DEAD = KEYS[1], KEYS[2], K
 local K_LEASE_NEXT, K_DONE, K_TICKS = KEYS[7], KEYS[8], KEYS[9]
 local K_PAUSED, K_RATE, K_RATE_TAT = KEYS[10], KEYS[11], KEYS[12]
 local K_FORGOTTEN = KEYS[13]
-local K_CALLBACKS, K_CBDATA, K_CBFAILED = KEYS[14], KEYS[15], KEYS[16]
+local K_CALLBACKS, K_CBDATA, K_CBFAILED, K_CBNEXT = KEYS[14], KEYS[15], KEYS[16], KEYS[17]
 local DAY_MS = 86400000
 -- Lua's unpack() is bounded by the C stack (LUAI_MAXCSTACK 8000): variadic calls go in chunks.
 local CHUNK = 1000
 
 local shard_count = tonumber(ARGV[1])
 local shard_of_day = {}
-for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[16 + i] end
+for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[17 + i] end
 local A = 2 + shard_count -- first script-specific ARGV
 local floor = math.floor
 
@@ -253,6 +256,16 @@ end
 -- once: a replica that dies right after this call leaves the callback in Redis for another one.
 -- The callback keeps the record as it died, so a requeue or purge of the job meanwhile changes
 -- nothing it says; keyed by the time of death, a job that dies again gets a callback of its own.
+-- Keeps cbnext what it says after a step that changed callbacks: the lowest score there, or absent.
+local function cb_next()
+  local head = rcall('ZRANGE', K_CALLBACKS, 0, 0, 'WITHSCORES')
+  if head[2] then
+    rcall('SET', K_CBNEXT, head[2])
+  else
+    rcall('DEL', K_CBNEXT)
+  end
+end
+
 local function bury(id, r, now, callback)
   local rec = encode(r)
   rcall('HSET', K_JOBS, id, rec)
@@ -261,6 +274,7 @@ local function bury(id, r, now, callback)
     local member = string.format('%d', now) .. ':' .. id
     rcall('ZADD', K_CALLBACKS, now, member)
     rcall('HSET', K_CBDATA, member, '0,' .. string.format('%d', now) .. ',\n' .. rec)
+    cb_next()
   end
 end
 

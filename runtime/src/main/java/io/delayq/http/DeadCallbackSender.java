@@ -94,6 +94,8 @@ public class DeadCallbackSender {
     private final Set<Partition> pollAgain = ConcurrentHashMap.newKeySet();
     /** Partitions whose head read is unanswered: no second one alongside (a hung master piles none up). */
     private final Set<Partition> reading = ConcurrentHashMap.newKeySet();
+    /** Partitions looked at since this replica started (their cbnext is known to be kept). */
+    private final Set<Partition> looked = ConcurrentHashMap.newKeySet();
     /** Partitions that had due callbacks while no permit was free, polled as permits come back. On the loop. */
     private final Set<Partition> waiting = new java.util.LinkedHashSet<>();
     /** Callbacks this replica may still send at once. On the loop. */
@@ -169,25 +171,32 @@ public class DeadCallbackSender {
     }
 
     /**
-     * Looks at each partition's earliest callback first and claims only where one is due: idle
-     * topics with a dead-url then cost one command per poll on a single Redis (one per partition on
-     * a cluster), not a script; a partition whose last read is unanswered is left out.
+     * Looks at each partition's earliest callback first (its cbnext key) and claims only where one
+     * is due: idle topics with a dead-url then cost one MGET per poll for all their partitions on a
+     * single Redis (one GET per partition on a cluster), not a script; a partition whose last read
+     * is unanswered is left out. The first look at a partition reads its callbacks themselves once.
      */
     private void pollAll(long skewMs) {
-        List<Partition> ps = new java.util.ArrayList<>();
+        List<Partition> known = new java.util.ArrayList<>();
+        List<Partition> fresh = new java.util.ArrayList<>();
         for (String topic : targets.keySet()) {
             for (Partition p : store.partitionsOf(topic)) {
                 if (reading.add(p)) {
-                    ps.add(p);
+                    (looked.contains(p) ? known : fresh).add(p);
                 }
             }
         }
+        read(known, false, skewMs);
+        read(fresh, true, skewMs);
+    }
+
+    private void read(List<Partition> ps, boolean firstLook, long skewMs) {
         if (ps.isEmpty()) {
             return;
         }
         List<io.vertx.core.Future<Long>> heads;
         try {
-            heads = store.nextCallbacksAsync(ps);
+            heads = store.nextCallbacksAsync(ps, firstLook);
         } catch (RuntimeException e) {
             reading.removeAll(ps);
             return;
@@ -195,6 +204,9 @@ public class DeadCallbackSender {
         for (int i = 0; i < ps.size(); i++) {
             Partition p = ps.get(i);
             heads.get(i).onComplete(ar -> {
+                if (ar.succeeded()) {
+                    looked.add(p);
+                }
                 reading.remove(p);
                 if (ar.succeeded() && ar.result() >= 0 && ar.result() <= System.currentTimeMillis() + skewMs) {
                     context.runOnContext(v -> poll(p));

@@ -74,30 +74,54 @@ public class DeadCallbackStore extends StorePart {
                 });
     }
 
-    /** The earliest callback of each key: a read only, so that one command covers every partition. */
-    private static final String CALLBACK_HEADS = "local o = {} for i, k in ipairs(KEYS) do "
-            + "local r = redis.call('ZRANGE', k, 0, 0, 'WITHSCORES') o[i] = r[2] or '-1' end return o";
+    /**
+     * The earliest callback of each (callbacks, cbnext) pair of keys, setting a missing cbnext on
+     * the way: for the first look after a start, at a store whose callbacks were recorded before
+     * cbnext was kept.
+     */
+    private static final String CALLBACK_HEADS_HEAL = "local o = {} for i = 1, #KEYS, 2 do "
+            + "local r = redis.call('ZRANGE', KEYS[i], 0, 0, 'WITHSCORES') "
+            + "if r[2] and redis.call('EXISTS', KEYS[i + 1]) == 0 then redis.call('SET', KEYS[i + 1], r[2]) end "
+            + "o[#o + 1] = r[2] or '-1' end return o";
 
     /**
-     * {@link #nextCallbackAsync} of each partition: on a single Redis one command for them all (a
-     * read-only script, Redis caches it), on a cluster one per partition (their keys are in other slots).
+     * {@link #nextCallbackAsync} of each partition, read from the cbnext keys the scripts keep: on
+     * a single Redis one MGET for them all, on a cluster one GET per partition (their keys are in
+     * other slots). With {@code firstLook} (this replica has not looked at these partitions since
+     * it started) the callbacks themselves are read once, and a missing cbnext is set from them.
      */
-    public List<Future<Long>> nextCallbacksAsync(List<Partition> ps) {
+    public List<Future<Long>> nextCallbacksAsync(List<Partition> ps, boolean firstLook) {
         List<Future<Long>> out = new ArrayList<>(ps.size());
         if (cluster || ps.size() < 2) {
-            ps.forEach(p -> out.add(nextCallbackAsync(p)));
+            for (Partition p : ps) {
+                out.add(ensureLayoutAsync().compose(v -> redis.sendAsync(firstLook
+                        ? Request.cmd(Command.EVAL).arg(CALLBACK_HEADS_HEAL).arg(2).arg(keys.callbacks(p)).arg(keys.callbackNext(p))
+                        : Request.cmd(Command.GET).arg(keys.callbackNext(p))))
+                        .map(r -> firstLook ? head(r.get(0)) : head(r)));
+            }
             return out;
         }
         Future<Response> all = ensureLayoutAsync().compose(v -> {
-            Request eval = Request.cmd(Command.EVAL).arg(CALLBACK_HEADS).arg(ps.size());
-            ps.forEach(p -> eval.arg(keys.callbacks(p)));
-            return redis.sendAsync(eval);
+            Request read;
+            if (firstLook) {
+                read = Request.cmd(Command.EVAL).arg(CALLBACK_HEADS_HEAL).arg(2 * ps.size());
+                ps.forEach(p -> read.arg(keys.callbacks(p)).arg(keys.callbackNext(p)));
+            } else {
+                read = Request.cmd(Command.MGET);
+                ps.forEach(p -> read.arg(keys.callbackNext(p)));
+            }
+            return redis.sendAsync(read);
         });
         for (int i = 0; i < ps.size(); i++) {
             int at = i;
-            out.add(all.map(r -> (long) Double.parseDouble(r.get(at).toString())));
+            out.add(all.map(r -> head(r.get(at))));
         }
         return out;
+    }
+
+    /** A head as read: a number of ms, or none (-1). */
+    private static long head(Response r) {
+        return r == null ? -1L : (long) Double.parseDouble(r.toString());
     }
 
     /** How one try of a callback ended. */

@@ -209,6 +209,15 @@ public class Keys {
         return base(p) + "cbdata";
     }
 
+    /**
+     * STRING when the partition's first pending dead-job callback is due, ms (the lowest score in
+     * {@link #callbacks}); absent when none is pending. Kept by the scripts that change callbacks,
+     * so that the replicas' poll reads every partition with one MGET.
+     */
+    public String callbackNext(Partition p) {
+        return base(p) + "cbnext";
+    }
+
     /** ZSET dead-job callback that failed for good → time it gave up, ms (shown on the dashboard). */
     public String callbacksFailed(Partition p) {
         return base(p) + "cbfailed";

@@ -208,6 +208,7 @@ public abstract class StorePart {
         k.add(keys.callbacks(p));
         k.add(keys.callbackData(p));
         k.add(keys.callbacksFailed(p));
+        k.add(keys.callbackNext(p));
         List<String> a = new ArrayList<>(1 + shardDays.size() + args.size());
         a.add(Integer.toString(shardDays.size()));
         for (int day : shardDays) {

@@ -229,7 +229,8 @@ class DeadCallbackScriptsTest {
             assertTrue(store.await(callbackStore.settleCallbackAsync(claim(p, member, 60_000), CallbackOutcome.DONE, 0, "")));
             given().delete("/topics/" + FORGET).then().statusCode(204);
             assertEquals(0L, redis.num("EXISTS", Topics.keys(FORGET) + "cbfailed", Topics.keys(FORGET) + "cbdata",
-                    Topics.keys(FORGET) + "callbacks"), "the failed callbacks and their data go with the topic");
+                    Topics.keys(FORGET) + "callbacks", Topics.keys(FORGET) + "cbnext"),
+                    "the failed callbacks and their data go with the topic");
         }
     }
 
@@ -240,10 +241,55 @@ class DeadCallbackScriptsTest {
         try (Resp redis = RedisTestResource.resp()) {
             redis.call("ZADD", "dq:{" + topic + "#0}:callbacks", "1700000000123", "1:a", "1800000000000", "2:b");
             redis.call("ZADD", "dq:{" + topic + "#2}:callbacks", "42", "3:c");
-            List<Long> heads = callbackStore.nextCallbacksAsync(ps).stream().map(store::await).toList();
+            // Written behind the scripts' back (as a store from before cbnext was kept): the first
+            // look reads the callbacks themselves and sets cbnext; later looks read cbnext alone.
+            List<Long> heads = callbackStore.nextCallbacksAsync(ps, true).stream().map(store::await).toList();
             assertEquals(List.of(1700000000123L, -1L, 42L), heads);
             assertEquals(List.of(1700000000123L, -1L, 42L),
                     ps.stream().map(p -> store.await(callbackStore.nextCallbackAsync(p))).toList(), "as one read per partition answers");
+            assertEquals(List.of(1700000000123L, -1L, 42L),
+                    callbackStore.nextCallbacksAsync(ps, false).stream().map(store::await).toList(), "from cbnext alone");
+            long before = commandsProcessed(redis);
+            callbackStore.nextCallbacksAsync(ps, false).stream().map(store::await).toList();
+            // INFO itself counts as one: the look at three partitions is one more.
+            assertEquals(2, commandsProcessed(redis) - before, "one command for all partitions");
+        }
+    }
+
+    private static long commandsProcessed(Resp redis) {
+        String info = String.valueOf(redis.call("INFO", "stats"));
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("total_commands_processed:(\\d+)").matcher(info);
+        assertTrue(m.find(), info);
+        return Long.parseLong(m.group(1));
+    }
+
+    @Test
+    void cbnextFollowsTheEarliestPendingCallbackThroughBurialClaimAndSettle() {
+        Partition p = new Partition(HOOKED, 0);
+        try (Resp redis = RedisTestResource.resp()) {
+            // Buried, its first try failed (due again after the long retry delay): cbnext is the head.
+            String member = buryAndWaitForTheSendersFirstTry(p, Topics.fresh("cbnext"));
+            assertCbnextIsTheHead(redis, p);
+            // Made due behind the scripts' back (cbnext is stale now), then claimed: its score is the
+            // claim's end, and the claim puts cbnext right.
+            redis.call("ZADD", Topics.keys(p.topic()) + "callbacks", "0", member);
+            DeadCallback c = claim(p, member, 60_000);
+            assertCbnextIsTheHead(redis, p);
+            // Delivered: gone from callbacks; cbnext is the next one's due time, or absent.
+            assertTrue(store.await(callbackStore.settleCallbackAsync(c, DeadCallbackStore.CallbackOutcome.DONE, 0, "")));
+            assertCbnextIsTheHead(redis, p);
+        }
+    }
+
+    private static void assertCbnextIsTheHead(Resp redis, Partition p) {
+        String keys = Topics.keys(p.topic());
+        String head = redis.str("ZRANGE", keys + "callbacks", "0", "0", "WITHSCORES");
+        String next = redis.str("GET", keys + "cbnext");
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+)(\\.0+)?\\]?$").matcher(String.valueOf(head));
+        if (m.find()) {
+            assertEquals(m.group(1), next, "cbnext = the head's score (" + head + ")");
+        } else {
+            assertEquals(null, next, "no callback pending, no cbnext (" + head + ")");
         }
     }
 
