@@ -353,7 +353,7 @@ public interface DelayqConfig {
          * the window an enqueue of the same id (REST, batch or {@code Jobs.schedule}) runs nothing
          * and answers 200 with state {@code succeeded} and the time it finished, and so does a
          * look-up of the job; past it the id is free and an enqueue schedules it anew. It costs
-         * about 120 bytes of Redis memory per id remembered (see the README, "Dedup window"), and
+         * about 120 bytes of Redis memory per id remembered (see docs/concepts.md, "Dedup window"), and
          * a few sorted-set commands per ack call. Unset or {@code 0} (the default): off, an id is
          * free again the moment its job succeeds.
          */

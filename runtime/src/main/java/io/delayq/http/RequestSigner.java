@@ -58,7 +58,7 @@ public final class RequestSigner {
         } catch (RuntimeException e) {
             return; // no SmallRye config here (a plain unit test): nothing configured to check
         }
-        // Sources match names as written: the topic plain and quoted (the README's spelling for a
+        // Sources match names as written: the topic plain and quoted (the guide's spelling for a
         // topic with '-' or '.') are two names; a dotted topic can only be written quoted.
         List<String> names = topic.contains(".") ? List.of(nameOf('"' + topic + '"'))
                 : List.of(nameOf(topic), nameOf('"' + topic + '"'));

@@ -19,7 +19,7 @@ import io.quarkus.runtime.StartupEvent;
  * They are read from Redis when scraped (cached for a few seconds), not on a timer: an idle,
  * unscraped replica costs Redis nothing for them. Only this replica's own topics
  * ({@link LocalTopics}) have them: a scrape refresh runs one {@code stats} script per partition of
- * those, however many topics Redis knows (README "Autoscaling on the backlog"); the replicas that
+ * those, however many topics Redis knows (docs/kubernetes.md, "Autoscaling on the backlog"); the replicas that
  * serve a topic report it. {@code delayq_topics} counts every topic Redis knows.
  */
 @ApplicationScoped

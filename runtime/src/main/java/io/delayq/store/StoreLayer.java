@@ -178,7 +178,7 @@ public class StoreLayer {
                                 + " but the store (" + keys.partitions() + ") was written with " + stored
                                 + ": jobs would be stranded. Keep " + stored + ", or move to " + partitions
                                 + " under a new delayq.prefix while replicas with the old prefix drain the old jobs "
-                                + "(see the README, \"Changing delayq.partitions\")"));
+                                + "(see docs/concepts.md, \"Changing delayq.partitions\")"));
                     }
                     keys.useLayout(value);
                     return Future.succeededFuture(stored);
@@ -216,7 +216,7 @@ public class StoreLayer {
                 LOG.warnf("this Redis Cluster has %s yes: while any one master fails over, every master refuses every "
                         + "command, so all partitions pause, not only the failed master's. Set it to no on every node "
                         + "(CONFIG SET %s no, and in redis.conf) so that one master's failure slows its own partitions "
-                        + "only (see the README, \"Redis deployments\")", name, name);
+                        + "only (see docs/redis.md)", name, name);
             }
             return (Void) null;
         }).otherwise(e -> {
