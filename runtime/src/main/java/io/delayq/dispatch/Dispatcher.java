@@ -85,11 +85,19 @@ public class Dispatcher {
         this.retry = retry;
     }
 
-    void onStart(@Observes StartupEvent event) {
+    /**
+     * Settings that make the start fail are checked before any observer of the start event (the
+     * schedules' ticker, the callbacks' sender...) has started a thread: a start that fails fires no
+     * shutdown event, and in dev mode such threads would run on after it, one set per failed reload.
+     */
+    void checkSettings(@Observes @Priority(1) StartupEvent event) {
         checkLeaseAndHeartbeat(config.dispatch().lease(), config.dispatch().heartbeat());
         if (config.partitions() < 1 || config.partitions() > 1024) {
             throw new IllegalStateException("delayq.partitions must be between 1 and 1024, not " + config.partitions());
         }
+    }
+
+    void onStart(@Observes StartupEvent event) {
         try {
             store.checkPartitions(config.partitions());
         } catch (StoreUnavailableException e) {

@@ -167,6 +167,9 @@ public class ScheduleTicker {
                 }
                 waitMs = RETRY_MS;
             } catch (RuntimeException e) {
+                if (!applicationRunning()) {
+                    return; // a start that failed after this thread began (no shutdown event comes)
+                }
                 LOG.error("recurring schedules: unexpected failure; retrying in a second", e);
                 waitMs = RETRY_MS;
             } catch (Error e) {
@@ -175,6 +178,12 @@ public class ScheduleTicker {
             }
             sleep(Math.max(1, waitMs));
         }
+    }
+
+    /** Whether the application this ticker belongs to is still up (its CDI container runs). */
+    private static boolean applicationRunning() {
+        io.quarkus.arc.ArcContainer container = io.quarkus.arc.Arc.container();
+        return container != null && container.isRunning();
     }
 
     private void sleep(long ms) {
