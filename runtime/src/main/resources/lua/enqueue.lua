@@ -8,14 +8,20 @@
 -- ARGV[A+4] = that tick, epoch ms: when the schedule already fired (or skipped) a tick at or
 --             after it into this partition, nothing is written and the reply is {now, -1};
 --             otherwise the tick is recorded with the jobs (n = 0 records a skipped tick)
--- ARGV[A+5] = n, the number of jobs; then 5 values per job:
+-- ARGV[A+5] = n, the number of jobs; then 6 values per job:
 --             id, mode ('d' = runAt is Redis now + value, 'a' = runAt is value), value ms,
---             maxAttempts (0 = topic default), payload json
--- Returns {now, then 4 values per job: created (1) or already there (0), runAt ms (for state c:
---          when it succeeded), attempts, state letter (s, i, d, or c = succeeded)}, and last
+--             maxAttempts (0 = topic default), payload json, ifExists: what an id that exists does
+--             ('k' keep: answers the job as it is; 'r' replace: a scheduled job takes the new
+--             payload, runAt and maxAttempts; 'e' extend: as 'r', but its runAt never moves
+--             earlier). With 'r' or 'e' an id in flight is answered as it is (Java: a conflict);
+--             one that is dead, or within the dedup window, is enqueued anew
+-- Returns {now, then 4 values per job: created (1), replaced (2) or already there (0), runAt ms
+--          (for state c: when it succeeded), attempts, state letter (s, i, d, or c = succeeded)},
+--          and last
 --          'relist' when the topic was forgotten since the partition emptied (see forget.lua):
 --          Java lists the topic again before it answers.
--- Errors: DQNEEDDAY (see lib.lua) when a runAt falls on a day whose shard was not passed.
+-- Errors: DQNEEDDAY (see lib.lua) when a runAt falls on a day whose shard was not passed (for a
+--         replaced job, also the day of the runAt it leaves).
 local channel = ARGV[A]
 local trace = ARGV[A + 1]
 local window = tonumber(ARGV[A + 2])
@@ -23,6 +29,7 @@ local recurring = ARGV[A + 3]
 local n = tonumber(ARGV[A + 5])
 local now = now_ms()
 local J = A + 6 -- first job's values
+local STRIDE = 6
 
 -- A recurring tick runs once: every replica fires it, the first one records it in this
 -- partition (the tick's job lives here, so the record and the job are written together).
@@ -31,8 +38,11 @@ if recurring ~= '' then
   if last and last >= tonumber(ARGV[A + 4]) then return { now, -1 } end
 end
 
-local ids = {}
-for i = 1, n do ids[i] = ARGV[J + (i - 1) * 5] end
+local ids, modes = {}, {}
+for i = 1, n do
+  ids[i] = ARGV[J + (i - 1) * STRIDE]
+  modes[i] = ARGV[J + (i - 1) * STRIDE + 5]
+end
 -- One HMGET answers "does it exist" for the whole batch (idempotency by topic + id).
 local existing = {}
 for i = 1, n, CHUNK do
@@ -40,8 +50,9 @@ for i = 1, n, CHUNK do
   for j = 1, #part do existing[i + j - 1] = part[j] end
 end
 -- With a dedup window, one ZMSCORE per chunk finds the ids that succeeded lately: within the
--- window they count as existing (succeeded); past it they are free, and their entry goes now
--- rather than wait for an ack's trim (a scheduled id is never in done).
+-- window they count as existing (succeeded) unless replaced; past it they are free, and their
+-- entry goes now rather than wait for an ack's trim (a scheduled id is never in done). A replace
+-- or extend enqueues a remembered id anew, so its entry goes too.
 local succeeded, forget = {}, {}
 if window > 0 then
   for i = 1, n, CHUNK do
@@ -49,80 +60,124 @@ if window > 0 then
     for j = 1, #part do
       local k = i + j - 1
       if not existing[k] and part[j] then
-        if remembered(part[j], window, now) then succeeded[k] = tonumber(part[j]) else forget[#forget + 1] = ids[k] end
+        if modes[k] == 'k' and remembered(part[j], window, now) then
+          succeeded[k] = tonumber(part[j])
+        else
+          forget[#forget + 1] = ids[k]
+        end
       end
     end
   end
 end
 
--- First pass decides every runAt and checks the shards: nothing is written before it passes.
-local run_at, day, days, seen = {}, {}, {}, {}
+-- First pass plays the batch in order on what each id holds (in Redis, or earlier in this same
+-- batch) and decides every record to write; nothing is written before the shards are checked.
+-- job_of[id] = { r = record, state, write = record to store, old = stored runAt to leave (a
+-- replaced scheduled job), dead = revived from the dead set }
+local job_of, order, out = {}, {}, { now }
 for i = 1, n do
-  local base = J + (i - 1) * 5
-  if not existing[i] and not succeeded[i] and not seen[ids[i]] then
-    seen[ids[i]] = i
-    local v = tonumber(ARGV[base + 2])
-    run_at[i] = ARGV[base + 1] == 'd' and now + v or v
-    day[i] = day_of(run_at[i])
-    days[#days + 1] = day[i]
+  local base = J + (i - 1) * STRIDE
+  local id, mode = ids[i], modes[i]
+  local e = job_of[id]
+  if not e and existing[i] then
+    e = { r = decode(existing[i]), state = state_of(id) }
+    job_of[id] = e
   end
-end
-local err = require_days(days)
-if err then return err end
-
-local out = { now }
-local fields, by_shard, earliest = {}, {}, nil
-for i = 1, n do
-  local base = J + (i - 1) * 5
-  local id = ids[i]
-  if run_at[i] then
-    local r = { run_at = run_at[i], trace = trace, attempts = 0, max = tonumber(ARGV[base + 3]), err = '', payload = ARGV[base + 4] }
-    fields[#fields + 1] = id
-    fields[#fields + 1] = encode(r)
-    local shard = shard_of_day[day[i]]
-    local list = by_shard[shard]
-    if not list then
-      list = {}
-      by_shard[shard] = list
-      rcall('ZADD', K_DAYS, day[i], day[i])
-    end
-    list[#list + 1] = r.run_at
-    list[#list + 1] = id
-    if not earliest or r.run_at < earliest then earliest = r.run_at end
-    out[#out + 1] = 1
-    out[#out + 1] = r.run_at
+  if e and (mode == 'k' or e.state == 'i') then
     out[#out + 1] = 0
-    out[#out + 1] = 's'
-  elseif succeeded[i] then
+    out[#out + 1] = e.r.run_at
+    out[#out + 1] = e.r.attempts
+    out[#out + 1] = e.state
+  elseif not e and succeeded[i] then
     out[#out + 1] = 0
     out[#out + 1] = succeeded[i]
     out[#out + 1] = 0
     out[#out + 1] = 'c'
   else
-    -- Already there: from Redis before this call, or earlier in this same batch.
-    local r, state
-    if existing[i] then
-      r, state = decode(existing[i]), state_of(id)
+    local v = tonumber(ARGV[base + 2])
+    local r = { run_at = ARGV[base + 1] == 'd' and now + v or v, trace = trace, attempts = 0,
+      max = tonumber(ARGV[base + 3]), err = '', payload = ARGV[base + 4] }
+    local code = 1
+    if not e then
+      e = {}
+      job_of[id] = e
+    elseif e.state == 'd' then
+      -- A dead id starts over as a new job; its dead-job callback, if any, keeps its own copy.
+      e.dead = true
     else
-      r, state = { run_at = run_at[seen[id]], attempts = 0 }, 's'
+      -- Replaced: the same job, so its failed attempts, lost ones and last error stay with it;
+      -- the trace of the enqueue that replaced it, when there was one.
+      if mode == 'e' and e.r.run_at > r.run_at then r.run_at = e.r.run_at end
+      r.attempts, r.err, r.lost = e.r.attempts, e.r.err, e.r.lost
+      if trace == '' then r.trace = e.r.trace end
+      if not e.write then e.old = e.r.run_at end
+      code = 2
     end
-    out[#out + 1] = 0
+    if not e.write then order[#order + 1] = id end
+    e.r, e.state, e.write = r, 's', true
+    out[#out + 1] = code
     out[#out + 1] = r.run_at
     out[#out + 1] = r.attempts
-    out[#out + 1] = state
+    out[#out + 1] = 's'
   end
+end
+local days = {}
+for _, id in ipairs(order) do
+  local e = job_of[id]
+  days[#days + 1] = day_of(e.r.run_at)
+  if e.old then days[#days + 1] = day_of(e.old) end
+end
+local err = require_days(days)
+if err then return err end
+
+local fields, by_shard, earliest, left, revived = {}, {}, nil, {}, {}
+local head = tonumber(rcall('GET', K_NEXT))
+local head_left = false
+for _, id in ipairs(order) do
+  local e = job_of[id]
+  local r = e.r
+  fields[#fields + 1] = id
+  fields[#fields + 1] = encode(r)
+  if e.old then
+    local old_day = day_of(e.old)
+    rcall('ZREM', shard_of_day[old_day], id)
+    left[old_day] = true
+    if head and e.old <= head then head_left = true end
+  end
+  if e.dead then revived[#revived + 1] = id end
+  local d = day_of(r.run_at)
+  local shard = shard_of_day[d]
+  local list = by_shard[shard]
+  if not list then
+    list = {}
+    by_shard[shard] = list
+    rcall('ZADD', K_DAYS, d, d)
+    left[d] = nil
+  end
+  list[#list + 1] = r.run_at
+  list[#list + 1] = id
+  if not earliest or r.run_at < earliest then earliest = r.run_at end
 end
 
 if recurring ~= '' then rcall('HSET', K_TICKS, recurring, ARGV[A + 4]) end
 if #forget > 0 then variadic('ZREM', K_DONE, forget) end
+if #revived > 0 then variadic('ZREM', K_DEAD, revived) end
 if #fields > 0 then
   variadic('HSET', K_JOBS, fields)
   for shard, list in pairs(by_shard) do variadic('ZADD', shard, list) end
-  local head = tonumber(rcall('GET', K_NEXT))
+  -- A replaced job may have emptied the shard of its old runAt: the day index lists only
+  -- non-empty shards.
+  for d in pairs(left) do
+    if rcall('ZCARD', shard_of_day[d]) == 0 then rcall('ZREM', K_DAYS, d) end
+  end
   if not head and forgotten_since() then out[#out + 1] = 'relist' end
   if not head or earliest < head then
     rcall('SET', K_NEXT, earliest)
     wake(channel, earliest)
+  elseif head_left then
+    -- The earliest job moved later (extend, replace): "next" would still be a lower bound, but
+    -- takers would wake for nothing at the old time, so set it exactly.
+    reset_next()
   end
 end
 return out

@@ -16,6 +16,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.delayq.core.DelayqConfig;
+import io.delayq.core.IfExists;
 import io.delayq.core.InvalidJobException;
 import io.delayq.core.JobValidator;
 import io.delayq.core.NewJob;
@@ -32,7 +33,8 @@ public class JobBodyParser {
      * NaN): the payload text is stored as it is and handed to consumers that expect JSON.
      */
     private static final JsonFactory STRICT = new JsonFactory();
-    private static final Set<String> FIELDS = Set.of("topic", "id", "payload", "delayMs", "runAt", "maxAttempts");
+    private static final Set<String> FIELDS = Set.of("topic", "id", "payload", "delayMs", "runAt", "maxAttempts",
+            "ifExists");
     private static final Set<String> RESCHEDULE_FIELDS = new java.util.TreeSet<>(Set.of("delayMs", "runAt"));
     private final ObjectMapper mapper;
     private final JobValidator validator;
@@ -255,10 +257,23 @@ public class JobBodyParser {
             }
             JsonNode p = node.get("payload");
             String payload = p == null || p.isNull() ? null : rawPayload;
-            return validator.validate(topic, id, delayMs, runAt, maxAttempts, payload);
+            return validator.validate(topic, id, delayMs, runAt, maxAttempts, payload, ifExists(node));
         } catch (InvalidJobException e) {
             throw at.isEmpty() ? e : e.inItem(at);
         }
+    }
+
+    /** The {@code ifExists} of a job: null when absent or null (keep), 400 naming it when not a known value. */
+    private static IfExists ifExists(JsonNode node) {
+        String v = text(node, "ifExists");
+        if (v == null) {
+            return null;
+        }
+        IfExists mode = IfExists.ofJson(v);
+        if (mode == null) {
+            throw new InvalidJobException("ifExists", "ifExists must be one of keep, replace, extend");
+        }
+        return mode;
     }
 
     /** A string field of a JSON body: null when absent or null, 400 naming it when not a string. */

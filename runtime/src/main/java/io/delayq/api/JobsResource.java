@@ -26,7 +26,9 @@ import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 
+import io.delayq.core.IfExists;
 import io.delayq.core.JobInfo;
+import io.delayq.core.JobState;
 import io.delayq.core.JobValidator;
 import io.delayq.core.Jobs;
 import io.delayq.core.NewJob;
@@ -65,22 +67,35 @@ public class JobsResource {
 
     /**
      * The reply to an enqueue: the job as it is now. An id that succeeded within its topic's dedup
-     * window has state {@code succeeded}, {@code finishedAt} and no {@code runAt}.
+     * window has state {@code succeeded}, {@code finishedAt} and no {@code runAt}; a scheduled job
+     * that this enqueue changed ({@code ifExists} replace or extend) has {@code replaced} true.
      */
     @RegisterForReflection
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    public record Enqueued(String id, String topic, String runAt, String state, int attempts, String finishedAt) {
+    public record Enqueued(String id, String topic, String runAt, String state, int attempts, String finishedAt,
+            @Schema(description = "true when ifExists replace or extend changed the existing scheduled job; absent otherwise")
+            Boolean replaced) {
         static Enqueued of(JobInfo info) {
             return new Enqueued(info.id(), info.topic(), text(info.runAt()), info.state().json(), info.attempts(),
-                    text(info.finishedAt()));
+                    text(info.finishedAt()), info.replaced() ? Boolean.TRUE : null);
         }
     }
 
-    /** One item of a batch reply: {@code status} 201 created, 200 already existed (or succeeded). */
+    /**
+     * One item of a batch reply: {@code status} 201 created, 200 already existed (or succeeded, or
+     * was replaced: {@code replaced} true), 409 in flight and not changed by its replace or extend.
+     */
     @RegisterForReflection
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record BatchItem(int status, String id, String topic, String runAt, String state, int attempts,
-            String finishedAt) {
+            String finishedAt,
+            @Schema(description = "true when ifExists replace or extend changed the existing scheduled job; absent otherwise")
+            Boolean replaced) {
+    }
+
+    /** A job in flight that a replace or extend asked to change: it runs as it is (409). */
+    private static boolean conflict(NewJob job, JobInfo info) {
+        return info.state() == JobState.INFLIGHT && job.ifExists() != IfExists.KEEP;
     }
 
     private static String text(Instant t) {
@@ -96,15 +111,22 @@ public class JobsResource {
      */
 
     @POST
-    @Operation(summary = "Enqueue one job", description = "Body: {\"topic\", \"id\"?, \"payload\"?, \"delayMs\" | \"runAt\"?, \"maxAttempts\"?}. "
-            + "201 + Location for a new job; 200 with the existing job when the id exists (idempotent), or with "
-            + "state succeeded and finishedAt when it succeeded within the topic's dedup window.")
+    @Operation(summary = "Enqueue one job", description = "Body: {\"topic\", \"id\"?, \"payload\"?, \"delayMs\" | \"runAt\"?, \"maxAttempts\"?, "
+            + "\"ifExists\"?}. 201 + Location for a new job; 200 with the existing job when the id exists (idempotent), or with "
+            + "state succeeded and finishedAt when it succeeded within the topic's dedup window. ifExists (keep, the "
+            + "default; replace; extend) says what an existing id does: replace gives a scheduled job the new payload, "
+            + "runAt and maxAttempts (200, replaced: true), extend does the same but never moves runAt earlier; a job in "
+            + "flight is a 409 (state inflight), a dead id or one within the dedup window is enqueued anew (201).")
     @RequestBody(description = "the job")
     @APIResponse(responseCode = "201", description = "created", content = @Content(mediaType = MediaType.APPLICATION_JSON,
             schema = @Schema(implementation = Enqueued.class)))
     @APIResponse(responseCode = "200", description = "a job with this topic and id already exists, or succeeded"
-            + " within the topic's dedup window (not run again)", content = @Content(mediaType = MediaType.APPLICATION_JSON,
+            + " within the topic's dedup window (not run again), or was replaced (ifExists replace or extend: replaced"
+            + " true)", content = @Content(mediaType = MediaType.APPLICATION_JSON,
                     schema = @Schema(implementation = Enqueued.class)))
+    @APIResponse(responseCode = "409", description = "ifExists replace or extend, and the job is in flight: it is not"
+            + " changed (the problem body's state is inflight)", content = @Content(mediaType = Problem.MEDIA_TYPE,
+                    schema = @Schema(implementation = Problem.class)))
     @APIResponse(responseCode = "503", description = UNAVAILABLE_ONE, content = @Content(mediaType = Problem.MEDIA_TYPE,
             schema = @Schema(implementation = Problem.class)))
     public Uni<Response> enqueue(String body, @jakarta.ws.rs.core.Context UriInfo uri,
@@ -114,8 +136,13 @@ public class JobsResource {
         // against the current request, which is gone when Redis' reply comes back on another
         // thread (through the pool: a 500 for a stored job, seen during a Sentinel failover).
         jakarta.ws.rs.core.UriBuilder location = uri.getBaseUriBuilder().path("jobs");
+        String instance = uri.getRequestUri().getRawPath();
         return uni(jobs.scheduleAllAsync(List.of(job), traceparent).map(all -> {
             JobInfo info = all.get(0);
+            if (conflict(job, info)) {
+                return Problem.response(409, "job " + info.id() + " is running; ifExists " + job.ifExists().json()
+                        + " cannot change it", null, instance, info.id(), null, info.state().json()).build();
+            }
             if (info.created()) {
                 return Response.created(location.path(info.topic()).path(info.id()).build()).entity(Enqueued.of(info))
                         .build();
@@ -128,7 +155,8 @@ public class JobsResource {
     @Path("/batch")
     @Operation(summary = "Enqueue up to 1000 jobs", description = "Body: a JSON array of jobs (or {\"jobs\": [...]}). "
             + "Validation is all-or-nothing: one invalid item → 400 naming it, nothing written. "
-            + "Reply: one result per item, in order, status 201 (created) or 200 (existed).")
+            + "Reply: one result per item, in order, status 201 (created), 200 (existed, or replaced: replaced true) or "
+            + "409 (ifExists replace or extend of a job in flight: not changed, state inflight).")
     // Declared: a documented 503 alone would leave the operation without its 2xx (a Uni's implicit one is dropped).
     @APIResponse(responseCode = "200", description = "one result per item, in request order", content = @Content(
             mediaType = MediaType.APPLICATION_JSON, schema = @Schema(type = org.eclipse.microprofile.openapi.annotations.enums.SchemaType.ARRAY,
@@ -139,9 +167,11 @@ public class JobsResource {
         List<NewJob> batch = parser.batch(body);
         return uni(jobs.scheduleAllAsync(batch, traceparent).map(all -> {
             List<BatchItem> out = new ArrayList<>(all.size());
-            for (JobInfo info : all) {
-                out.add(new BatchItem(info.created() ? 201 : 200, info.id(), info.topic(), text(info.runAt()),
-                        info.state().json(), info.attempts(), text(info.finishedAt())));
+            for (int i = 0; i < all.size(); i++) {
+                JobInfo info = all.get(i);
+                int status = conflict(batch.get(i), info) ? 409 : info.created() ? 201 : 200;
+                out.add(new BatchItem(status, info.id(), info.topic(), text(info.runAt()), info.state().json(),
+                        info.attempts(), text(info.finishedAt()), info.replaced() ? Boolean.TRUE : null));
             }
             return out;
         }));

@@ -54,7 +54,7 @@ public class OpenApiContract implements OASFilter {
      * A new endpoint gets its line here; {@code OpenApiDocumentTest} fails until it has one.
      */
     static final List<Op> OPERATIONS = List.of(
-            new Op("POST", "/jobs", "enqueueJob", 400, 413, 415),
+            new Op("POST", "/jobs", "enqueueJob", 400, 409, 413, 415),
             new Op("POST", "/jobs/batch", "enqueueBatch", 400, 413, 415),
             new Op("GET", "/jobs/{topic}/{id}", "getJob", 400, 404),
             new Op("DELETE", "/jobs/{topic}/{id}", "cancelJob", 400, 404, 409),
@@ -285,7 +285,12 @@ public class OpenApiContract implements OASFilter {
                         .minimum(java.math.BigDecimal.ZERO))
                 .addProperty("runAt", type(Schema.SchemaType.STRING, "Due at this instant (ISO-8601)").format("date-time"))
                 .addProperty("maxAttempts", type(Schema.SchemaType.INTEGER, "Attempts before the job goes to the dead set")
-                        .format("int32").minimum(java.math.BigDecimal.ONE));
+                        .format("int32").minimum(java.math.BigDecimal.ONE))
+                .addProperty("ifExists", type(Schema.SchemaType.STRING, "What an existing id does: keep (default) answers"
+                        + " the job as it is; replace gives a scheduled job this payload, runAt and maxAttempts (replaced:"
+                        + " true); extend does the same but never moves runAt earlier. A job in flight is not changed"
+                        + " (409, in a batch the item's status); a dead id, or one within the dedup window, is enqueued anew")
+                        .enumeration(List.of("keep", "replace", "extend")));
         Schema jobs = OASFactory.createSchema().addType(Schema.SchemaType.ARRAY).maxItems(1000)
                 .items(OASFactory.createSchema().ref("NewJob"));
         return Map.of(

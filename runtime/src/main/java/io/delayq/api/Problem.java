@@ -11,12 +11,14 @@ import jakarta.ws.rs.core.Response;
  * An RFC 9457 problem body. {@code field} names the request field that broke a rule (a JSON
  * path such as {@code jobs[3].delayMs}), when one did. A 503 of an enqueue also names its jobs
  * (extension members): {@code jobs}, each with its outcome, in request order, and for a single
- * job its {@code id} (a generated one too), so that a retry reuses them.
+ * job its {@code id} (a generated one too), so that a retry reuses them. A 409 of an enqueue
+ * with {@code ifExists} replace or extend names the job ({@code id}) and its {@code state},
+ * {@code inflight}: a running job is never changed.
  */
 @RegisterForReflection
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record Problem(String type, String title, int status, String detail, String instance, String field, String id,
-        List<JobOutcome> jobs) {
+        List<JobOutcome> jobs, String state) {
     public static final String MEDIA_TYPE = "application/problem+json";
 
     /**
@@ -33,9 +35,14 @@ public record Problem(String type, String title, int status, String detail, Stri
 
     static Response.ResponseBuilder response(int status, String detail, String field, String instance, String id,
             List<JobOutcome> jobs) {
+        return response(status, detail, field, instance, id, jobs, null);
+    }
+
+    static Response.ResponseBuilder response(int status, String detail, String field, String instance, String id,
+            List<JobOutcome> jobs, String state) {
         Response.StatusType st = Response.Status.fromStatusCode(status);
         String title = st != null ? st.getReasonPhrase() : "HTTP " + status;
         return Response.status(status).type(MEDIA_TYPE)
-                .entity(new Problem("about:blank", title, status, detail, instance, field, id, jobs));
+                .entity(new Problem("about:blank", title, status, detail, instance, field, id, jobs, state));
     }
 }

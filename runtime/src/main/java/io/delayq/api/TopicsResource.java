@@ -186,7 +186,7 @@ public class TopicsResource {
         JobValidator.checkId("id", id);
         Instant runAt = store.revive(topic, id)
                 .orElseThrow(() -> new JobsResource.NotFound("no dead job " + id + " in topic " + topic));
-        return new JobsResource.Enqueued(id, topic, runAt.toString(), "scheduled", 0, null);
+        return new JobsResource.Enqueued(id, topic, runAt.toString(), "scheduled", 0, null, null);
     }
 
     @DELETE

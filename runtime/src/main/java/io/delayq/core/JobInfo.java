@@ -17,12 +17,22 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
  *        attempts 0 (only the time of success is remembered)
  * @param created true when this call created the job, false when the id already existed
  *        (idempotent enqueue); not serialized
+ * @param replaced true when this call changed the existing scheduled job
+ *        ({@link IfExists#REPLACE}, {@link IfExists#EXTEND}); not serialized here (the enqueue
+ *        reply says {@code "replaced": true})
  */
 @RegisterForReflection
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer lostAttempts,
         Integer maxAttempts, String lastError, Instant deadAt, Instant finishedAt,
-        @com.fasterxml.jackson.annotation.JsonIgnore boolean created) {
+        @com.fasterxml.jackson.annotation.JsonIgnore boolean created,
+        @com.fasterxml.jackson.annotation.JsonIgnore boolean replaced) {
+
+    /** A job that this call did not replace. */
+    public JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer lostAttempts,
+            Integer maxAttempts, String lastError, Instant deadAt, Instant finishedAt, boolean created) {
+        this(id, topic, runAt, state, attempts, lostAttempts, maxAttempts, lastError, deadAt, finishedAt, created, false);
+    }
 
     /** A job whose lost attempts are not told (they are only read by {@code GET /jobs/{topic}/{id}}). */
     public JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer maxAttempts,
@@ -33,7 +43,12 @@ public record JobInfo(String id, String topic, Instant runAt, JobState state, in
     /** The short form the enqueue endpoints reply with. */
     public static JobInfo enqueued(String id, String topic, Instant runAt, JobState state, int attempts,
             boolean created) {
-        return new JobInfo(id, topic, runAt, state, attempts, null, null, null, null, created);
+        return new JobInfo(id, topic, runAt, state, attempts, null, null, null, null, null, created, false);
+    }
+
+    /** The short form of a scheduled job this call replaced ({@link IfExists#REPLACE}, {@link IfExists#EXTEND}). */
+    public static JobInfo replaced(String id, String topic, Instant runAt, int attempts) {
+        return new JobInfo(id, topic, runAt, JobState.SCHEDULED, attempts, null, null, null, null, null, false, true);
     }
 
     /** An id that succeeded at {@code finishedAt}, within its topic's dedup window. */

@@ -15,6 +15,7 @@ public final class JobRequest {
     Duration delay;
     Instant runAt;
     Integer maxAttempts;
+    IfExists ifExists;
 
     private JobRequest(String topic) {
         this.topic = topic;
@@ -43,6 +44,18 @@ public final class JobRequest {
 
     public JobRequest runAt(Instant runAt) {
         this.runAt = runAt;
+        return this;
+    }
+
+    /**
+     * What to do when the id exists: {@link IfExists#KEEP} (the default) answers the existing job;
+     * {@link IfExists#REPLACE} gives a scheduled job this request's payload, runAt and
+     * maxAttempts ({@link JobInfo#replaced()}); {@link IfExists#EXTEND} does the same but never
+     * moves its runAt earlier. A job in flight is answered as it is ({@link JobState#INFLIGHT});
+     * a dead id, or one within the dedup window, is scheduled anew. Null means the default.
+     */
+    public JobRequest ifExists(IfExists ifExists) {
+        this.ifExists = ifExists;
         return this;
     }
 

@@ -55,6 +55,12 @@ public class JobValidator {
      * @param payloadJson JSON of the payload as sent (never re-serialised), null when none
      */
     public NewJob validate(String topic, String id, Long delayMs, String runAt, Integer maxAttempts, String payloadJson) {
+        return validate(topic, id, delayMs, runAt, maxAttempts, payloadJson, IfExists.KEEP);
+    }
+
+    /** As above, with what happens when the id exists (null: {@link IfExists#KEEP}). */
+    public NewJob validate(String topic, String id, Long delayMs, String runAt, Integer maxAttempts, String payloadJson,
+            IfExists ifExists) {
         checkTopic("topic", topic);
         if (id == null) {
             id = newId();
@@ -72,7 +78,8 @@ public class JobValidator {
                 throw new InvalidJobException("payload", "payload is " + size + " bytes, more than the limit of " + limit, 413);
             }
         }
-        return new NewJob(topic, id, when.delayed(), when.millis(), maxAttempts == null ? 0 : maxAttempts, payloadJson);
+        return new NewJob(topic, id, when.delayed(), when.millis(), maxAttempts == null ? 0 : maxAttempts, payloadJson,
+                ifExists);
     }
 
     /**

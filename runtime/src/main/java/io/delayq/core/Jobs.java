@@ -26,7 +26,8 @@ import io.vertx.core.Future;
  * {@code jobs.schedule("order-close", payload, Duration.ofMinutes(30))}. The job is in Redis when
  * the call returns. Scheduling an id that exists returns the existing job (idempotent); on a
  * topic with a dedup window, so does an id that succeeded within it ({@link JobState#SUCCEEDED},
- * with {@link JobInfo#finishedAt()}): it does not run again.
+ * with {@link JobInfo#finishedAt()}): it does not run again. A request with
+ * {@link JobRequest#ifExists(IfExists)} replace or extend changes a scheduled job instead.
  *
  * @throws InvalidJobException on a rule broken (names the field)
  * @throws io.delayq.store.StoreUnavailableException when Redis cannot be reached (nothing written)
@@ -73,7 +74,8 @@ public class Jobs {
                 throw new InvalidJobException("payload", "payload cannot be written as JSON: " + e.getOriginalMessage());
             }
             return validator.validate(request.topic, request.id, request.delay == null ? null : millis(request.delay),
-                    request.runAt == null ? null : request.runAt.toString(), request.maxAttempts, json);
+                    request.runAt == null ? null : request.runAt.toString(), request.maxAttempts, json,
+                    request.ifExists);
         } catch (InvalidJobException e) {
             throw prefix.isEmpty() ? e : e.inItem(prefix);
         }

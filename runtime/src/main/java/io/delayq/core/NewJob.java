@@ -6,6 +6,19 @@ package io.delayq.core;
  * @param delayed true: runAt = Redis now + {@code millis}; false: runAt = {@code millis} (epoch ms)
  * @param maxAttempts 0 = the topic's default
  * @param payloadJson the payload JSON as sent, {@code null} when the job has no payload
+ * @param ifExists what happens when the id exists (never null)
  */
-public record NewJob(String topic, String id, boolean delayed, long millis, int maxAttempts, String payloadJson) {
+public record NewJob(String topic, String id, boolean delayed, long millis, int maxAttempts, String payloadJson,
+        IfExists ifExists) {
+
+    public NewJob {
+        if (ifExists == null) {
+            ifExists = IfExists.KEEP;
+        }
+    }
+
+    /** A job that leaves an existing id as it is ({@link IfExists#KEEP}). */
+    public NewJob(String topic, String id, boolean delayed, long millis, int maxAttempts, String payloadJson) {
+        this(topic, id, delayed, millis, maxAttempts, payloadJson, IfExists.KEEP);
+    }
 }

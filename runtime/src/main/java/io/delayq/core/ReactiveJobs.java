@@ -34,7 +34,7 @@ public class ReactiveJobs {
         return schedule(JobRequest.topic(topic).payload(payload).delay(delay));
     }
 
-    /** As {@link Jobs#schedule(JobRequest)}: an existing id answers its existing job. */
+    /** As {@link Jobs#schedule(JobRequest)}: an existing id answers its existing job (unless {@link JobRequest#ifExists}). */
     public Uni<JobInfo> schedule(JobRequest request) {
         return uni(() -> jobs.scheduleAllAsync(List.of(jobs.newJob(request, "")))).map(all -> all.get(0));
     }

@@ -56,7 +56,8 @@ public class JobQueue extends StorePart {
 
     /**
      * Enqueues jobs of one topic partition in one atomic script. Results are in input order;
-     * {@link JobInfo#created()} tells new jobs from existing ids. {@code trace} is the compact W3C
+     * {@link JobInfo#created()} tells new jobs from existing ids, {@link JobInfo#replaced()} the
+     * scheduled jobs a replace or extend changed ({@link NewJob#ifExists()}). {@code trace} is the compact W3C
      * context of the enqueue (see {@link JobRecord#trace()}), empty when it ran in no trace.
      */
     public List<JobInfo> enqueue(Partition p, List<NewJob> jobs, String trace) {
@@ -72,7 +73,7 @@ public class JobQueue extends StorePart {
     Future<Response> enqueueScript(Partition p, List<NewJob> jobs, String trace, String schedule, long tickMs) {
         Set<Integer> days = new TreeSet<>();
         long localNow = System.currentTimeMillis();
-        List<String> args = new ArrayList<>(6 + jobs.size() * 5);
+        List<String> args = new ArrayList<>(6 + jobs.size() * 6);
         args.add(scriptChannel(p));
         args.add(JobRecord.storableTrace(trace));
         args.add(dedupWindow(p.topic()));
@@ -90,10 +91,12 @@ public class JobQueue extends StorePart {
             args.add(Long.toString(job.millis()));
             args.add(Integer.toString(job.maxAttempts()));
             args.add(job.payloadJson() == null ? "" : job.payloadJson());
+            args.add(job.ifExists().letter());
         }
-        // One job with neither a dedup window nor a tick (most calls): the script of fewer commands.
-        String script = jobs.size() == 1 && schedule.isEmpty() && !dedupWindows.containsKey(p.topic()) ? "enqueue1"
-                : "enqueue";
+        // One job with neither a dedup window nor a tick that keeps an existing id (most calls):
+        // the script of fewer commands. A replace or extend reads the job first, as a batch does.
+        String script = jobs.size() == 1 && schedule.isEmpty() && !dedupWindows.containsKey(p.topic())
+                && jobs.get(0).ifExists() == io.delayq.core.IfExists.KEEP ? "enqueue1" : "enqueue";
         return listing.listed(p.topic(), () -> {
             beforeEnqueue.accept(p);
             return runAsync(script, p, days, args, durableReplicas, null);
@@ -117,9 +120,11 @@ public class JobQueue extends StorePart {
                 out.add(JobInfo.succeeded(jobs.get(i).id(), p.topic(), Instant.ofEpochMilli(reply.get(base + 1).toLong())));
                 continue;
             }
-            out.add(JobInfo.enqueued(jobs.get(i).id(), p.topic(), Instant.ofEpochMilli(reply.get(base + 1).toLong()),
-                    state, reply.get(base + 2).toInteger(),
-                    reply.get(base).toInteger() == 1));
+            Instant runAt = Instant.ofEpochMilli(reply.get(base + 1).toLong());
+            int code = reply.get(base).toInteger();
+            out.add(code == 2 ? JobInfo.replaced(jobs.get(i).id(), p.topic(), runAt, reply.get(base + 2).toInteger())
+                    : JobInfo.enqueued(jobs.get(i).id(), p.topic(), runAt, state, reply.get(base + 2).toInteger(),
+                            code == 1));
         }
         return out;
     }
