@@ -45,8 +45,8 @@ import io.vertx.core.tracing.TracingPolicy;
  * snoozes it until then (the attempt not counted); a 429 or 503 with {@code Retry-After} (the
  * same syntax) snoozes it likewise and holds the whole topic until then, on every replica (at most
  * {@code http.max-retry-after} ahead); any other status (a 429 or 503 without a readable
- * {@code Retry-After} too), a connection error or
- * the timeout fails the attempt (and the retry policy applies), and a non-2xx answer with
+ * {@code Retry-After} too), a connection error or the timeout fails the attempt (and the retry
+ * policy applies), and a non-2xx answer with
  * {@code X-Delayq-Permanent: true} sends the job to the dead set at once. Lets services in any
  * language use delayq.
  *
