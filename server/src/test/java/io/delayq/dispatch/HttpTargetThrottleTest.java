@@ -102,6 +102,8 @@ class HttpTargetThrottleTest {
     Inspection store;
     @Inject
     TopicControl control;
+    @Inject
+    io.delayq.ops.DelayqMetrics metrics;
 
     private List<Delivery> callsOnceThereAre(String topic, String id, int n) {
         await().atMost(Duration.ofSeconds(10)).until(() -> Target.CALLS.getOrDefault(id, List.of()).size() >= n);
@@ -118,20 +120,32 @@ class HttpTargetThrottleTest {
         JobInfo snoozed = store.get(THROTTLED, id).orElseThrow();
         assertEquals(0, snoozed.attempts(), "the attempt is not counted");
         assertNull(snoozed.lastError());
-        // Another job of the topic, due now, waits for the hold too.
-        String other = DispatchTest.uid("other");
-        jobs.schedule(JobRequest.topic(THROTTLED).id(other));
+        // Other jobs of the topic, due now, wait for the hold too; each enqueue wakes the takers,
+        // which go on sleeping: a take during the hold would lease nothing.
+        long takesBefore = metrics.takeTimer(THROTTLED).count();
+        List<String> others = new java.util.ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            others.add(DispatchTest.uid("other"));
+            jobs.schedule(JobRequest.topic(THROTTLED).id(others.get(i)));
+        }
         TopicFlow flow = control.flow(THROTTLED);
         assertTrue(flow.throttledUntil() != null && !flow.paused(), "held: " + flow);
         given().get("/topics").then().statusCode(200)
                 .body("find { it.topic == '" + THROTTLED + "' }.throttledUntil", notNullValue());
+        long holdEnds = flow.throttledUntil().toEpochMilli();
+        await().atMost(Duration.ofSeconds(5)).until(() -> TestObservers.redisTime() >= holdEnds - 300);
+        long takes = metrics.takeTimer(THROTTLED).count() - takesBefore;
+        // One take at most, by a taker that had not heard of the hold yet.
+        assertTrue(takes <= 1, takes + " takes of the held topic for 10 wake-ups");
 
         List<Delivery> calls = callsOnceThereAre(THROTTLED, id, 2);
         assertEquals(List.of(1, 1), calls.stream().map(Delivery::attempt).toList(), "X-Delayq-Attempt of each call");
         long gap = calls.get(1).redisMs() - calls.get(0).redisMs();
         assertTrue(gap >= 2000 && gap < 3500, "called again " + gap + " ms after the 429; Retry-After: 2");
-        long otherAfter = callsOnceThereAre(THROTTLED, other, 1).get(0).redisMs() - calls.get(0).redisMs();
-        assertTrue(otherAfter >= 2000, "the topic's other job was called " + otherAfter + " ms after the 429");
+        for (String other : others) {
+            long otherAfter = callsOnceThereAre(THROTTLED, other, 1).get(0).redisMs() - calls.get(0).redisMs();
+            assertTrue(otherAfter >= 2000, "the topic's other job was called " + otherAfter + " ms after the 429");
+        }
         assertTrue(flow.throttledUntil().toEpochMilli() - calls.get(0).redisMs() <= 2100,
                 "held until Retry-After: " + flow.throttledUntil());
         await().atMost(Duration.ofSeconds(5)).until(() -> control.flow(THROTTLED).throttledUntil() == null);
