@@ -1,11 +1,14 @@
--- flow.lua: an operator's flow control of one partition: pause or resume taking its jobs, set or
--- clear its topic's rate limit. Java runs it on every partition of the topic.
+-- flow.lua: flow control of one partition: an operator's pause or resume of taking its jobs, set
+-- or clear of its topic's rate limit; or a hold, when the topic's HTTP target asked for no call
+-- before a time (429/503 with Retry-After). Java runs it on every partition of the topic.
 -- KEYS: see lib.lua (no day shards)
--- ARGV[A]   = what: 'pause', 'resume', 'rate' (set the limit to ARGV[A+1]) or 'unrate' (clear it:
---             the replicas' configuration applies again)
--- ARGV[A+1] = the topic's rate limit, jobs/s over all its partitions ('rate' only, else '')
+-- ARGV[A]   = what: 'pause', 'resume', 'rate' (set the limit to ARGV[A+1]), 'unrate' (clear it:
+--             the replicas' configuration applies again) or 'hold' (until ARGV[A+1])
+-- ARGV[A+1] = 'rate': the topic's rate limit, jobs/s over all its partitions; 'hold': "+<ms>" a
+--             delay from Redis now, or "<epoch ms>"; else ''
 -- ARGV[A+2] = wake channel
--- Returns {paused since (Redis ms) or -1, the rate limit set by an operator or ''} after the change.
+-- Returns {paused since (Redis ms) or -1, the rate limit set by an operator or '', held until
+-- (Redis ms) or -1} after the change.
 local what = ARGV[A]
 local changed = false
 if what == 'pause' then
@@ -19,6 +22,16 @@ elseif what == 'rate' then
 elseif what == 'unrate' then
   rcall('DEL', K_RATE)
   changed = true
+elseif what == 'hold' then
+  -- Only ever later: two answers of the target (on two replicas, say) hold until the later one.
+  -- Nobody is woken: a taker learns of the hold at its next take, which then leases nothing and
+  -- tells it to come back at its end.
+  local now, v = now_ms(), ARGV[A + 1]
+  local till = string.sub(v, 1, 1) == '+' and now + tonumber(string.sub(v, 2)) or tonumber(v)
+  local held = tonumber(rcall('GET', K_HELD))
+  if till > now and (not held or till > held) then
+    rcall('SET', K_HELD, string.format('%d', till), 'PX', till - now)
+  end
 else
   return redis.error_reply('flow.lua: unknown operation ' .. what)
 end
@@ -30,5 +43,5 @@ if changed then
   local head = rcall('GET', K_NEXT)
   if head then wake(ARGV[A + 2], head) end
 end
-local flow = rcall('MGET', K_PAUSED, K_RATE)
-return { flow[1] and tonumber(flow[1]) or -1, flow[2] or '' }
+local flow = rcall('MGET', K_PAUSED, K_RATE, K_HELD)
+return { flow[1] and tonumber(flow[1]) or -1, flow[2] or '', flow[3] and tonumber(flow[3]) or -1 }

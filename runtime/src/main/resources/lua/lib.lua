@@ -31,7 +31,10 @@
 --   KEYS[17] -> cbnext   STRING when the partition's first pending callback is due, ms (the lowest
 --                               score in callbacks); absent = none pending. What the replicas'
 --                               callback poll reads, one MGET for all partitions (see cb_next)
---   KEYS[18..17+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
+--   KEYS[18] -> held     STRING Redis time (ms) until which the partition's topic is held: an HTTP
+--                               target answered 429/503 with Retry-After (see flow.lua 'hold').
+--                               Written to every partition of the topic; expires at that time
+--   KEYS[19..18+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
 -- ARGV[1] = k, the number of day shards passed; ARGV[2..1+k] = their days (yyyymmdd).
 -- A script that needs a shard it was not given fails with "DQNEEDDAY d1 d2 ..." before any write;
 -- Java then adds those keys and calls again. Scripts never build key names themselves.
@@ -41,13 +44,14 @@ local K_LEASE_NEXT, K_DONE, K_TICKS = KEYS[7], KEYS[8], KEYS[9]
 local K_PAUSED, K_RATE, K_RATE_TAT = KEYS[10], KEYS[11], KEYS[12]
 local K_FORGOTTEN = KEYS[13]
 local K_CALLBACKS, K_CBDATA, K_CBFAILED, K_CBNEXT = KEYS[14], KEYS[15], KEYS[16], KEYS[17]
+local K_HELD = KEYS[18]
 local DAY_MS = 86400000
 -- Lua's unpack() is bounded by the C stack (LUAI_MAXCSTACK 8000): variadic calls go in chunks.
 local CHUNK = 1000
 
 local shard_count = tonumber(ARGV[1])
 local shard_of_day = {}
-for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[17 + i] end
+for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[18 + i] end
 local A = 2 + shard_count -- first script-specific ARGV
 local floor = math.floor
 

@@ -15,10 +15,11 @@
 --             by an operator (KEYS ratelimit) wins
 -- ARGV[A+6] = P, the topic's partition count: each partition runs a P-th of the topic's limit
 -- ARGV[A+7] = m, acks carried by this call; then m pairs: id, lease token
--- Returns {now, next, wait, s, stale ack id 1..s, id1, record1, id2, record2, ...}: next = the
--- earliest runAt still scheduled after this take (-1 when none); wait = -1 while the topic is
+-- Returns {now, next, wait, held, s, stale ack id 1..s, id1, record1, id2, record2, ...}: next =
+-- the earliest runAt still scheduled after this take (-1 when none); wait = -1 while the topic is
 -- paused (nothing was taken: sleep until a wake-up), else the Redis time (ms) before which the
--- rate limit lets no take have a job, 0 when it holds nothing back.
+-- rate limit or a hold lets no take have a job, 0 when neither holds anything back; held = the
+-- end of the topic's hold (nothing was taken: no wake-up before it means anything), 0 = none.
 -- Errors: DQNEEDDAY (lib.lua), raised before anything is written (acks included).
 local limit = tonumber(ARGV[A])
 local lease_ms = tonumber(ARGV[A + 1])
@@ -35,11 +36,17 @@ local today = day_of(now)
 -- told to come back SLACK_MS before its batch is due, so that its wake-up latency is absorbed
 -- rather than lost (a late take would restart the pace at its own time: ~2 % below the limit).
 -- So no second ever sees more than the limit plus BATCH_MS + SLACK_MS worth of jobs.
+-- A hold (the topic's HTTP target answered 429/503 with Retry-After, see flow.lua) leases nothing
+-- until it ends, and tells the taker when that is: it sleeps until then, no take in between.
 local BATCH_MS, SLACK_MS = 40, 10
-local flow = rcall('MGET', K_PAUSED, K_RATE, K_RATE_TAT)
+local flow = rcall('MGET', K_PAUSED, K_RATE, K_RATE_TAT, K_HELD)
 local wait, rate_tat, interval, allowed = 0, nil, nil, nil
+local held = tonumber(flow[4]) or 0
+if held <= now then held = 0 end
 if flow[1] then
   limit, wait = 0, -1
+elseif held > 0 then
+  limit, wait = 0, held
 else
   local rate = tonumber(flow[2]) or tonumber(ARGV[A + 5])
   if rate > 0 then
@@ -87,7 +94,7 @@ local function pace(taken)
 end
 
 local stale = ack_leases(A + 8, tonumber(ARGV[A + 7]), tonumber(ARGV[A + 4]), now)
-local out = { now, head or -1, 0, #stale }
+local out = { now, head or -1, 0, held, #stale }
 for _, id in ipairs(stale) do out[#out + 1] = id end
 if not due then
   out[3] = pace(0)

@@ -64,11 +64,14 @@ public class TopicsResource {
      * @param servedBy what runs the topic on this replica (observer, HTTP target), null when not served here
      * @param paused no replica takes the topic's jobs (since {@code pausedAt})
      * @param rateLimit the limit its jobs are taken at, null when none
+     * @param throttledUntil until when no replica takes its jobs because its HTTP target answered 429
+     *        or 503 with Retry-After, null when it is not throttled
      */
     @RegisterForReflection
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record TopicView(String topic, long scheduled, long inflight, long dead, String nextDueAt, boolean served,
-            String servedBy, Integer runningHere, boolean paused, String pausedAt, TopicFlow.RateLimit rateLimit) {
+            String servedBy, Integer runningHere, boolean paused, String pausedAt, TopicFlow.RateLimit rateLimit,
+            String throttledUntil) {
     }
 
     @RegisterForReflection
@@ -79,7 +82,7 @@ public class TopicsResource {
 
     @GET
     @Operation(summary = "Every topic with scheduled, inflight and dead counts, next due time, whether this replica "
-            + "serves it, whether it is paused, and its rate limit")
+            + "serves it, whether it is paused, its rate limit, and until when its HTTP target throttled it")
     public List<TopicView> topics() {
         Map<String, Integer> running = dispatcher.runningByTopic();
         List<TopicStats> stats = new ArrayList<>(store.topics());
@@ -104,7 +107,8 @@ public class TopicsResource {
                 s.nextDue() < 0 ? null : Instant.ofEpochMilli(s.nextDue()).toString(), served,
                 served ? registry.handlers().get(s.topic()).describe() : null,
                 served ? running.getOrDefault(s.topic(), 0) : null,
-                flow.paused(), flow.pausedAt() == null ? null : flow.pausedAt().toString(), flow.rateLimit());
+                flow.paused(), flow.pausedAt() == null ? null : flow.pausedAt().toString(), flow.rateLimit(),
+                flow.throttledUntil() == null ? null : flow.throttledUntil().toString());
     }
 
     @POST

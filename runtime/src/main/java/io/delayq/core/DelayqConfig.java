@@ -423,6 +423,16 @@ public interface DelayqConfig {
         boolean h2c();
 
         /**
+         * Longest a target's 429 or 503 answer with {@code Retry-After} may hold the topic. Such an
+         * answer snoozes the job until the time asked (the attempt not counted) and holds the whole
+         * topic until then, on every replica; a longer {@code Retry-After} (or an HTTP date further
+         * ahead) holds for this long, so that a broken target cannot park the topic for a year.
+         * Without {@code Retry-After} a 429 or 503 is an ordinary failure. Default 1 h.
+         */
+        @WithDefault("1h")
+        Duration maxRetryAfter();
+
+        /**
          * For an {@code https://} target: the name of a TLS configuration of the Quarkus TLS
          * registry ({@code quarkus.tls.<name>.trust-store...}, {@code .key-store...} for a client
          * certificate, {@code .trust-all}, {@code .hostname-verification-algorithm}) to call it

@@ -128,6 +128,7 @@ public class TopicControl {
                 rate = new TopicFlow.RateLimit(configured.getAsDouble(), TopicFlow.Source.CONFIG);
             }
         }
-        return new TopicFlow(topic, s.paused(), s.paused() ? Instant.ofEpochMilli(s.pausedAt()) : null, rate);
+        return new TopicFlow(topic, s.paused(), s.paused() ? Instant.ofEpochMilli(s.pausedAt()) : null, rate,
+                s.held() ? Instant.ofEpochMilli(s.heldUntil()) : null);
     }
 }

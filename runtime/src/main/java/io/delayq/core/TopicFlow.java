@@ -8,16 +8,19 @@ import com.fasterxml.jackson.annotation.JsonValue;
 import io.quarkus.runtime.annotations.RegisterForReflection;
 
 /**
- * A topic's flow control as every replica sees it: whether it is paused, and the rate limit its
- * jobs are taken at (the reply of {@code POST /topics/{topic}/pause}, {@code /resume} and
- * {@code /rate-limit}).
+ * A topic's flow control as every replica sees it: whether it is paused, the rate limit its
+ * jobs are taken at, and until when its HTTP target asked for no call (the reply of
+ * {@code POST /topics/{topic}/pause}, {@code /resume} and {@code /rate-limit}).
  *
  * @param pausedAt when it was paused (Redis time); null when it is not paused
  * @param rateLimit the limit in force, null when there is none
+ * @param throttledUntil until when no replica takes its jobs because its HTTP target answered 429
+ *        or 503 with {@code Retry-After} (Redis time, capped by {@code http.max-retry-after}); null
+ *        when it is not throttled
  */
 @RegisterForReflection
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record TopicFlow(String topic, boolean paused, Instant pausedAt, RateLimit rateLimit) {
+public record TopicFlow(String topic, boolean paused, Instant pausedAt, RateLimit rateLimit, Instant throttledUntil) {
 
     /**
      * A rate limit: at most {@code perSecond} jobs of the topic taken per second by all replicas

@@ -73,6 +73,11 @@ final class DueTaker {
     private State state = State.NEW;
     /** Redis time the taker sleeps until (NONE: until woken). */
     private long sleepUntil = NONE;
+    /**
+     * The end of the topic's hold (its HTTP target's Retry-After) as the last take told it, Redis
+     * ms; 0 = none. No wake-up takes before it: the take would lease nothing.
+     */
+    private long heldUntil;
     /** The current timer (one at most), null when none. */
     private TakerLoop.Timer timer;
     private long failures;
@@ -217,6 +222,11 @@ final class DueTaker {
     /** Sleeps until {@link #sleepUntil} or an earlier wake-up, whichever is first; takes when that has passed. */
     private void sleep() {
         long target = Math.min(sleepUntil, wakeFor.get());
+        if (target != NONE && target < heldUntil) {
+            // An enqueue's wake-up (or the safety-net poll's) during a hold: its take would lease
+            // nothing, so the taker keeps sleeping until the hold ends.
+            target = heldUntil;
+        }
         if (target <= partitionClock.redisNow()) {
             takeNow();
             return;
@@ -364,6 +374,7 @@ final class DueTaker {
         clock.observe(r.now(), t0, t1);
         partitionClock.observe(r.now(), t0, t1);
         failures = 0;
+        heldUntil = r.heldUntil();
         if (!r.jobs().isEmpty()) {
             pool.start(r.jobs()); // also when stopping: a take in progress has its jobs started
         }

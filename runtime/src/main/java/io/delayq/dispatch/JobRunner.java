@@ -1,5 +1,6 @@
 package io.delayq.dispatch;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletionException;
@@ -31,13 +32,15 @@ import io.delayq.store.JobQueue;
 import io.delayq.store.JobRecord;
 import io.delayq.store.RedisClock;
 import io.delayq.store.TakenJob;
+import io.delayq.store.TopicAdmin;
 import io.vertx.core.Context;
 
 /**
  * Runs one attempt on a worker thread (a reactive observer: started there, run on an event loop;
  * an HTTP target: started on the taker's thread, answered on an event loop) and settles it:
  * normal completion → ack (batched by the {@link Acker}); {@link JobSnoozedException} → the
- * snooze script (due again later, the attempt not counted); any other exception → the fail
+ * snooze script (due again later, the attempt not counted); {@link TopicThrottledException} → the
+ * same, and the whole topic held until then on every replica; any other exception → the fail
  * script, which retries with backoff or buries the job ({@link PermanentJobFailureException}: at
  * once). Past its timeout an attempt is ended (a synchronous observer interrupted, a pending
  * CompletionStage cancelled), but a synchronous one is settled only once its observer returns, so
@@ -49,6 +52,7 @@ public class JobRunner {
     private final TopicRegistry topics;
     private final Acker acker;
     private final JobQueue store;
+    private final TopicAdmin flows;
     private final RetryPolicy retry;
     private final DelayqMetrics metrics;
     private final RedisClock clock;
@@ -75,11 +79,12 @@ public class JobRunner {
         timeouts.shutdownNow();
     }
 
-    public JobRunner(TopicRegistry topics, Acker acker, JobQueue store, RetryPolicy retry, DelayqMetrics metrics,
-            RedisClock clock, ObjectMapper mapper, JobTracing tracing, DelayqConfig config) {
+    public JobRunner(TopicRegistry topics, Acker acker, JobQueue store, TopicAdmin flows, RetryPolicy retry,
+            DelayqMetrics metrics, RedisClock clock, ObjectMapper mapper, JobTracing tracing, DelayqConfig config) {
         this.topics = topics;
         this.acker = acker;
         this.store = store;
+        this.flows = flows;
         this.retry = retry;
         this.metrics = metrics;
         this.clock = clock;
@@ -323,7 +328,9 @@ public class JobRunner {
         // The job in the logging context for the lines a failure or a snooze logs; a success logs
         // nothing, and settles on an event loop, whose logging context is better left untouched.
         try (JobLogContext log = error == null ? null : JobLogContext.of(job)) {
-            span.end(find(error, JobSnoozedException.class) != null ? null : error); // a snooze is no error
+            // A snooze is no error, nor is a target's "not now" (429/503 with Retry-After).
+            span.end(find(error, JobSnoozedException.class) != null || find(error, TopicThrottledException.class) != null
+                    ? null : error);
             record(taken, job, took, error);
         } finally {
             done.accept(taken, new Outcome(error, took));
@@ -338,7 +345,13 @@ public class JobRunner {
         }
         JobSnoozedException snooze = find(error, JobSnoozedException.class);
         if (snooze != null) {
-            snooze(taken, job, took, snooze);
+            snooze(taken, job, took, snooze.delay(), snooze.until(), snooze);
+            return;
+        }
+        TopicThrottledException throttled = find(error, TopicThrottledException.class);
+        if (throttled != null) {
+            hold(job, throttled);
+            snooze(taken, job, took, throttled.delay(), throttled.until(), throttled);
             return;
         }
         PermanentJobFailureException permanent = find(error, PermanentJobFailureException.class);
@@ -375,23 +388,24 @@ public class JobRunner {
     /** The shortest snooze: one asking for less (or for a time already passed) waits this long. */
     static final long MIN_SNOOZE_MS = 100;
 
-    private void snooze(TakenJob taken, Job job, long took, JobSnoozedException s) {
+    /** {@code delay} (from Redis now) or {@code until}, the other null, as {@code asked} asked. */
+    private void snooze(TakenJob taken, Job job, long took, Duration delay, Instant until, RuntimeException asked) {
         Instant redisNow = Instant.ofEpochMilli(clock.redisNow());
-        boolean absolute = s.until() != null;
-        if (absolute ? s.until().isAfter(redisNow.plus(config.horizon())) : s.delay().compareTo(config.horizon()) > 0) {
+        boolean absolute = until != null;
+        if (absolute ? until.isAfter(redisNow.plus(config.horizon())) : delay.compareTo(config.horizon()) > 0) {
             // Permanent: the observer would ask the same again at every retry.
-            fail(taken, job, took, "snooze " + (absolute ? "until " + s.until() : "for " + s.delay())
-                    + " is beyond delayq.horizon (" + config.horizon() + ")", s, true);
+            fail(taken, job, took, "snooze " + (absolute ? "until " + until : "for " + delay)
+                    + " is beyond delayq.horizon (" + config.horizon() + ")", asked, true);
             return;
         }
         // At least MIN_SNOOZE_MS after now: a snooze of 0 (or of a time passed) would run the job
         // again at once, over and over, with no attempt counted.
         long ms;
-        if (absolute && s.until().isBefore(redisNow.plusMillis(MIN_SNOOZE_MS))) {
+        if (absolute && until.isBefore(redisNow.plusMillis(MIN_SNOOZE_MS))) {
             absolute = false;
             ms = MIN_SNOOZE_MS;
         } else {
-            ms = absolute ? s.until().toEpochMilli() : Math.max(MIN_SNOOZE_MS, s.delay().toMillis());
+            ms = absolute ? until.toEpochMilli() : Math.max(MIN_SNOOZE_MS, delay.toMillis());
         }
         try {
             boolean abs = absolute;
@@ -403,6 +417,24 @@ public class JobRunner {
         } catch (RuntimeException e) {
             // As for a failure: the lease stays, and when it expires the reclaimer retries the job.
             LOG.warnf("could not record the snooze of %s (%s); it will be retried after its lease expires", job, e.toString());
+        }
+    }
+
+    /**
+     * Holds the job's whole topic until the time its target asked, on every partition (so every
+     * replica's takers lease none of its jobs before then), not waiting for Redis: the job's own
+     * snooze follows at once either way. A hold that did not reach Redis only means the other
+     * jobs of the topic call the target sooner, and are told again.
+     */
+    private void hold(Job job, TopicThrottledException t) {
+        LOG.infof("%s: %s; topic %s held until then", job, t.getMessage(), job.topic());
+        boolean absolute = t.until() != null;
+        long ms = absolute ? t.until().toEpochMilli() : t.delay().toMillis();
+        try {
+            flows.hold(job.topic(), absolute, ms).onFailure(e -> LOG.warnf("could not hold topic %s after %s: %s",
+                    job.topic(), t.getMessage(), e.toString()));
+        } catch (RuntimeException e) {
+            LOG.warnf("could not hold topic %s after %s: %s", job.topic(), t.getMessage(), e.toString());
         }
     }
 

@@ -64,7 +64,8 @@ public class TopicRegistry {
                         + ".*)");
             }
             map.put(topic, new HttpTargetHandler(vertx, url, t.http().timeout(), t.http().maxConnections(), t.http().h2c(),
-                    tlsConfig.orElse(null), RequestSigner.of(topic, t.http().signingKeys()).orElse(null)));
+                    tlsConfig.orElse(null), RequestSigner.of(topic, t.http().signingKeys()).orElse(null),
+                    t.http().maxRetryAfter()));
         }));
         this.handlers = Collections.unmodifiableMap(new TreeMap<>(map));
     }

@@ -18,6 +18,7 @@ import io.delayq.core.PermanentJobFailureException;
 import io.delayq.dispatch.AttemptContext;
 import io.delayq.dispatch.JobHandler;
 import io.delayq.dispatch.JobRunner;
+import io.delayq.dispatch.TopicThrottledException;
 import io.quarkus.tls.TlsConfiguration;
 import io.vertx.core.Context;
 import io.vertx.core.MultiMap;
@@ -41,8 +42,11 @@ import io.vertx.core.tracing.TracingPolicy;
  * (and {@code traceparent} when the service traces), and {@code X-Delayq-Signature} when the topic
  * has {@code http.signing-keys} (see {@link io.delayq.SignatureVerifier}).
  * A 2xx reply completes the job; an answer with {@code X-Delayq-Snooze} (seconds or an HTTP date)
- * snoozes it until then (the attempt not counted); any other status, a connection error or
- * the timeout fails the attempt (and the retry policy applies), and a non-2xx answer with
+ * snoozes it until then (the attempt not counted); a 429 or 503 with {@code Retry-After} (the
+ * same syntax) snoozes it likewise and holds the whole topic until then, on every replica (at most
+ * {@code http.max-retry-after} ahead); any other status (a 429 or 503 without a readable
+ * {@code Retry-After} too), a connection error or the timeout fails the attempt (and the retry
+ * policy applies), and a non-2xx answer with
  * {@code X-Delayq-Permanent: true} sends the job to the dead set at once. Lets services in any
  * language use delayq.
  *
@@ -60,6 +64,9 @@ public final class HttpTargetHandler implements JobHandler {
     private static final CharSequence SIGNATURE = HttpHeaders.createOptimized("X-Delayq-Signature");
     private static final CharSequence JSON = HttpHeaders.createOptimized("application/json");
     private static final Buffer NULL_BODY = Buffer.buffer("null");
+    /** What a target answers when it is overloaded: "not now, and not before Retry-After". */
+    private static final int TOO_MANY_REQUESTS = 429, UNAVAILABLE = 503;
+    static final Duration DEFAULT_MAX_RETRY_AFTER = Duration.ofHours(1);
 
     private final String url;
     private final String host;
@@ -75,6 +82,8 @@ public final class HttpTargetHandler implements JobHandler {
     private final AtomicBoolean handOff = new AtomicBoolean();
     /** Signs each call when the topic has signing keys; used on {@link #context} only. Null: unsigned. */
     private final RequestSigner signer;
+    /** The longest a 429/503's Retry-After holds the topic ({@code http.max-retry-after}). */
+    private final Duration maxRetryAfter;
 
     /**
      * @param maxConnections most connections to the target (HTTP/1.1 and HTTP/2 alike)
@@ -83,16 +92,22 @@ public final class HttpTargetHandler implements JobHandler {
      */
     public HttpTargetHandler(Vertx vertx, String url, Duration timeout, int maxConnections, boolean h2c,
             TlsConfiguration tls) {
-        this(vertx, url, timeout, maxConnections, h2c, tls, null);
+        this(vertx, url, timeout, maxConnections, h2c, tls, null, DEFAULT_MAX_RETRY_AFTER);
     }
 
     /**
      * As above; with a {@code signer}, every call carries {@code X-Delayq-Signature} (see
      * {@link io.delayq.SignatureVerifier}), made on the target's event loop, which alone uses it.
+     *
+     * @param maxRetryAfter the longest a 429 or 503's {@code Retry-After} holds the topic
      */
     public HttpTargetHandler(Vertx vertx, String url, Duration timeout, int maxConnections, boolean h2c,
-            TlsConfiguration tls, RequestSigner signer) {
+            TlsConfiguration tls, RequestSigner signer, Duration maxRetryAfter) {
         this.signer = signer;
+        if (maxRetryAfter.isNegative() || maxRetryAfter.isZero()) {
+            throw new IllegalArgumentException("delayq.topics.*.http.max-retry-after must be positive, not " + maxRetryAfter);
+        }
+        this.maxRetryAfter = maxRetryAfter;
         URI uri = URI.create(url);
         if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getHost() == null) {
             throw new IllegalArgumentException("delayq.topics.*.http.url must be an http(s) URL: " + url);
@@ -289,8 +304,63 @@ public final class HttpTargetHandler implements JobHandler {
             throw new PermanentJobFailureException("HTTP target " + url + " answered " + status
                     + " with X-Delayq-Permanent: true");
         }
+        if (status == TOO_MANY_REQUESTS || status == UNAVAILABLE) {
+            throttle(status, response.getHeader(HttpHeaders.RETRY_AFTER));
+        }
         if (status / 100 != 2) {
             throw new HttpTargetException("HTTP target " + url + " answered " + status, false);
+        }
+    }
+
+    /**
+     * A 429 or 503 with a readable {@code Retry-After}: the target is overloaded as a whole, so the
+     * topic is held (see {@link TopicThrottledException}), no later than {@link #maxRetryAfter}
+     * from now. Without one (or with one that reads as neither seconds nor a date) it returns,
+     * and the answer is an ordinary failure: a proxy's 503 for a target being deployed says
+     * nothing of when to come back, and holding the topic on a guess would hide it.
+     */
+    private void throttle(int status, String retryAfter) {
+        if (retryAfter == null) {
+            return;
+        }
+        When asked = When.parse(retryAfter.trim());
+        if (asked == null) {
+            return;
+        }
+        When held = asked.cappedAt(maxRetryAfter, Instant.now());
+        throw new TopicThrottledException("HTTP target " + url + " answered " + status + " with Retry-After: "
+                + retryAfter.trim() + (held.equals(asked) ? "" : " (held for the most, " + maxRetryAfter + ")"),
+                held.delay(), held.until());
+    }
+
+    /**
+     * A time to call again, as {@code Retry-After} (RFC 9110) and {@code X-Delayq-Snooze} give it:
+     * delay-seconds or an HTTP date; exactly one of the two is set.
+     */
+    record When(Duration delay, Instant until) {
+        /** {@code value} as delay-seconds or an IMF-fixdate (RFC 1123); null when it is neither. */
+        static When parse(String value) {
+            if (!value.isEmpty() && value.chars().allMatch(Character::isDigit)) {
+                return new When(Duration.ofSeconds(value.length() > 12 ? Long.MAX_VALUE / 1000 : Long.parseLong(value)), null);
+            }
+            try {
+                return new When(null, Instant.from(ZonedDateTime.parse(value, DateTimeFormatter.RFC_1123_DATE_TIME)));
+            } catch (DateTimeParseException e) {
+                return null;
+            }
+        }
+
+        /**
+         * No further ahead than {@code max}: a longer delay becomes {@code max}, a date past
+         * {@code now + max} becomes that (this host's clock: a cap, where a skew of a few
+         * seconds does not matter).
+         */
+        When cappedAt(Duration max, Instant now) {
+            if (delay != null) {
+                return delay.compareTo(max) > 0 ? new When(max, null) : this;
+            }
+            Instant latest = now.plus(max);
+            return until.isAfter(latest) ? new When(null, latest) : this;
         }
     }
 
@@ -299,16 +369,16 @@ public final class HttpTargetHandler implements JobHandler {
      * as {@code Retry-After} (RFC 9110).
      */
     private void snooze(Job job, String when) {
-        if (!when.isEmpty() && when.chars().allMatch(Character::isDigit)) {
-            job.snooze(Duration.ofSeconds(when.length() > 12 ? Long.MAX_VALUE / 1000 : Long.parseLong(when)));
-        }
-        try {
-            job.snoozeUntil(Instant.from(ZonedDateTime.parse(when, DateTimeFormatter.RFC_1123_DATE_TIME)));
-        } catch (DateTimeParseException e) {
+        When w = When.parse(when);
+        if (w == null) {
             // The target meant to be called again, but not when: a failed attempt shows why.
             throw new HttpTargetException("HTTP target " + url + " answered with an unreadable X-Delayq-Snooze: " + when,
                     false);
         }
+        if (w.delay() != null) {
+            job.snooze(w.delay());
+        }
+        job.snoozeUntil(w.until());
     }
 
     /**

@@ -1,16 +1,23 @@
 package io.delayq.store;
 
 /**
- * An operator's flow control of a topic as Redis holds it (the same in every partition, unless a
- * change was cut short half-way: then {@code pausedAt} is the earliest pause of any partition).
+ * A topic's flow control as Redis holds it (the same in every partition, unless a change was cut
+ * short half-way: then {@code pausedAt} is the earliest pause of any partition, and
+ * {@code heldUntil} the latest hold).
  *
  * @param pausedAt Redis time (ms) the topic was paused at, -1 when it is not paused
  * @param rateLimit the rate limit set over REST, jobs/s; null when the configuration's applies
+ * @param heldUntil Redis time (ms) until which the topic is held because its HTTP target answered
+ *        429 or 503 with {@code Retry-After}; -1 when it is not held
  */
-public record FlowSettings(long pausedAt, Double rateLimit) {
-    static final FlowSettings NONE = new FlowSettings(-1, null);
+public record FlowSettings(long pausedAt, Double rateLimit, long heldUntil) {
+    static final FlowSettings NONE = new FlowSettings(-1, null, -1);
 
     public boolean paused() {
         return pausedAt >= 0;
+    }
+
+    public boolean held() {
+        return heldUntil >= 0;
     }
 }

@@ -187,18 +187,19 @@ public class JobQueue extends StorePart {
         long now = r.get(0).toLong();
         long next = r.get(1).toLong();
         long notBefore = r.get(2).toLong();
-        int staleCount = r.get(3).toInteger();
+        long heldUntil = r.get(3).toLong();
+        int staleCount = r.get(4).toInteger();
         List<String> stale = new ArrayList<>(staleCount);
         for (int i = 0; i < staleCount; i++) {
-            stale.add(r.get(4 + i).toString());
+            stale.add(r.get(5 + i).toString());
         }
-        List<TakenJob> jobs = new ArrayList<>((r.size() - 4 - staleCount) / 2);
-        for (int i = 4 + staleCount, n = 1; i < r.size(); i += 2, n++) {
+        List<TakenJob> jobs = new ArrayList<>((r.size() - 5 - staleCount) / 2);
+        for (int i = 5 + staleCount, n = 1; i < r.size(); i += 2, n++) {
             String rec = r.get(i + 1).toString();
             jobs.add(new TakenJob(p, new Lease(r.get(i).toString(), tokenPrefix + n),
                     rec.isEmpty() ? null : JobRecord.decode(rec)));
         }
-        return new TakeResult(now, next, jobs, stale, notBefore);
+        return new TakeResult(now, next, jobs, stale, notBefore, heldUntil);
     }
 
     private void requeueOrphans(Partition p, List<Lease> orphans) {

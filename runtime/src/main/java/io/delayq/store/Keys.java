@@ -253,6 +253,15 @@ public class Keys {
         return base(p) + "ratetat";
     }
 
+    /**
+     * STRING: the Redis time (ms) until which the partition's topic is held because its HTTP target
+     * answered 429 or 503 with {@code Retry-After}; expires at that time. Written to every partition
+     * of the topic; the take script and the safety-net poll read it.
+     */
+    public String held(Partition p) {
+        return base(p) + "held";
+    }
+
     /** HASH schedule name → definition (JSON) of the schedules created over REST. */
     public String schedules() {
         return prefix + ":schedules";

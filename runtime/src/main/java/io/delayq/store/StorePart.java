@@ -191,7 +191,7 @@ public abstract class StorePart {
 
     protected Future<Response> runWithDays(String script, Partition p, Set<Integer> shardDays, List<String> args,
             int replicas, Consumer<Response> late, int attempt) {
-        List<String> k = new ArrayList<>(16 + shardDays.size());
+        List<String> k = new ArrayList<>(18 + shardDays.size());
         k.add(keys.jobs(p));
         k.add(keys.days(p));
         k.add(keys.next(p));
@@ -209,6 +209,7 @@ public abstract class StorePart {
         k.add(keys.callbackData(p));
         k.add(keys.callbacksFailed(p));
         k.add(keys.callbackNext(p));
+        k.add(keys.held(p));
         List<String> a = new ArrayList<>(1 + shardDays.size() + args.size());
         a.add(Integer.toString(shardDays.size()));
         for (int day : shardDays) {

@@ -8,9 +8,13 @@ import java.util.List;
  * @param staleAcks ids of the acks carried by the take whose lease was no longer ours
  * @param notBefore flow control: -1 while the topic is paused (nothing was taken); else the Redis
  *        time (ms) before which the topic's rate limit lets no take of the partition have a job, 0
- *        when the limit held nothing back (or there is none)
+ *        when the limit held nothing back (or there is none); the end of the hold while the topic is held
+ * @param heldUntil the Redis time (ms) until which the topic is held (its HTTP target answered 429
+ *        or 503 with {@code Retry-After}): nothing was taken, and no take before it would have a
+ *        job, whatever wakes the taker; 0 when it is not held
  */
-public record TakeResult(long now, long nextDue, List<TakenJob> jobs, List<String> staleAcks, long notBefore) {
+public record TakeResult(long now, long nextDue, List<TakenJob> jobs, List<String> staleAcks, long notBefore,
+        long heldUntil) {
 
     /** The topic is paused: nothing is taken until it is resumed (which publishes a wake-up). */
     public boolean paused() {

@@ -12,13 +12,14 @@ import java.util.function.Consumer;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 
+import io.vertx.core.Future;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
 
 /**
  * A topic's flow and lifecycle, written by operators and the retention sweep: pause, resume and
- * rate limits (on every partition of the topic), and forgetting a topic that holds no jobs,
+ * rate limits (on every partition of the topic), holds asked by its HTTP target, and forgetting a topic that holds no jobs,
  * with the record of when each topic was last in use that retention counts from.
  */
 @Singleton
@@ -60,6 +61,27 @@ public class TopicAdmin extends StorePart {
         return flow(topic, "unrate", "");
     }
 
+    /**
+     * Holds the topic until {@code untilMs} (Redis epoch ms when {@code absolute}, else a delay
+     * from Redis now): no replica takes its jobs before then. What an HTTP target's 429 or 503 with
+     * {@code Retry-After} asks; a hold only ever moves later, and ends by itself. Sent to every
+     * partition at once, one script each (on a Redis Cluster they are in different slots), each
+     * settled on its own: a master that does not answer leaves only its own partitions unheld. The
+     * future fails if any partition's write failed.
+     */
+    public Future<Void> hold(String topic, boolean absolute, long untilMs) {
+        String value = absolute ? Long.toString(untilMs) : "+" + untilMs;
+        List<Future<Response>> each = new ArrayList<>(partitions);
+        for (Partition p : partitionsOf(topic)) {
+            try {
+                each.add(runAsync("flow", p, Set.of(), List.of("hold", value, scriptChannel(p)), 0, null));
+            } catch (RuntimeException e) {
+                each.add(Future.failedFuture(e));
+            }
+        }
+        return Future.join(each).mapEmpty();
+    }
+
     private FlowSettings flow(String topic, String what, String value) {
         // Listed (every time: rare, and a topic forgotten since must come back with its new
         // state), so that a topic paused before its first job shows as paused.
@@ -68,7 +90,7 @@ public class TopicAdmin extends StorePart {
         for (Partition p : partitionsOf(topic)) {
             Response r = run("flow", p, Set.of(), List.of(what, value, scriptChannel(p)));
             String rate = r.get(1).toString();
-            each.add(new FlowSettings(r.get(0).toLong(), rate.isEmpty() ? null : Double.valueOf(rate)));
+            each.add(new FlowSettings(r.get(0).toLong(), rate.isEmpty() ? null : Double.valueOf(rate), r.get(2).toLong()));
         }
         return merged(each);
     }
@@ -76,8 +98,10 @@ public class TopicAdmin extends StorePart {
     /** A topic's settings from those of its partitions, in partition order. */
     private static FlowSettings merged(List<FlowSettings> each) {
         long pausedAt = -1;
+        long heldUntil = -1;
         Double rate = null;
         for (FlowSettings f : each) {
+            heldUntil = Math.max(heldUntil, f.heldUntil());
             if (f.paused() && (pausedAt < 0 || f.pausedAt() < pausedAt)) {
                 pausedAt = f.pausedAt();
             }
@@ -85,7 +109,8 @@ public class TopicAdmin extends StorePart {
                 rate = f.rateLimit();
             }
         }
-        return pausedAt < 0 && rate == null ? FlowSettings.NONE : new FlowSettings(pausedAt, rate);
+        return pausedAt < 0 && rate == null && heldUntil < 0 ? FlowSettings.NONE
+                : new FlowSettings(pausedAt, rate, heldUntil);
     }
 
     /** The flow settings of the given topics: one MGET per partition, all sent at once. */
@@ -98,7 +123,7 @@ public class TopicAdmin extends StorePart {
         List<Request> reads = new ArrayList<>(topics.size() * partitions);
         for (String topic : topics) {
             for (Partition p : partitionsOf(topic)) {
-                reads.add(Request.cmd(Command.MGET).arg(keys.paused(p)).arg(keys.rateLimit(p)));
+                reads.add(Request.cmd(Command.MGET).arg(keys.paused(p)).arg(keys.rateLimit(p)).arg(keys.held(p)));
             }
         }
         List<Response> replies = readAll(reads);
@@ -106,9 +131,10 @@ public class TopicAdmin extends StorePart {
         for (String topic : topics) {
             List<FlowSettings> each = new ArrayList<>(partitions);
             for (int p = 0; p < partitions; p++, i++) {
-                Response pair = replies.get(i);
-                each.add(new FlowSettings(pair.get(0) == null ? -1 : pair.get(0).toLong(),
-                        pair.get(1) == null ? null : Double.valueOf(pair.get(1).toString())));
+                Response three = replies.get(i);
+                each.add(new FlowSettings(three.get(0) == null ? -1 : three.get(0).toLong(),
+                        three.get(1) == null ? null : Double.valueOf(three.get(1).toString()),
+                        three.get(2) == null ? -1 : three.get(2).toLong()));
             }
             out.put(topic, merged(each));
         }

@@ -348,7 +348,8 @@ public class DashboardResource {
                 }
             }
             rows.add(new Views.TopicRow(t.topic(), t.scheduled(), s.dueNow(), age(s.oldestDueMs(), s.redisNowMs()),
-                    t.inflight(), t.dead(), flow != null && flow.paused(), rateLimit(flow), servedBy(live, t.topic()),
+                    t.inflight(), t.dead(), flow != null && flow.paused(), throttledUntil(flow), rateLimit(flow),
+                    servedBy(live, t.topic()),
                     rate(enq), rate(ok), rate(fail),
                     p99 < 0 ? "—" : "≤ " + (long) p99 + " ms"));
         }
@@ -401,8 +402,14 @@ public class DashboardResource {
         Map<String, ReplicaRegistry.Replica> live = replicas.live();
         TopicFlow flow = control.flow(topic);
         return new Views.Topic(page, topic, message, s.scheduled(), s.dueNow(), age(s.oldestDueMs(), s.redisNowMs()),
-                s.inflightCount(), s.dead(), flow.paused(), rateLimit(flow), servedBy(live, topic), bars, next, running, dead,
+                s.inflightCount(), s.dead(), flow.paused(), throttledUntil(flow), rateLimit(flow), servedBy(live, topic), bars,
+                next, running, dead,
                 failedCallbacks, TIME.format(Instant.ofEpochMilli(s.redisNowMs())) + " UTC");
+    }
+
+    /** Until when the topic's HTTP target asked for no call (429/503 + Retry-After), UTC; null when it did not. */
+    private static String throttledUntil(TopicFlow flow) {
+        return flow == null || flow.throttledUntil() == null ? null : TIME.format(flow.throttledUntil()) + " UTC";
     }
 
     private static String rateLimit(TopicFlow flow) {

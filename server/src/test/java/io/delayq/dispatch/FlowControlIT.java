@@ -190,4 +190,75 @@ class FlowControlIT extends OwnRedisTest {
             assertEquals(3, byReplica.size(), "every replica took some: " + byReplica);
         }
     }
+
+    /**
+     * Three replicas serve topics A and B from one receiver, which answers one call of A 429 with
+     * {@code Retry-After: 2}. A's next call, from any replica, comes at least 2 s later, while B's
+     * jobs keep arriving at their pace meanwhile; the throttled job's attempt is not counted.
+     */
+    @Test
+    void aRetryAfterFromTheTargetHoldsItsTopicOnEveryReplicaAndNoOtherTopic() throws Exception {
+        String a = Topics.fresh("throttled"), b = Topics.fresh("unthrottled");
+        String throttledId = "a10";
+        try (Receiver receiver = new Receiver()) {
+            receiver.throttleBy(d -> d.id().equals(throttledId) && receiver.deliveries.get(d.id()).size() == 1 ? "2" : null);
+            List<AppProcess> apps = new ArrayList<>();
+            try {
+                for (String via : List.of("a", "b", "c")) {
+                    Map<String, String> s = serving(a, receiver, via);
+                    s.put("delayq.topics." + b + ".http.url", receiver.url(via));
+                    apps.add(AppProcess.start("throttle-" + via, redis.port(), s));
+                }
+                AppProcess any = apps.get(0);
+                long start = System.currentTimeMillis() + 1000;
+                // A: a job every 200 ms for 8 s (a10 falls due at 2 s); B: a job every 100 ms.
+                assertEquals(200, any.post("/jobs/batch", ReplicasIT.jobsJson(a, "a", 0, 40, start, 8000)).statusCode());
+                assertEquals(200, any.post("/jobs/batch", ReplicasIT.jobsJson(b, "b", 0, 80, start, 8000)).statusCode());
+
+                Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> receiver.deliveries.containsKey(throttledId));
+                // While held: the job is scheduled again, its attempt not counted, and the topic shows as throttled.
+                Awaitility.await().atMost(Duration.ofSeconds(1)).until(() -> JSON
+                        .readTree(apps.get(1).get("/jobs/" + a + "/" + throttledId)).get("state").asText().equals("scheduled"));
+                JsonNode job = JSON.readTree(apps.get(1).get("/jobs/" + a + "/" + throttledId));
+                assertEquals(0, job.get("attempts").asInt(), job.toString());
+                JsonNode view = topicView(apps.get(2), a);
+                assertTrue(view.has("throttledUntil"), view.toString());
+                assertTrue(!topicView(apps.get(2), b).has("throttledUntil"), "B is not held");
+
+                Awaitility.await().atMost(Duration.ofSeconds(30))
+                        .until(() -> receiver.completed.keySet().stream().filter(id -> id.startsWith("a")).count() == 40
+                                && receiver.completed.keySet().stream().filter(id -> id.startsWith("b")).count() == 80);
+                long t429 = receiver.deliveries.get(throttledId).get(0).receivedMs();
+                long nextA = Long.MAX_VALUE;
+                Map<String, Integer> byReplica = new HashMap<>();
+                List<Long> bDuring = new ArrayList<>();
+                for (List<Receiver.Delivery> ds : receiver.deliveries.values()) {
+                    for (Receiver.Delivery d : ds) {
+                        assertEquals(1, d.attempt(), d + ": no attempt counted");
+                        if (d.id().startsWith("a") && d.receivedMs() >= t429 && !(d == receiver.deliveries.get(throttledId).get(0))) {
+                            nextA = Math.min(nextA, d.receivedMs());
+                            byReplica.merge(d.via(), 1, Integer::sum);
+                        }
+                        if (d.id().startsWith("b") && d.receivedMs() >= t429 && d.receivedMs() < t429 + 2000) {
+                            bDuring.add(d.receivedMs());
+                        }
+                    }
+                }
+                bDuring.sort(null);
+                long bGap = 0;
+                for (int i = 1; i < bDuring.size(); i++) {
+                    bGap = Math.max(bGap, bDuring.get(i) - bDuring.get(i - 1));
+                }
+                System.out.printf("Retry-After: 2 on %s: its next call %d ms later (A's later calls by replica %s);"
+                        + " %s meanwhile: %d calls in those 2 s, longest gap %d ms%n", a, nextA - t429, byReplica, b,
+                        bDuring.size(), bGap);
+                assertTrue(nextA - t429 >= 2000, "A called again " + (nextA - t429) + " ms after its 429");
+                assertEquals(2, receiver.deliveries.get(throttledId).size(), "the throttled job is called again once");
+                assertTrue(bDuring.size() >= 16, "B kept its pace of 10/s: " + bDuring.size() + " calls in the 2 s");
+                assertTrue(bGap < 400, "B's longest gap while A was held: " + bGap + " ms");
+            } finally {
+                apps.forEach(AppProcess::close);
+            }
+        }
+    }
 }

@@ -165,6 +165,55 @@ class FlowScriptsTest {
         assertNull(topicAdmin.flows(List.of(Topics.fresh("never"))).values().iterator().next().rateLimit());
     }
 
+    @Test
+    void aHeldTopicLeasesNothingInAnyPartitionUntilTheHoldEnds() {
+        String topic = Topics.fresh("held-take");
+        List<Partition> ps = store.partitionsOf(topic);
+        for (Partition p : ps) {
+            enqueueDue(p, "h" + p.index() + "-", 2);
+        }
+        Set<Integer> older = new HashSet<>();
+        topicAdmin.hold(topic, false, 1_500).toCompletionStage().toCompletableFuture().join();
+        long heldUntil = -1;
+        for (Partition p : ps) {
+            TakeResult r = store.take(p, 10, 30_000, "A:", older, List.of(), 0);
+            assertEquals(0, r.jobs().size(), "held: nothing leased in " + p);
+            assertTrue(r.heldUntil() >= r.now() + 1_000 && r.heldUntil() <= r.now() + 1_500, "held ~1.5 s: " + r);
+            assertEquals(r.heldUntil(), r.notBefore(), "the taker is told to come back when the hold ends");
+            assertTrue(heldUntil < 0 || heldUntil == r.heldUntil(), "the same end in every partition");
+            heldUntil = r.heldUntil();
+        }
+        // A hold only moves later: a shorter one (another replica's answer, say) keeps the longer one.
+        topicAdmin.hold(topic, false, 100).toCompletionStage().toCompletableFuture().join();
+        assertEquals(heldUntil, store.take(ps.get(0), 10, 30_000, "B:", older, List.of(), 0).heldUntil());
+        FlowSettings shown = topicAdmin.flows(List.of(topic)).get(topic);
+        assertEquals(heldUntil, shown.heldUntil(), "what GET /topics shows");
+        assertTrue(!shown.paused());
+
+        long end = heldUntil;
+        try (Resp redis = RedisTestResource.resp()) {
+            Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> redisTime(redis) >= end);
+            assertEquals(0L, redis.num("EXISTS", Topics.keys(topic) + "held"), "the hold ends by itself");
+        }
+        for (Partition p : ps) {
+            TakeResult r = store.take(p, 10, 30_000, "C:", older, List.of(), 0);
+            assertEquals(2, r.jobs().size(), "the hold is over: both due jobs of " + p + " are taken");
+            assertEquals(0, r.heldUntil());
+        }
+        assertTrue(!topicAdmin.flows(List.of(topic)).get(topic).held());
+    }
+
+    @Test
+    void aHoldUntilATimeAlreadyPastHoldsNothing() {
+        String topic = Topics.fresh("held-past");
+        Partition p = store.partitionsOf(topic).get(0);
+        enqueueDue(p, "p", 1);
+        topicAdmin.hold(topic, true, System.currentTimeMillis() - 60_000).toCompletionStage().toCompletableFuture().join();
+        TakeResult r = store.take(p, 10, 30_000, "A:", new HashSet<>(), List.of(), 0);
+        assertEquals(1, r.jobs().size());
+        assertEquals(0, r.heldUntil());
+    }
+
     private static long redisTime(Resp redis) {
         List<Object> t = redis.list("TIME");
         return Long.parseLong(t.get(0).toString()) * 1000 + Long.parseLong(t.get(1).toString()) / 1000;

@@ -57,6 +57,7 @@ public final class Receiver implements AutoCloseable {
     public final AtomicLong inProgress = new AtomicLong();
     private volatile java.util.function.ToLongFunction<Delivery> hold = d -> 0;
     private volatile java.util.function.Predicate<Delivery> fail = d -> false;
+    private volatile java.util.function.Function<Delivery, String> throttle = d -> null;
     private volatile java.util.function.Function<Delivery, CompletableFuture<?>> gate = d -> null;
 
     /** The {@code traceparent} header of each delivery of a job (none: no entry), in arrival order. */
@@ -122,6 +123,14 @@ public final class Receiver implements AutoCloseable {
         fail = rule;
     }
 
+    /**
+     * Deliveries for which the rule gives a value are answered 429 with that {@code Retry-After}
+     * (after any hold): an overloaded target.
+     */
+    public void throttleBy(java.util.function.Function<Delivery, String> rule) {
+        throttle = rule;
+    }
+
     private void handle(HttpExchange ex) throws IOException {
         long now = System.currentTimeMillis();
         String id = ex.getRequestHeaders().getFirst("X-Delayq-Job-Id");
@@ -149,7 +158,11 @@ public final class Receiver implements AutoCloseable {
                     // the test gave up on it: answer anyway
                 }
             }
-            if (fail.test(d)) {
+            String retryAfter = throttle.apply(d);
+            if (retryAfter != null) {
+                ex.getResponseHeaders().add("Retry-After", retryAfter);
+                ex.sendResponseHeaders(429, -1);
+            } else if (fail.test(d)) {
                 ex.sendResponseHeaders(500, -1);
             } else {
                 ex.sendResponseHeaders(204, -1);

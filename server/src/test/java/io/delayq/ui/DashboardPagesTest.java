@@ -2,9 +2,14 @@ package io.delayq.ui;
 
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.matchesRegex;
 import static org.hamcrest.Matchers.not;
 
+import jakarta.inject.Inject;
+
 import org.junit.jupiter.api.Test;
+
+import io.delayq.store.TopicAdmin;
 
 import io.delayq.support.RedisTestResource;
 import io.delayq.support.Topics;
@@ -16,6 +21,9 @@ import io.restassured.http.ContentType;
 @QuarkusTest
 @QuarkusTestResource(RedisTestResource.class)
 class DashboardPagesTest {
+    @Inject
+    TopicAdmin topicAdmin;
+
     @Test
     void pagesRenderEscapedAndActionsNeedTheDashboardHeader() {
         String topic = Topics.fresh("ui-pages");
@@ -36,5 +44,17 @@ class DashboardPagesTest {
                 .post("/delayq/topics/" + topic + "/jobs/x1/cancel").then().statusCode(403);
         given().header("X-Delayq-UI", "1").post("/delayq/topics/" + topic + "/jobs/x1/cancel").then().statusCode(200)
                 .body(containsString("cancelled x1"));
+    }
+
+    @Test
+    void aTopicHeldByItsTargetsRetryAfterShowsAsThrottledUntilThen() {
+        String topic = Topics.fresh("ui-throttled");
+        given().contentType(ContentType.JSON).body("{\"topic\":\"" + topic + "\",\"id\":\"t1\",\"delayMs\":3600000}")
+                .post("/jobs").then().statusCode(201);
+        topicAdmin.hold(topic, false, 60_000).toCompletionStage().toCompletableFuture().join();
+        // In the topic's own row of the overview.
+        given().get("/delayq").then().statusCode(200)
+                .body(matchesRegex("(?s).*data-topic=\"" + topic + "\">(?:(?!</tr>).)*throttled until 20.*"));
+        given().get("/delayq/topics/" + topic).then().statusCode(200).body(containsString("throttled until 20"));
     }
 }
