@@ -8,13 +8,14 @@
 -- ARGV[A+4] = that tick, epoch ms: when the schedule already fired (or skipped) a tick at or
 --             after it into this partition, nothing is written and the reply is {now, -1};
 --             otherwise the tick is recorded with the jobs (n = 0 records a skipped tick)
--- ARGV[A+5] = n, the number of jobs; then 6 values per job:
+-- ARGV[A+5] = n, the number of jobs; then 7 values per job:
 --             id, mode ('d' = runAt is Redis now + value, 'a' = runAt is value), value ms,
 --             maxAttempts (0 = topic default), payload json, ifExists: what an id that exists does
 --             ('k' keep: answers the job as it is; 'r' replace: a scheduled job takes the new
---             payload, runAt and maxAttempts; 'e' extend: as 'r', but its runAt never moves
+--             payload, runAt, maxAttempts and retry; 'e' extend: as 'r', but its runAt never moves
 --             earlier). With 'r' or 'e' an id in flight is answered as it is (Java: a conflict);
---             one that is dead, or within the dedup window, is enqueued anew
+--             one that is dead, or within the dedup window, is enqueued anew; retry: the job's own
+--             backoff as the record keeps it ("<initial ms>,<max ms>", see lib.lua), '' = the topic's
 -- Returns {now, then 4 values per job: created (1), replaced (2) or already there (0), runAt ms
 --          (for state c: when it succeeded), attempts, state letter (s, i, d, or c = succeeded)},
 --          and last
@@ -29,7 +30,7 @@ local recurring = ARGV[A + 3]
 local n = tonumber(ARGV[A + 5])
 local now = now_ms()
 local J = A + 6 -- first job's values
-local STRIDE = 6
+local STRIDE = 7
 
 -- A recurring tick runs once: every replica fires it, the first one records it in this
 -- partition (the tick's job lives here, so the record and the job are written together).
@@ -96,7 +97,7 @@ for i = 1, n do
   else
     local v = tonumber(ARGV[base + 2])
     local r = { run_at = ARGV[base + 1] == 'd' and now + v or v, trace = trace, attempts = 0,
-      max = tonumber(ARGV[base + 3]), err = '', payload = ARGV[base + 4] }
+      max = tonumber(ARGV[base + 3]), err = '', payload = ARGV[base + 4], retry = ARGV[base + 6] }
     local code = 1
     if not e then
       e = {}

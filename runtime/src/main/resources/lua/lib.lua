@@ -110,7 +110,7 @@ local function require_days(days)
 end
 
 -- Record: "<runAt base36>[,<attempts>,<maxAttempts>[,<lastError>]]\n<payload json>"; decoded as
--- { run_at, attempts, max, err, trace, lost, payload }.
+-- { run_at, attempts, max, err, trace, lost, retry, payload }.
 -- Defaults are left out so that a fresh job costs only its runAt and payload (memory per job
 -- is a benchmark target); lastError never holds a newline (Java strips them).
 -- The W3C trace context of the enqueue, when it ran inside a trace, rides at the front of the
@@ -125,6 +125,13 @@ local TRACE_MARK, TRACE_LEN = '\30', 50
 -- none lost, and a release that predates it shows it as part of the error text (and drops it
 -- when it rewrites the error), never a malformed record.
 local LOST_MARK = '\31'
+-- A job's own retry backoff (the enqueue's "retry", see JobRetry.java) rides after the lost
+-- attempts: "\29" (GS) + initial ms + "," + max ms + "\29" + the error, either number left empty
+-- when not given. The scripts keep it as text, never read it: the retry delay is computed in Java
+-- (fail.lua's ARGV). Absent = the topic's backoff, so records written before it follow their
+-- topic, and a release that predates it shows it as part of the error text (and drops it when it
+-- rewrites the error), never a malformed record.
+local RETRY_MARK = '\29'
 
 -- base 36 of a non-negative integer, lowercase. The digits above the last three change once in
 -- 36^3 ms (47 s): the runAts of a batch share them, so they are made once per call and kept;
@@ -162,7 +169,7 @@ end
 local function decode(rec)
   local nl = string.find(rec, '\n', 1, true)
   local head = string.sub(rec, 1, nl - 1)
-  local r = { payload = string.sub(rec, nl + 1), attempts = 0, max = 0, err = '', trace = '', lost = 0 }
+  local r = { payload = string.sub(rec, nl + 1), attempts = 0, max = 0, err = '', trace = '', lost = 0, retry = '' }
   local c1 = string.find(head, ',', 1, true)
   if not c1 then
     r.run_at = tonumber(head, 36)
@@ -187,6 +194,13 @@ local function decode(rec)
         r.err = string.sub(r.err, e + 1)
       end
     end
+    if string.sub(r.err, 1, 1) == RETRY_MARK then
+      local e = string.find(r.err, RETRY_MARK, 2, true)
+      if e then
+        r.retry = string.sub(r.err, 2, e - 1)
+        r.err = string.sub(r.err, e + 1)
+      end
+    end
   else
     r.max = tonumber(string.sub(head, c2 + 1))
   end
@@ -196,6 +210,7 @@ end
 local function encode(r)
   local head = b36(r.run_at)
   local err = r.err
+  if r.retry and r.retry ~= '' then err = RETRY_MARK .. r.retry .. RETRY_MARK .. err end
   if r.lost and r.lost > 0 then err = LOST_MARK .. r.lost .. LOST_MARK .. err end
   if r.trace and r.trace ~= '' then err = TRACE_MARK .. r.trace .. err end
   if r.attempts > 0 or r.max > 0 or err ~= '' then

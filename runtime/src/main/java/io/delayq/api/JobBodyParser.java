@@ -34,7 +34,8 @@ public class JobBodyParser {
      */
     private static final JsonFactory STRICT = new JsonFactory();
     private static final Set<String> FIELDS = Set.of("topic", "id", "payload", "delayMs", "runAt", "maxAttempts",
-            "ifExists");
+            "ifExists", "retry");
+    private static final Set<String> RETRY_FIELDS = new java.util.TreeSet<>(Set.of("initialMs", "maxMs"));
     private static final Set<String> RESCHEDULE_FIELDS = new java.util.TreeSet<>(Set.of("delayMs", "runAt"));
     private final ObjectMapper mapper;
     private final JobValidator validator;
@@ -257,10 +258,45 @@ public class JobBodyParser {
             }
             JsonNode p = node.get("payload");
             String payload = p == null || p.isNull() ? null : rawPayload;
-            return validator.validate(topic, id, delayMs, runAt, maxAttempts, payload, ifExists(node));
+            return validator.validate(topic, id, delayMs, runAt, maxAttempts, payload, ifExists(node), retry(node));
         } catch (InvalidJobException e) {
             throw at.isEmpty() ? e : e.inItem(at);
         }
+    }
+
+    /**
+     * The {@code retry} of a job ({@code {"initialMs": 200, "maxMs": 400}}, either may be left
+     * out): null when absent or null; 400 naming {@code retry.<field>} for a field it does not
+     * know or a value that is not an integer. The validator checks the ranges.
+     */
+    private static io.delayq.core.JobRetry retry(JsonNode node) {
+        JsonNode r = node.get("retry");
+        if (r == null || r.isNull()) {
+            return null;
+        }
+        if (!r.isObject()) {
+            throw new InvalidJobException("retry", "retry must be an object: {\"initialMs\": ..., \"maxMs\": ...}");
+        }
+        for (Iterator<String> names = r.fieldNames(); names.hasNext();) {
+            String name = names.next();
+            if (!RETRY_FIELDS.contains(name)) {
+                throw new InvalidJobException("retry." + name, "unknown field retry." + name + "; known fields are "
+                        + RETRY_FIELDS);
+            }
+        }
+        return io.delayq.core.JobRetry.of(millis(r, "initialMs"), millis(r, "maxMs"));
+    }
+
+    /** An integer ms field of {@code retry}: null when absent or null. */
+    private static Long millis(JsonNode retry, String field) {
+        JsonNode v = retry.get(field);
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        if (!v.isIntegralNumber() || !v.canConvertToLong()) {
+            throw new InvalidJobException("retry." + field, "retry." + field + " must be an integer number of milliseconds");
+        }
+        return v.longValue();
     }
 
     /** The {@code ifExists} of a job: null when absent or null (keep), 400 naming it when not a known value. */

@@ -112,10 +112,11 @@ public class JobsResource {
 
     @POST
     @Operation(summary = "Enqueue one job", description = "Body: {\"topic\", \"id\"?, \"payload\"?, \"delayMs\" | \"runAt\"?, \"maxAttempts\"?, "
-            + "\"ifExists\"?}. 201 + Location for a new job; 200 with the existing job when the id exists (idempotent), or with "
+            + "\"retry\"?: {\"initialMs\"?, \"maxMs\"?}, \"ifExists\"?}. retry is the job's own backoff in place of its topic's "
+            + "retry.initial and retry.max. 201 + Location for a new job; 200 with the existing job when the id exists (idempotent), or with "
             + "state succeeded and finishedAt when it succeeded within the topic's dedup window. ifExists (keep, the "
             + "default; replace; extend) says what an existing id does: replace gives a scheduled job the new payload, "
-            + "runAt and maxAttempts (200, replaced: true), extend does the same but never moves runAt earlier; a job in "
+            + "runAt, maxAttempts and retry (200, replaced: true), extend does the same but never moves runAt earlier; a job in "
             + "flight is a 409 (state inflight), a dead id or one within the dedup window is enqueued anew (201).")
     @RequestBody(description = "the job")
     @APIResponse(responseCode = "201", description = "created", content = @Content(mediaType = MediaType.APPLICATION_JSON,
@@ -185,8 +186,8 @@ public class JobsResource {
     @GET
     @Path("/{topic}/{id}")
     @Operation(summary = "A job's state: scheduled, inflight or dead, with attempts, lostAttempts (leases that "
-            + "expired in a row without an outcome), runAt and lastError; succeeded with finishedAt within the topic's "
-            + "dedup window")
+            + "expired in a row without an outcome), runAt, lastError, maxAttempts and retry when the enqueue gave them; "
+            + "succeeded with finishedAt within the topic's dedup window")
     public JobInfo get(@PathParam("topic") String topic, @PathParam("id") String id) {
         JobValidator.checkTopic("topic", topic);
         JobValidator.checkId("id", id);

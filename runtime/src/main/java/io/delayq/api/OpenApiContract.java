@@ -286,9 +286,19 @@ public class OpenApiContract implements OASFilter {
                 .addProperty("runAt", type(Schema.SchemaType.STRING, "Due at this instant (ISO-8601)").format("date-time"))
                 .addProperty("maxAttempts", type(Schema.SchemaType.INTEGER, "Attempts before the job goes to the dead set")
                         .format("int32").minimum(java.math.BigDecimal.ONE))
+                .addProperty("retry", OASFactory.createSchema().addType(Schema.SchemaType.OBJECT)
+                        .description("The job's own retry backoff, in place of its topic's delayq.topics.<t>.retry.initial"
+                                + " and .retry.max (multiplier and jitter stay the topic's); either may be left out (the"
+                                + " topic's, moved to meet the job's value). Kept with the job: through retries,"
+                                + " reschedules and a requeue from the dead set")
+                        .additionalPropertiesBoolean(false)
+                        .addProperty("initialMs", type(Schema.SchemaType.INTEGER, "Delay before the second attempt, ms;"
+                                + " at most maxMs and the horizon").format("int64").minimum(java.math.BigDecimal.ONE))
+                        .addProperty("maxMs", type(Schema.SchemaType.INTEGER, "Most delay between two attempts, ms;"
+                                + " at most the horizon").format("int64").minimum(java.math.BigDecimal.ONE)))
                 .addProperty("ifExists", type(Schema.SchemaType.STRING, "What an existing id does: keep (default) answers"
-                        + " the job as it is; replace gives a scheduled job this payload, runAt and maxAttempts (replaced:"
-                        + " true); extend does the same but never moves runAt earlier. A job in flight is not changed"
+                        + " the job as it is; replace gives a scheduled job this payload, runAt, maxAttempts and retry"
+                        + " (replaced: true); extend does the same but never moves runAt earlier. A job in flight is not changed"
                         + " (409, in a batch the item's status); a dead id, or one within the dedup window, is enqueued anew")
                         .enumeration(List.of("keep", "replace", "extend")));
         Schema jobs = OASFactory.createSchema().addType(Schema.SchemaType.ARRAY).maxItems(1000)

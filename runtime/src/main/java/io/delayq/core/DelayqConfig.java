@@ -427,10 +427,11 @@ public interface DelayqConfig {
          * answer snoozes the job until the time asked (the attempt not counted) and holds the whole
          * topic until then, on every replica; a longer {@code Retry-After} (or an HTTP date further
          * ahead) holds for this long, so that a broken target cannot park the topic for a year.
-         * Without {@code Retry-After} a 429 or 503 is an ordinary failure. Default 1 h.
+         * Without {@code Retry-After} a 429 or 503 is an ordinary failure. At most
+         * {@code delayq.horizon}, the furthest ahead a job may be put (the start fails naming this
+         * setting otherwise). Default 1 h, or {@code delayq.horizon} when that is shorter.
          */
-        @WithDefault("1h")
-        Duration maxRetryAfter();
+        Optional<Duration> maxRetryAfter();
 
         /**
          * For an {@code https://} target: the name of a TLS configuration of the Quarkus TLS

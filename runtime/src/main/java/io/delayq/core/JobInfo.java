@@ -12,6 +12,8 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
  * @param lostAttempts leases of the job that expired in a row without an outcome (its replica
  *        crashed, was cut off or froze), counted apart from {@code attempts}: set in the reply to
  *        {@code GET /jobs/{topic}/{id}} of a job with a record, null elsewhere
+ * @param retry the job's own retry backoff, given at enqueue: set in the reply to
+ *        {@code GET /jobs/{topic}/{id}} of a job that has one, null elsewhere
  * @param finishedAt when the job succeeded: set for state {@link JobState#SUCCEEDED} only (a
  *        job of a topic with a dedup window, remembered that long); such a job has no runAt, and
  *        attempts 0 (only the time of success is remembered)
@@ -24,9 +26,16 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
 @RegisterForReflection
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer lostAttempts,
-        Integer maxAttempts, String lastError, Instant deadAt, Instant finishedAt,
+        Integer maxAttempts, JobRetry retry, String lastError, Instant deadAt, Instant finishedAt,
         @com.fasterxml.jackson.annotation.JsonIgnore boolean created,
         @com.fasterxml.jackson.annotation.JsonIgnore boolean replaced) {
+
+    /** A job whose own retry backoff is not told. */
+    public JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer lostAttempts,
+            Integer maxAttempts, String lastError, Instant deadAt, Instant finishedAt, boolean created, boolean replaced) {
+        this(id, topic, runAt, state, attempts, lostAttempts, maxAttempts, null, lastError, deadAt, finishedAt, created,
+                replaced);
+    }
 
     /** A job that this call did not replace. */
     public JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer lostAttempts,

@@ -16,6 +16,8 @@ public final class JobRequest {
     Instant runAt;
     Integer maxAttempts;
     IfExists ifExists;
+    Duration retryInitial;
+    Duration retryMax;
 
     private JobRequest(String topic) {
         this.topic = topic;
@@ -49,8 +51,8 @@ public final class JobRequest {
 
     /**
      * What to do when the id exists: {@link IfExists#KEEP} (the default) answers the existing job;
-     * {@link IfExists#REPLACE} gives a scheduled job this request's payload, runAt and
-     * maxAttempts ({@link JobInfo#replaced()}); {@link IfExists#EXTEND} does the same but never
+     * {@link IfExists#REPLACE} gives a scheduled job this request's payload, runAt, maxAttempts
+     * and retry ({@link JobInfo#replaced()}); {@link IfExists#EXTEND} does the same but never
      * moves its runAt earlier. A job in flight is answered as it is ({@link JobState#INFLIGHT});
      * a dead id, or one within the dedup window, is scheduled anew. Null means the default.
      */
@@ -62,6 +64,20 @@ public final class JobRequest {
     /** Attempts before the job goes to the dead set (default: topic, then global setting). */
     public JobRequest maxAttempts(int maxAttempts) {
         this.maxAttempts = maxAttempts;
+        return this;
+    }
+
+    /**
+     * The job's own retry backoff, in place of its topic's {@code delayq.topics.<t>.retry.initial}
+     * and {@code .retry.max} (the multiplier and jitter stay the topic's): the delay before the
+     * second attempt, and the most between two attempts. Either may be null, for the topic's
+     * (see {@link JobRetry}); each given is at least 1 ms and at most the horizon, and
+     * {@code initial} no more than {@code max}. Kept with the job in Redis, so every replica
+     * applies it.
+     */
+    public JobRequest retry(Duration initial, Duration max) {
+        this.retryInitial = initial;
+        this.retryMax = max;
         return this;
     }
 }

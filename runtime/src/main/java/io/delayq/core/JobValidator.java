@@ -61,6 +61,12 @@ public class JobValidator {
     /** As above, with what happens when the id exists (null: {@link IfExists#KEEP}). */
     public NewJob validate(String topic, String id, Long delayMs, String runAt, Integer maxAttempts, String payloadJson,
             IfExists ifExists) {
+        return validate(topic, id, delayMs, runAt, maxAttempts, payloadJson, ifExists, null);
+    }
+
+    /** As above, with the job's own retry backoff (null: the topic's). */
+    public NewJob validate(String topic, String id, Long delayMs, String runAt, Integer maxAttempts, String payloadJson,
+            IfExists ifExists, JobRetry retry) {
         checkTopic("topic", topic);
         if (id == null) {
             id = newId();
@@ -71,6 +77,7 @@ public class JobValidator {
         if (maxAttempts != null && (maxAttempts < 1 || maxAttempts > 1000)) {
             throw new InvalidJobException("maxAttempts", "maxAttempts must be between 1 and 1000");
         }
+        checkRetry(retry);
         if (payloadJson != null) {
             int size = payloadJson.getBytes(StandardCharsets.UTF_8).length;
             int limit = config.api().maxPayloadBytes();
@@ -79,7 +86,36 @@ public class JobValidator {
             }
         }
         return new NewJob(topic, id, when.delayed(), when.millis(), maxAttempts == null ? 0 : maxAttempts, payloadJson,
-                ifExists);
+                ifExists, retry);
+    }
+
+    /**
+     * A job's own retry backoff: each value given at least 1 ms and at most the horizon (a retry
+     * further ahead would put the job beyond it), and the initial delay no more than the max.
+     */
+    public void checkRetry(JobRetry retry) {
+        if (retry == null) {
+            return;
+        }
+        long horizon = config.horizon().toMillis();
+        checkRetryValue("retry.initialMs", retry.initialMs(), horizon);
+        checkRetryValue("retry.maxMs", retry.maxMs(), horizon);
+        if (retry.initialMs() != null && retry.maxMs() != null && retry.initialMs() > retry.maxMs()) {
+            throw new InvalidJobException("retry.initialMs", "retry.initialMs (" + retry.initialMs()
+                    + ") must not be more than retry.maxMs (" + retry.maxMs() + ")");
+        }
+    }
+
+    private static void checkRetryValue(String field, Long ms, long horizon) {
+        if (ms == null) {
+            return;
+        }
+        if (ms < 1) {
+            throw new InvalidJobException(field, field + " must be at least 1 (ms)");
+        }
+        if (ms > horizon) {
+            throw new InvalidJobException(field, field + " must be at most the horizon of " + horizon + " ms");
+        }
     }
 
     /**

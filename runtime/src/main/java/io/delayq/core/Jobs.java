@@ -75,7 +75,8 @@ public class Jobs {
             }
             return validator.validate(request.topic, request.id, request.delay == null ? null : millis(request.delay),
                     request.runAt == null ? null : request.runAt.toString(), request.maxAttempts, json,
-                    request.ifExists);
+                    request.ifExists, JobRetry.of(request.retryInitial == null ? null : millis(request.retryInitial),
+                            request.retryMax == null ? null : millis(request.retryMax)));
         } catch (InvalidJobException e) {
             throw prefix.isEmpty() ? e : e.inItem(prefix);
         }

@@ -7,14 +7,21 @@ package io.delayq.core;
  * @param maxAttempts 0 = the topic's default
  * @param payloadJson the payload JSON as sent, {@code null} when the job has no payload
  * @param ifExists what happens when the id exists (never null)
+ * @param retry the job's own retry backoff, null = the topic's
  */
 public record NewJob(String topic, String id, boolean delayed, long millis, int maxAttempts, String payloadJson,
-        IfExists ifExists) {
+        IfExists ifExists, JobRetry retry) {
 
     public NewJob {
         if (ifExists == null) {
             ifExists = IfExists.KEEP;
         }
+    }
+
+    /** A job that follows its topic's retry backoff. */
+    public NewJob(String topic, String id, boolean delayed, long millis, int maxAttempts, String payloadJson,
+            IfExists ifExists) {
+        this(topic, id, delayed, millis, maxAttempts, payloadJson, ifExists, null);
     }
 
     /** A job that leaves an existing id as it is ({@link IfExists#KEEP}). */

@@ -95,6 +95,8 @@ public class Dispatcher {
         if (config.partitions() < 1 || config.partitions() > 1024) {
             throw new IllegalStateException("delayq.partitions must be between 1 and 1024, not " + config.partitions());
         }
+        config.topics().forEach((topic, t) -> t.http().url()
+                .ifPresent(url -> TopicRegistry.maxRetryAfter(topic, t.http().maxRetryAfter(), config.horizon())));
     }
 
     void onStart(@Observes StartupEvent event) {

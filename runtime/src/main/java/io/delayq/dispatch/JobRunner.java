@@ -23,6 +23,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.delayq.core.DelayqConfig;
 import io.delayq.core.Job;
+import io.delayq.core.JobRetry;
 import io.delayq.core.JobSnoozedException;
 import io.delayq.core.PermanentJobFailureException;
 import io.delayq.ops.DelayqMetrics;
@@ -392,7 +393,16 @@ public class JobRunner {
     private void snooze(TakenJob taken, Job job, long took, Duration delay, Instant until, RuntimeException asked) {
         Instant redisNow = Instant.ofEpochMilli(clock.redisNow());
         boolean absolute = until != null;
-        if (absolute ? until.isAfter(redisNow.plus(config.horizon())) : delay.compareTo(config.horizon()) > 0) {
+        boolean beyond = absolute ? until.isAfter(redisNow.plus(config.horizon())) : delay.compareTo(config.horizon()) > 0;
+        if (beyond && asked instanceof TopicThrottledException) {
+            // A target's "not now" is capped by http.max-retry-after, which the start keeps within
+            // the horizon; an HTTP date is capped by this host's clock, so one running ahead of
+            // Redis' can still put it a little past: the horizon then, not a failure.
+            absolute = false;
+            delay = config.horizon();
+            beyond = false;
+        }
+        if (beyond) {
             // Permanent: the observer would ask the same again at every retry.
             fail(taken, job, took, "snooze " + (absolute ? "until " + until : "for " + delay)
                     + " is beyond delayq.horizon (" + config.horizon() + ")", asked, true);
@@ -471,7 +481,10 @@ public class JobRunner {
 
     private void fail(TakenJob taken, Job job, long took, String text, Throwable cause, boolean permanent) {
         try {
-            long delay = Math.max(retry.delayMs(job.topic(), job.attempt()),
+            // The job's own backoff when its enqueue gave one (kept in its record, so the same on
+            // every replica), else its topic's.
+            JobRetry own = taken.record() == null ? null : taken.record().retry();
+            long delay = Math.max(retry.delayMs(job.topic(), job.attempt(), own),
                     topics.handlers().get(job.topic()).minRetryDelayMs(cause));
             FailOutcome outcome = whileRedisAway(job, () -> store.fail(taken.partition(), taken.lease(), delay, text,
                     retry.maxAttempts(job.topic()), permanent));

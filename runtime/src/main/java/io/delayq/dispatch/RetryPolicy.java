@@ -5,11 +5,13 @@ import java.util.concurrent.ThreadLocalRandom;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import io.delayq.core.DelayqConfig;
+import io.delayq.core.JobRetry;
 
 /**
  * Exponential backoff with jitter: delay(n) = min(max, initial * multiplier^(n-1)), of which a
  * {@code jitter} fraction is random so that jobs that failed together do not retry together.
- * Topic settings override the global ones field by field.
+ * Topic settings override the global ones field by field, and a job's own initial and max delay
+ * (given at enqueue) override its topic's.
  */
 @ApplicationScoped
 public class RetryPolicy {
@@ -32,9 +34,27 @@ public class RetryPolicy {
         return new Backoff(initial, multiplier, max, Math.min(1.0, Math.max(0.0, global.jitter())));
     }
 
+    /**
+     * A job's backoff: its topic's, with the job's own initial and max delay in place of the
+     * topic's when it set them at enqueue (see {@link JobRetry}; null: the topic's as it is).
+     */
+    public Backoff backoff(String topic, JobRetry own) {
+        Backoff b = backoff(topic);
+        if (own == null) {
+            return b;
+        }
+        long[] bounds = own.applyTo(b.initialMs(), b.maxMs());
+        return new Backoff(bounds[0], b.multiplier(), bounds[1], b.jitter());
+    }
+
     /** Delay before the attempt after failed attempt number {@code attempt} (1-based), in ms. */
     public long delayMs(String topic, int attempt) {
-        Backoff b = backoff(topic);
+        return delayMs(topic, attempt, null);
+    }
+
+    /** As above, for a job with its own retry backoff ({@code own}; null: the topic's). */
+    public long delayMs(String topic, int attempt, JobRetry own) {
+        Backoff b = backoff(topic, own);
         double base = Math.min((double) b.maxMs(), b.initialMs() * Math.pow(b.multiplier(), Math.max(0, attempt - 1)));
         return (long) (base * (1.0 - b.jitter() * ThreadLocalRandom.current().nextDouble()));
     }

@@ -65,9 +65,29 @@ public class TopicRegistry {
             }
             map.put(topic, new HttpTargetHandler(vertx, url, t.http().timeout(), t.http().maxConnections(), t.http().h2c(),
                     tlsConfig.orElse(null), RequestSigner.of(topic, t.http().signingKeys()).orElse(null),
-                    t.http().maxRetryAfter()));
+                    maxRetryAfter(topic, t.http().maxRetryAfter(), config.horizon())));
         }));
         this.handlers = Collections.unmodifiableMap(new TreeMap<>(map));
+    }
+
+    /**
+     * The longest a topic's target may hold it: {@code http.max-retry-after}, which the start
+     * refuses beyond {@code delayq.horizon}; unset, an hour or the horizon, the shorter. A hold
+     * is also the snooze of the job that was told "not now", and a snooze beyond the horizon
+     * fails the job for good (as a job could not be enqueued that far ahead): with a longer cap,
+     * a target's long Retry-After would send its job to the dead set while the topic waits.
+     */
+    static java.time.Duration maxRetryAfter(String topic, Optional<java.time.Duration> set, java.time.Duration horizon) {
+        if (set.isEmpty()) {
+            java.time.Duration cap = HttpTargetHandler.DEFAULT_MAX_RETRY_AFTER;
+            return cap.compareTo(horizon) > 0 ? horizon : cap;
+        }
+        if (set.get().compareTo(horizon) > 0) {
+            throw new IllegalStateException("delayq.topics." + topic + ".http.max-retry-after (" + set.get()
+                    + ") must not be longer than delayq.horizon (" + horizon + "): a Retry-After held that long would"
+                    + " snooze its job past the horizon, which fails the job for good");
+        }
+        return set.get();
     }
 
     /** Served topics and their handlers, sorted by topic. */

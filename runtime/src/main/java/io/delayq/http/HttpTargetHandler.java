@@ -66,7 +66,8 @@ public final class HttpTargetHandler implements JobHandler {
     private static final Buffer NULL_BODY = Buffer.buffer("null");
     /** What a target answers when it is overloaded: "not now, and not before Retry-After". */
     private static final int TOO_MANY_REQUESTS = 429, UNAVAILABLE = 503;
-    static final Duration DEFAULT_MAX_RETRY_AFTER = Duration.ofHours(1);
+    /** {@code http.max-retry-after} when it is not set (and the horizon is not shorter). */
+    public static final Duration DEFAULT_MAX_RETRY_AFTER = Duration.ofHours(1);
 
     private final String url;
     private final String host;

@@ -65,8 +65,8 @@ public class Inspection extends StorePart {
         JobState state = JobState.ofLetter(r.get(1).toString());
         Instant deadAt = state == JobState.DEAD ? Instant.ofEpochMilli((long) Double.parseDouble(r.get(2).toString())) : null;
         return Optional.of(new JobDetail(new JobInfo(id, topic, Instant.ofEpochMilli(rec.runAt()), state, rec.attempts(),
-                rec.lostAttempts(), rec.maxAttempts() == 0 ? null : rec.maxAttempts(),
-                rec.lastError().isEmpty() ? null : rec.lastError(), deadAt, null, false), rec.payloadOrNull()));
+                rec.lostAttempts(), rec.maxAttempts() == 0 ? null : rec.maxAttempts(), rec.retry(),
+                rec.lastError().isEmpty() ? null : rec.lastError(), deadAt, null, false, false), rec.payloadOrNull()));
     }
 
     public CancelOutcome cancel(String topic, String id) {

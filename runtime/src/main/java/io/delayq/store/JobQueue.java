@@ -73,7 +73,7 @@ public class JobQueue extends StorePart {
     Future<Response> enqueueScript(Partition p, List<NewJob> jobs, String trace, String schedule, long tickMs) {
         Set<Integer> days = new TreeSet<>();
         long localNow = System.currentTimeMillis();
-        List<String> args = new ArrayList<>(6 + jobs.size() * 6);
+        List<String> args = new ArrayList<>(6 + jobs.size() * 7);
         args.add(scriptChannel(p));
         args.add(JobRecord.storableTrace(trace));
         args.add(dedupWindow(p.topic()));
@@ -92,6 +92,7 @@ public class JobQueue extends StorePart {
             args.add(Integer.toString(job.maxAttempts()));
             args.add(job.payloadJson() == null ? "" : job.payloadJson());
             args.add(job.ifExists().letter());
+            args.add(JobRecord.encodeRetry(job.retry()));
         }
         // One job with neither a dedup window nor a tick that keeps an existing id (most calls):
         // the script of fewer commands. A replace or extend reads the job first, as a batch does.

@@ -1,12 +1,15 @@
 package io.delayq.store;
 
+import io.delayq.core.JobRetry;
+
 /**
  * A job record as stored in the jobs hash:
  * {@code <runAt base36>[,<attempts>,<maxAttempts>[,<lastError>]]\n<payload>}, where a traced
  * job's lastError field starts with RS (0x1E) and its 50-digit trace context, and a job with lost
- * attempts has them next (after the trace context) as US (0x1F), the count in decimal, US. The
- * Lua side of the same format is {@code encode}/{@code decode} in {@code lib.lua}, which says why
- * it is there.
+ * attempts has them next (after the trace context) as US (0x1F), the count in decimal, US, and a
+ * job with its own retry backoff has it next as GS (0x1D), the initial delay ms, a comma, the max
+ * delay ms (either empty when not given), GS. The Lua side of the same format is
+ * {@code encode}/{@code decode} in {@code lib.lua}, which says why it is there.
  *
  * @param trace the W3C trace context of the enqueue as 32 + 16 + 2 hex digits (trace id, span
  *        id, flags), empty when the job was enqueued in no trace
@@ -15,16 +18,25 @@ package io.delayq.store;
  * @param payload the payload JSON as sent, empty when the job has none
  * @param lostAttempts leases of the job that expired in a row without an outcome (see
  *        {@code reclaim.lua}); not part of {@code attempts}
+ * @param retry the job's own retry backoff, null when it follows its topic's (every record
+ *        written before there was one)
  */
 public record JobRecord(long runAt, String trace, int attempts, int maxAttempts, String lastError, String payload,
-        int lostAttempts) {
+        int lostAttempts, JobRetry retry) {
     private static final char TRACE_MARK = 0x1E;
     private static final int TRACE_LENGTH = 50;
     private static final char LOST_MARK = 0x1F;
+    private static final char RETRY_MARK = 0x1D;
 
     /** A record with no lost attempt. */
     public JobRecord(long runAt, String trace, int attempts, int maxAttempts, String lastError, String payload) {
         this(runAt, trace, attempts, maxAttempts, lastError, payload, 0);
+    }
+
+    /** A record of a job that follows its topic's retry backoff. */
+    public JobRecord(long runAt, String trace, int attempts, int maxAttempts, String lastError, String payload,
+            int lostAttempts) {
+        this(runAt, trace, attempts, maxAttempts, lastError, payload, lostAttempts, null);
     }
 
     public static JobRecord decode(String record) {
@@ -55,7 +67,43 @@ public record JobRecord(long runAt, String trace, int attempts, int maxAttempts,
                 // not a count: the text stays the error, as a release before lost attempts read it
             }
         }
-        return new JobRecord(Long.parseLong(head.substring(0, c1), 36), trace, attempts, max, error, payload, lost);
+        JobRetry retry = null;
+        end = !error.isEmpty() && error.charAt(0) == RETRY_MARK ? error.indexOf(RETRY_MARK, 1) : -1;
+        if (end > 0) {
+            retry = decodeRetry(error.substring(1, end));
+            error = error.substring(end + 1);
+        }
+        return new JobRecord(Long.parseLong(head.substring(0, c1), 36), trace, attempts, max, error, payload, lost, retry);
+    }
+
+    /**
+     * A job's retry backoff as the record keeps it (and the enqueue script takes it):
+     * {@code "<initial ms>,<max ms>"}, either left empty when not given; empty for none.
+     */
+    public static String encodeRetry(JobRetry retry) {
+        if (retry == null) {
+            return "";
+        }
+        return (retry.initialMs() == null ? "" : retry.initialMs().toString()) + ","
+                + (retry.maxMs() == null ? "" : retry.maxMs().toString());
+    }
+
+    /**
+     * The inverse of {@link #encodeRetry}; null for none, and for a text that is not two such
+     * numbers (read as no override rather than fail a record that is otherwise sound).
+     */
+    static JobRetry decodeRetry(String text) {
+        int comma = text.indexOf(',');
+        if (comma < 0) {
+            return null;
+        }
+        try {
+            Long initial = comma == 0 ? null : Long.valueOf(text.substring(0, comma));
+            Long max = comma == text.length() - 1 ? null : Long.valueOf(text.substring(comma + 1));
+            return JobRetry.of(initial, max);
+        } catch (NumberFormatException e) {
+            return null;
+        }
     }
 
     /** A trace context as a record can hold it: 50 lower-case hex digits, else none (empty). */

@@ -246,9 +246,11 @@ public abstract class StorePart {
     }
 
     static String oneLine(String s) {
-        // RS and US mark the trace context and the lost attempts in the record's error field.
+        // RS, US and GS mark the trace context, the lost attempts and the job's own retry backoff
+        // in the record's error field.
         String line = s == null ? ""
-                : s.replace('\n', ' ').replace('\r', ' ').replace('\u001e', ' ').replace('\u001f', ' ');
+                : s.replace('\n', ' ').replace('\r', ' ').replace('\u001e', ' ').replace('\u001f', ' ')
+                        .replace('\u001d', ' ');
         return line.length() > 500 ? line.substring(0, 500) + "..." : line;
     }
 }
