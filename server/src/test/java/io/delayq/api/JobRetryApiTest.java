@@ -178,6 +178,15 @@ class JobRetryApiTest {
     }
 
     @Test
+    void theOpenApiDocumentDescribesRetryInTheEnqueueAndInTheJob() {
+        given().accept("application/json").get("/q/openapi").then().statusCode(200)
+                .body("components.schemas.NewJob.properties.retry.properties.initialMs.minimum", equalTo(1))
+                .body("components.schemas.NewJob.properties.retry.properties.maxMs.format", equalTo("int64"))
+                .body("components.schemas.NewJob.properties.retry.additionalProperties", equalTo(false))
+                .body("components.schemas.JobInfo.properties.retry", notNullValue());
+    }
+
+    @Test
     void aRescheduleKeepsTheRetry() {
         String t = Topics.fresh("retry-patch");
         post("/jobs", job(t, "j", "{\"initialMs\":200,\"maxMs\":400}", null)).then().statusCode(201);
