@@ -12,7 +12,7 @@ import com.fasterxml.jackson.annotation.JsonValue;
 public enum IfExists {
     /** The default: the existing job is answered as it is, nothing changes (idempotent enqueue). */
     KEEP("k"),
-    /** A scheduled job takes the new payload, runAt and maxAttempts; its attempts so far stay. */
+    /** A scheduled job takes the new payload, runAt, maxAttempts and retry; its attempts so far stay. */
     REPLACE("r"),
     /**
      * As {@link #REPLACE}, but the runAt only ever moves later (a debounce: "30 minutes after the
