@@ -84,7 +84,8 @@ public class TopicsResource {
 
     @GET
     @Operation(summary = "Every topic with scheduled, inflight and dead counts, next due time, whether this replica "
-            + "serves it, whether it is paused, its rate limit, and until when its HTTP target throttled it")
+            + "serves it, whether it is paused, its rate limit, its concurrency cap with the jobs in flight, and until "
+            + "when its HTTP target throttled it")
     public List<TopicView> topics() {
         Map<String, Integer> running = dispatcher.runningByTopic();
         List<TopicStats> stats = new ArrayList<>(store.topics());
