@@ -24,6 +24,9 @@
 #   bench/run.sh rediscost --n 50000  rediscost (on request only): Redis µs per enqueue script, one job
 #                                     per call and 1,000 per call, Redis B per job, Redis µs per job
 #                                     taken and acked (INFO commandstats, used_memory)
+#   bench/run.sh flow [--n 50000]    flow (on request only): a burst of N jobs on a topic without a
+#                                     concurrency cap, with one that does not bind (256) and one that
+#                                     binds (16): throughput, Redis commands, CPU µs and script µs per job
 #   bench/run.sh topics [--topics 250 --partitions 4]
 #                                     (on request only) one replica serving many HTTP-target
 #                                     topics: threads, RSS, idle commands/s, lateness and wake-up

@@ -49,6 +49,8 @@ public class BenchApp implements QuarkusApplication {
     @Inject
     Recorder recorder;
     @Inject
+    io.delayq.core.TopicControl control;
+    @Inject
     DelayqMetrics metrics;
 
     final List<Map<String, Object>> results = new ArrayList<>();
@@ -129,6 +131,7 @@ public class BenchApp implements QuarkusApplication {
                 case "wrk" -> new WrkScenario(this).run();
                 case "rediscost" -> emit(new RedisCostScenario(queue, o.n()).run());
                 case "topics" -> new TopicsScenario(this).run();
+                case "flow" -> new FlowScenario(this, control).run();
                 default -> throw new IllegalArgumentException("unknown scenario " + s);
             }
         }
@@ -152,7 +155,7 @@ public class BenchApp implements QuarkusApplication {
     }
 
     /** Empties Redis; ASYNC because the backlog run leaves millions of jobs, then waits until freed. */
-    private void flush() throws InterruptedException {
+    void flush() throws InterruptedException {
         for (int port : RedisInfo.ports()) {
             try (Resp r = new Resp(port)) {
                 r.call("FLUSHALL", "ASYNC");
@@ -247,6 +250,7 @@ public class BenchApp implements QuarkusApplication {
         r.put("redis_usec_per_script", round((after.evalUsec() - before.evalUsec())
                 / (double) Math.max(1, after.evalCalls() - before.evalCalls()), 1));
         r.put("redis_cpu_ms_per_1k", round((after.cpuSeconds() - before.cpuSeconds()) * 1e6 / n, 1));
+        r.put("redis_script_usec_per_job", round((after.evalUsec() - before.evalUsec()) / (double) n, 2));
         if (after.nodes() > 1) {
             double[] cpu = after.cpuByNodeSince(before);
             List<Double> perMaster = new ArrayList<>();

@@ -27,6 +27,10 @@ public class BenchObservers {
         recorder.record(job.id());
     }
 
+    void flow(@Observes @JobTopic("bench-flow") Job job) {
+        recorder.record(job.id());
+    }
+
     void backlogBig(@Observes @JobTopic("bench-big") Job job) {
         recorder.record(job.id());
     }
