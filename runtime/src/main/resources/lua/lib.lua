@@ -135,8 +135,9 @@ local TRACE_MARK, TRACE_LEN = '\30', 50
 local LOST_MARK = '\31'
 -- A job's own retry backoff (the enqueue's "retry", see JobRetry.java) rides after the lost
 -- attempts: "\29" (GS) + initial ms + "," + max ms + "\29" + the error, either number left empty
--- when not given. The scripts keep it as text, never read it: the retry delay is computed in Java
--- (fail.lua's ARGV). Absent = the topic's backoff, so records written before it follow their
+-- when not given. The scripts keep it as text: a failed attempt's delay is computed in Java
+-- (fail.lua's ARGV); only reclaim.lua reads it, for the backoff of a lost attempt (no Java sees
+-- those records first). Absent = the topic's backoff, so records written before it follow their
 -- topic, and a release that predates it shows it as part of the error text (and drops it when it
 -- rewrites the error), never a malformed record.
 local RETRY_MARK = '\29'

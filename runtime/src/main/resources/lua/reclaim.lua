@@ -12,14 +12,18 @@
 -- A call Redis runs after its deadline reclaims nothing (it only corrects "leasenext"): it was
 -- sent while the caller saw Redis answer, and Redis ran it late (a pause, a hung master), when
 -- the holders' own extends may still be queued behind it.
--- KEYS: see lib.lua; the day shards from Redis now to now + the longest backoff
+-- KEYS: see lib.lua; the day shards from Redis now to now + the topic's longest backoff (a job's
+-- own backoff can reach further: the day of each job's new runAt is checked before any write, and
+-- a missing one named with DQNEEDDAY, so Java calls again with it)
 -- ARGV[A]   = the most jobs to reclaim in this call (bounds the script's run time; the
 --             reclaimer calls again while a full batch came back)
 -- ARGV[A+1] = max attempts when the job has none of its own (unused since lost attempts no
 --             longer count as attempts; kept so that the ARGV layout stays)
 -- ARGV[A+2] = wake channel
--- ARGV[A+3..A+6] = backoff: initial ms, multiplier, max ms, jitter (0..1): the delay after
---             lost attempt n is min(max, initial * multiplier^(n-1)), less up to jitter of it
+-- ARGV[A+3..A+6] = the topic's backoff: initial ms, multiplier, max ms, jitter (0..1): the delay
+--             after lost attempt n is min(max, initial * multiplier^(n-1)), less up to jitter of
+--             it; a job with its own retry backoff (its record's retry, see lib.lua) has its
+--             initial and max in place of the topic's, as after a failed attempt (JobRetry.java)
 -- ARGV[A+7] = a random draw in [0, 1) from the caller, for the jitter (Redis 6.2 reseeds Lua's
 --             math.random before every script, so it would repeat the same "random" delays)
 -- ARGV[A+8] = max lost attempts in a row: the loss that reaches it moves the job to dead
@@ -54,55 +58,90 @@ end
 local initial, mult, max_delay, jitter = tonumber(ARGV[A + 3]), tonumber(ARGV[A + 4]), tonumber(ARGV[A + 5]),
   tonumber(ARGV[A + 6])
 local draw = tonumber(ARGV[A + 7])
-local function backoff(n)
-  local d = math.min(max_delay, initial * mult ^ math.max(0, n - 1))
+-- A job's own bounds (the record's retry text "<initial>,<max>", either empty when not given), as
+-- JobRetry.applyTo: a value given alone moves the topic's other to meet it. Text that is not that
+-- (a part not all digits, no comma, both empty) is none, as JobRecord.decodeRetry reads it.
+local function bounds_of(retry)
+  local c = retry ~= '' and string.find(retry, ',', 1, true)
+  if not c then return initial, max_delay end
+  local a, b = string.sub(retry, 1, c - 1), string.sub(retry, c + 1)
+  if (a == '' and b == '') or (a ~= '' and not string.find(a, '^%d+$'))
+      or (b ~= '' and not string.find(b, '^%d+$')) then
+    return initial, max_delay
+  end
+  if b == '' then
+    local i = tonumber(a)
+    return i, math.max(max_delay, i)
+  end
+  if a == '' then
+    local m = tonumber(b)
+    return math.min(initial, m), m
+  end
+  return tonumber(a), tonumber(b)
+end
+local function backoff(n, retry)
+  local i, m = bounds_of(retry)
+  local d = math.min(m, i * mult ^ math.max(0, n - 1))
   return math.floor(d * (1 - jitter * draw))
 end
--- Every day a backoff can reach must have its shard, checked before anything is written. The
--- loop is bounded by the longest backoff (a day per step).
-local needed = {}
-for t = now, now + max_delay + DAY_MS, DAY_MS do needed[#needed + 1] = day_of(math.min(t, now + max_delay)) end
+-- First pass, no writes: the jobs this call moves (up to limit with a record), decoded, and the
+-- new runAt of each one going back. Every day those reach must have its shard, checked before
+-- anything is written: a job's own backoff can reach past the days Java passed for the topic's.
+-- A record that cannot be read goes to dead as it is (its text kept as a JSON string payload):
+-- failing the script would leave it first in line, and block every reclaim of the partition on
+-- every replica for good.
+local todo, needed, seen_day = {}, {}, {}
+local counted = 0
+for _, id in ipairs(ids) do
+  if counted >= limit then break end
+  local token = rcall('HGET', K_LEASES, id)
+  if not (token and held[token]) then
+    local job = { id = id }
+    local rec = rcall('HGET', K_JOBS, id)
+    if rec then
+      counted = counted + 1
+      local ok, decoded = pcall(function() return decode(rec) end)
+      if ok and decoded and decoded.run_at and decoded.attempts and decoded.max then
+        job.r = decoded
+        decoded.lost = decoded.lost + 1
+        if decoded.lost < max_lost then
+          decoded.run_at = now + backoff(decoded.lost, decoded.retry)
+          local day = day_of(decoded.run_at)
+          if not seen_day[day] then
+            seen_day[day] = true
+            needed[#needed + 1] = day
+          end
+        end
+      else
+        job.unreadable = true
+        job.r = { run_at = now, attempts = 0, max = 0, lost = 0, trace = '', retry = '', payload = cjson.encode(rec) }
+      end
+    end
+    todo[#todo + 1] = job
+  end
+end
 local err = require_days(needed)
 if err then return err end
 local back, dead = 0, 0
-for _, id in ipairs(ids) do
-  if back + dead >= limit then break end
-  local token = rcall('HGET', K_LEASES, id)
-  if not (token and held[token]) then
-    -- Decoded before this job is moved. A record that cannot be read goes to dead as it is (its
-    -- text kept as a JSON string payload): failing the script would leave it first in line, and
-    -- block every reclaim of the partition on every replica for good.
-    local rec = rcall('HGET', K_JOBS, id)
-    local r, unreadable
-    if rec then
-      local ok, decoded = pcall(function() return decode(rec) end)
-      if ok and decoded and decoded.run_at and decoded.attempts and decoded.max then
-        r = decoded
-      else
-        unreadable = true
-        r = { run_at = now, attempts = 0, max = 0, lost = 0, trace = '', payload = cjson.encode(rec) }
-      end
-    end
-    rcall('ZREM', K_INFLIGHT, id)
-    rcall('HDEL', K_LEASES, id)
-    if unreadable then
-      r.err = 'unreadable record, moved to dead by reclaim (its text is the payload)'
+for _, job in ipairs(todo) do
+  local id, r = job.id, job.r
+  rcall('ZREM', K_INFLIGHT, id)
+  rcall('HDEL', K_LEASES, id)
+  if job.unreadable then
+    r.err = 'unreadable record, moved to dead by reclaim (its text is the payload)'
+    bury(id, r, now, ARGV[A + 10])
+    dead = dead + 1
+  elseif r then
+    if r.lost >= max_lost then
+      r.err = 'lease expired ' .. r.lost .. ' time(s) in a row without an outcome (the replica running it '
+        .. 'stopped or stalled): delayq.dispatch.max-lost-attempts (' .. max_lost .. ') reached'
       bury(id, r, now, ARGV[A + 10])
       dead = dead + 1
-    elseif r then
-      r.lost = r.lost + 1
-      if r.lost >= max_lost then
-        r.err = 'lease expired ' .. r.lost .. ' time(s) in a row without an outcome (the replica running it '
-          .. 'stopped or stalled): delayq.dispatch.max-lost-attempts (' .. max_lost .. ') reached'
-        bury(id, r, now, ARGV[A + 10])
-        dead = dead + 1
-      else
-        r.err = 'lease expired: the replica running it stopped or stalled'
-        r.run_at = now + backoff(r.lost)
-        rcall('HSET', K_JOBS, id, encode(r))
-        schedule(id, r.run_at, ARGV[A + 2])
-        back = back + 1
-      end
+    else
+      r.err = 'lease expired: the replica running it stopped or stalled'
+      rcall('HSET', K_JOBS, id, encode(r))
+      schedule(id, r.run_at, ARGV[A + 2])
+      back = back + 1
     end
   end
 end

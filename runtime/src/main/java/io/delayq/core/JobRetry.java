@@ -13,7 +13,8 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
  * job's max below the topic's initial delay lowers the initial delay to it.
  * <p>
  * Stored in the job's record, so every replica applies it; it stays with the job through retries,
- * lost attempts, snoozes, reschedules and a requeue from the dead set. An enqueue with
+ * lost attempts, snoozes, reschedules and a requeue from the dead set, and sets the backoff after
+ * a lost attempt (a lease that expired, reclaim.lua) as well as after a failed one. An enqueue with
  * {@code ifExists} replace or extend gives the job the new request's retry (none: the topic's).
  *
  * @param initialMs delay before the second attempt, ms, at least 1; null: the topic's

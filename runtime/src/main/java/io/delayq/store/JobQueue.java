@@ -312,14 +312,19 @@ public class JobQueue extends StorePart {
     /**
      * Moves up to {@code limit} expired leases back to due, after the retry backoff of the job's
      * lost attempts in a row, or to dead once they reach {@code maxLostAttempts}; a lost attempt
-     * is counted apart ({@link JobRecord#lostAttempts()}), not in attempts. Leases whose token
+     * is counted apart ({@link JobRecord#lostAttempts()}), not in attempts. The backoff is the
+     * topic's ({@code initialMs}, {@code multiplier}, {@code maxMs}, {@code jitter}), with a job's
+     * own initial and max in place of the topic's when its record has them
+     * ({@link JobRecord#retry()}, applied by the script as {@link io.delayq.core.JobRetry#applyTo}
+     * does). Leases whose token
      * starts with {@code ownHolder + ":"} are skipped: the caller holds them itself (empty: none
      * skipped). Returns {reclaimed, dead}.
      */
     public int[] reclaim(Partition p, int limit, int defaultMaxAttempts, int maxLostAttempts,
             Collection<String> heldTokens, long deadlineMs, long initialMs, double multiplier, long maxMs,
             double jitter) {
-        // The backoff reaches past today's shard: pass the days up to its longest delay.
+        // The backoff reaches past today's shard: pass the days up to the topic's longest delay. A
+        // job's own longer one the script names (DQNEEDDAY, before any write), and run adds it.
         Set<Integer> days = aroundNow();
         long localNow = System.currentTimeMillis();
         for (long at = localNow; at <= localNow + maxMs + DAY_MS; at += DAY_MS) {

@@ -26,6 +26,7 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.delayq.core.JobInfo;
+import io.delayq.core.JobRetry;
 import io.delayq.core.JobValidator;
 import io.delayq.core.Jobs;
 import io.delayq.core.TopicControl;
@@ -144,13 +145,49 @@ public class DashboardResource {
         Optional<Inspection.JobDetail> found = store.lookup(topic, id);
         if (found.isEmpty()) {
             return Response.status(404).entity(pages.render("job",
-                    new Views.Job(page, topic, id, false, null, 0, null, 0, null, null, null, null))).build();
+                    new Views.Job(page, topic, id, false, null, 0, null, null, 0, null, null, null, null))).build();
         }
         JobInfo j = found.get().info();
         return Response.ok(pages.render("job", new Views.Job(page, topic, id, true, j.state().json(), j.attempts(),
-                j.maxAttempts() == null ? "topic default" : j.maxAttempts().toString(),
+                j.maxAttempts() == null ? "topic default" : j.maxAttempts().toString(), retry(j.retry()),
                 j.lostAttempts() == null ? 0 : j.lostAttempts(), time(j.runAt()),
                 time(j.finishedAt()), j.lastError(), pretty(found.get().payload())))).build();
+    }
+
+    /**
+     * A job's own retry backoff as its page shows it: "initial → max", a bound it did not give
+     * told as the topic's, moved to meet the one it gave (see {@link JobRetry#applyTo}); null for
+     * none (the job follows its topic).
+     */
+    private static String retry(JobRetry own) {
+        if (own == null || own.initialMs() == null && own.maxMs() == null) {
+            return null;
+        }
+        if (own.maxMs() == null) {
+            return exactly(own.initialMs()) + " → the topic's max (at least " + exactly(own.initialMs()) + ")";
+        }
+        if (own.initialMs() == null) {
+            return "the topic's initial delay (at most " + exactly(own.maxMs()) + ") → " + exactly(own.maxMs());
+        }
+        return exactly(own.initialMs()) + " → " + exactly(own.maxMs());
+    }
+
+    /** A duration given in ms, in the largest unit that shows it without rounding (1500 ms, 90 s, 3 d). */
+    private static String exactly(long ms) {
+        if (ms % 1000 != 0) {
+            return ms + " ms";
+        }
+        long s = ms / 1000;
+        if (s % 60 != 0) {
+            return s + " s";
+        }
+        if (s % 3600 != 0) {
+            return s / 60 + " min";
+        }
+        if (s % 86_400 != 0) {
+            return s / 3600 + " h";
+        }
+        return s / 86_400 + " d";
     }
 
     // ---------------------------------------------------------------- actions

@@ -68,8 +68,9 @@ public final class Views {
     public record DeadRow(String id, String diedAt, int attempts, int lostAttempts, String lastError, String preview) {
     }
 
+    /** A job's page; {@code retry} is its own retry backoff as shown ("200 ms → 400 ms"), null when it has none. */
     @RegisterForReflection
     public record Job(Page page, String topic, String id, boolean found, String state, int attempts, String maxAttempts,
-            int lostAttempts, String runAt, String finishedAt, String lastError, String payload) {
+            String retry, int lostAttempts, String runAt, String finishedAt, String lastError, String payload) {
     }
 }

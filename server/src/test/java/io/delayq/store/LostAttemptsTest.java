@@ -138,6 +138,97 @@ class LostAttemptsTest {
     }
 
     @Test
+    void aLostAttemptOfAJobWithItsOwnRetryWaitsItsBackoffAndItsNeighbourTheTopics() {
+        String topic = Topics.fresh("lost-own-retry");
+        Partition p = store.partitionsOf(topic).get(0);
+        jobs.schedule(JobRequest.topic(topic).id("own").delay(Duration.ZERO)
+                .retry(Duration.ofMillis(200), Duration.ofMillis(400)));
+        jobs.schedule(JobRequest.topic(topic).id("topic").delay(Duration.ZERO));
+        // The topic's backoff: 10 s doubling to 10 min, no jitter. The job's: 200 ms doubling to 400.
+        long[][] expected = { { 200, 10_000 }, { 400, 20_000 }, { 400, 40_000 } };
+        try (Resp redis = RedisTestResource.resp()) {
+            for (int loss = 0; loss < expected.length; loss++) {
+                loseLeases(p, topic, "A:" + loss + ":", "own", "topic");
+                long before = redisNow(redis);
+                assertEquals(2, store.reclaim(p, 100, 10, 5, List.of(), 0, 10_000, 2.0, 600_000, 0)[0]);
+                long after = redisNow(redis);
+                assertDueAfter(topic, "own", before, after, expected[loss][0], "own backoff, loss " + (loss + 1));
+                assertDueAfter(topic, "topic", before, after, expected[loss][1], "topic's backoff, loss " + (loss + 1));
+                // Due again now, to be lost again (a reschedule keeps the record's counts and retry).
+                inspection.reschedule(topic, "own", true, 0);
+                inspection.reschedule(topic, "topic", true, 0);
+            }
+            JobInfo own = inspection.get(topic, "own").orElseThrow();
+            assertEquals(3, own.lostAttempts());
+            assertEquals(new io.delayq.core.JobRetry(200L, 400L), own.retry(), "kept through the reclaims");
+        }
+    }
+
+    @Test
+    void aLostAttemptWithOnlyOneOwnBoundMovesTheTopicsOtherToMeetIt() {
+        String topic = Topics.fresh("lost-own-half");
+        Partition p = store.partitionsOf(topic).get(0);
+        // Topic: 10 s initial, max 60 s. A max of 300 ms lowers the initial delay to it; an
+        // initial delay of 90 s raises the max to it.
+        jobs.schedule(JobRequest.topic(topic).id("short").delay(Duration.ZERO).retry(null, Duration.ofMillis(300)));
+        jobs.schedule(JobRequest.topic(topic).id("long").delay(Duration.ZERO).retry(Duration.ofSeconds(90), null));
+        try (Resp redis = RedisTestResource.resp()) {
+            loseLeases(p, topic, "A:1:", "short", "long");
+            long before = redisNow(redis);
+            assertEquals(2, store.reclaim(p, 100, 10, 5, List.of(), 0, 10_000, 2.0, 60_000, 0)[0]);
+            long after = redisNow(redis);
+            assertDueAfter(topic, "short", before, after, 300, "max alone");
+            assertDueAfter(topic, "long", before, after, 90_000, "initial alone");
+        }
+    }
+
+    @Test
+    void aJobsOwnBackoffReachingADayThatWasNotPassedIsNamedBeforeAnyWriteAndMovedOnTheCallAgain() {
+        String topic = Topics.fresh("lost-own-day");
+        Partition p = store.partitionsOf(topic).get(0);
+        long threeDays = Duration.ofDays(3).toMillis();
+        jobs.schedule(JobRequest.topic(topic).id("near").delay(Duration.ZERO));
+        jobs.schedule(JobRequest.topic(topic).id("far").delay(Duration.ZERO).retry(Duration.ofDays(3), null));
+        try (Resp redis = RedisTestResource.resp()) {
+            // "near" (the topic's 1 s) comes first: had it been moved before the script found the
+            // day of "far" missing, the call run again would see only "far".
+            loseLeases(p, topic, "A:1:", "near", "far");
+            long before = redisNow(redis);
+            // Java passes the days up to the topic's 1 s max: not the day three days on.
+            int[] r = store.reclaim(p, 100, 10, 5, List.of(), 0, 1_000, 2.0, 1_000, 0);
+            long after = redisNow(redis);
+            assertEquals(2, r[0], "both moved by the one call, in the run that had every day");
+            assertDueAfter(topic, "near", before, after, 1_000, "the topic's backoff");
+            assertDueAfter(topic, "far", before, after, threeDays, "its own, three days on");
+            long runAt = inspection.get(topic, "far").orElseThrow().runAt().toEpochMilli();
+            int day = Keys.dayOf(runAt);
+            String k = Topics.keys(topic);
+            assertEquals(Long.toString(runAt), redis.str("ZSCORE", k + "due:" + day, "far"), "in its day's shard");
+            assertNotNull(redis.str("ZSCORE", k + "days", Integer.toString(day)), "and the day listed");
+            assertEquals(1, inspection.get(topic, "near").orElseThrow().lostAttempts(), "counted once");
+            assertEquals(1, inspection.get(topic, "far").orElseThrow().lostAttempts());
+        }
+    }
+
+    @Test
+    void aRetryTextTheRecordCannotMeanIsNoneAndTheLostAttemptWaitsTheTopics() {
+        String topic = Topics.fresh("lost-own-bad");
+        Partition p = store.partitionsOf(topic).get(0);
+        jobs.schedule(JobRequest.topic(topic).id("j").delay(Duration.ofHours(1)));
+        try (Resp redis = RedisTestResource.resp()) {
+            String k = Topics.keys(topic);
+            String rec = Long.toString(System.currentTimeMillis(), 36) + ",0,0,\u001dx,5\u001dboom\n{}";
+            assertNull(JobRecord.decode(rec).retry(), "Java reads no retry in it");
+            redis.call("HSET", k + "jobs", "j", rec);
+            redis.call("ZADD", k + "inflight", "1000", "j");
+            redis.call("HSET", k + "leases", "j", "X:1:0");
+            long before = redisNow(redis);
+            assertEquals(1, store.reclaim(p, 100, 10, 5, List.of(), 0, 10_000, 2.0, 600_000, 0)[0]);
+            assertDueAfter(topic, "j", before, redisNow(redis), 10_000, "the topic's backoff");
+        }
+    }
+
+    @Test
     void reclaimSkipsLeasesItsCallerHoldsAndScansPastThem() {
         String topic = Topics.fresh("lost-own");
         Partition p = store.partitionsOf(topic).get(0);
@@ -272,6 +363,34 @@ class LostAttemptsTest {
         try (Resp redis = RedisTestResource.resp()) {
             redis.call("ZADD", Topics.keys(topic) + "inflight", "1000", id);
         }
+    }
+
+    /**
+     * Takes the jobs (all due now) under leases that expired at once, in the given order of
+     * their deadlines: their holder "died".
+     */
+    private void loseLeases(Partition p, String topic, String tokenPrefix, String... ids) {
+        Set<Integer> older = new HashSet<>();
+        Set<String> taken = new HashSet<>();
+        Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> {
+            store.take(p, ids.length, 1, tokenPrefix, older, List.of(), 0).jobs().forEach(t -> taken.add(t.lease().id()));
+            return taken.size() == ids.length;
+        });
+        assertEquals(Set.of(ids), taken);
+        try (Resp redis = RedisTestResource.resp()) {
+            for (int i = 0; i < ids.length; i++) {
+                redis.call("ZADD", Topics.keys(topic) + "inflight", Integer.toString(1000 * (i + 1)), ids[i]);
+            }
+        }
+    }
+
+    /** The job is scheduled delayMs (no jitter) after a reclaim that ran between before and after (Redis ms). */
+    private void assertDueAfter(String topic, String id, long before, long after, long delayMs, String what) {
+        JobInfo info = inspection.get(topic, id).orElseThrow();
+        assertEquals(JobState.SCHEDULED, info.state(), what);
+        long runAt = info.runAt().toEpochMilli();
+        assertTrue(runAt >= before + delayMs && runAt <= after + delayMs,
+                what + ": due " + (runAt - before) + " ms after the reclaim began, expected " + delayMs);
     }
 
     private static long redisNow(Resp redis) {

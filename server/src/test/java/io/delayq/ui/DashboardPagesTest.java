@@ -47,6 +47,31 @@ class DashboardPagesTest {
     }
 
     @Test
+    void aJobsPageShowsItsOwnRetryBackoffAndNothingForAJobWithoutOne() {
+        String topic = Topics.fresh("ui-job-retry");
+        String[][] jobs = { { "own", ",\"retry\":{\"initialMs\":200,\"maxMs\":400}" },
+                { "initial", ",\"retry\":{\"initialMs\":1500}" }, { "max", ",\"retry\":{\"maxMs\":90000}" },
+                { "units", ",\"retry\":{\"initialMs\":61000,\"maxMs\":90000000}" }, { "plain", "" } };
+        for (String[] j : jobs) {
+            given().contentType(ContentType.JSON).body("{\"topic\":\"" + topic + "\",\"id\":\"" + j[0]
+                    + "\",\"delayMs\":3600000" + j[1] + "}").post("/jobs").then().statusCode(201);
+        }
+        given().get("/delayq/job?topic=" + topic + "&id=own").then().statusCode(200)
+                .body(containsString("<th>retry</th><td data-col=\"retry\">200 ms → 400 ms <span"));
+        given().get("/delayq/job?topic=" + topic + "&id=initial").then().statusCode(200)
+                .body(containsString("data-col=\"retry\">1500 ms → the topic&#39;s max (at least 1500 ms) <span"));
+        given().get("/delayq/job?topic=" + topic + "&id=max").then().statusCode(200)
+                .body(containsString("data-col=\"retry\">the topic&#39;s initial delay (at most 90 s) → 90 s <span"));
+        given().get("/delayq/job?topic=" + topic + "&id=plain").then().statusCode(200)
+                .body(containsString("lost attempts"))
+                .body(not(containsString("data-col=\"retry\"")))
+                .body(not(containsString("<th>retry</th>")));
+        // Each bound in the largest unit that shows it without rounding.
+        given().get("/delayq/job?topic=" + topic + "&id=units").then().statusCode(200)
+                .body(containsString("data-col=\"retry\">61 s → 25 h <span"));
+    }
+
+    @Test
     void aTopicHeldByItsTargetsRetryAfterShowsAsThrottledUntilThen() {
         String topic = Topics.fresh("ui-throttled");
         given().contentType(ContentType.JSON).body("{\"topic\":\"" + topic + "\",\"id\":\"t1\",\"delayMs\":3600000}")
