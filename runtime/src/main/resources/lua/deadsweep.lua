@@ -11,10 +11,12 @@
 -- up to `to`, the Redis time the action was asked at: a job that dies meanwhile (a requeued one
 -- that fails again too) scores after it and is not touched.
 -- KEYS: see lib.lua; the day shard of Redis now (requeue)
--- ARGV[A]   = mode: 'list' (newest first, writes nothing), 'requeue' or 'purge' (oldest first)
--- ARGV[A+1] = from: the cursor's score ('+inf' to start a list, '-inf' an action)
+-- ARGV[A]   = mode: 'list' or 'count' (newest first, write nothing; count returns no jobs),
+--             'requeue' or 'purge' (oldest first)
+-- ARGV[A+1] = from: the cursor's score ('+inf' to start a list or count, '-inf' an action)
 -- ARGV[A+2] = kept: members of score `from` already examined and left in place
--- ARGV[A+3] = to: the last score to examine ('-inf' for a list; the time asked for an action)
+-- ARGV[A+3] = to: the last score to examine ('-inf' for a list or count; the time asked for an
+--             action)
 -- ARGV[A+4] = n: members to examine at most (Java passes at most 500)
 -- ARGV[A+5] = id prefix, '' = any id
 -- ARGV[A+6] = error text, '' = any error: a substring of lastError, ASCII letters compared
@@ -26,7 +28,7 @@
 local mode, from, kept, to = ARGV[A], ARGV[A + 1], tonumber(ARGV[A + 2]), ARGV[A + 3]
 local n, prefix, text = tonumber(ARGV[A + 4]), ARGV[A + 5], string.lower(ARGV[A + 6])
 local channel, wanted = ARGV[A + 7], tonumber(ARGV[A + 8])
-local listing = mode == 'list'
+local listing, reading = mode == 'list' or mode == 'count', mode == 'list'
 local now
 if mode == 'requeue' then
   now = now_ms()
@@ -47,7 +49,7 @@ for i = 1, #batch, 2 do
   examined = examined + 1
   local rec
   local match = plen == 0 or string.sub(id, 1, plen) == prefix
-  if match and (text ~= '' or listing) then
+  if match and (text ~= '' or reading) then
     rec = rcall('HGET', K_JOBS, id)
     match = rec ~= false
     if match and text ~= '' then
@@ -63,7 +65,7 @@ for i = 1, #batch, 2 do
   end
   if match then
     acted = acted + 1
-    if listing then
+    if reading then
       out[#out + 1] = id
       out[#out + 1] = score
       out[#out + 1] = rec

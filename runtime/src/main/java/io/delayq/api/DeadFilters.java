@@ -17,7 +17,7 @@ import io.delayq.store.DeadSweep;
  * hold (at most as long as one), an error text is a string of at most {@value #MAX_ERROR}
  * characters (a stored lastError is at most 500). Empty or absent means "any".
  */
-final class DeadFilters {
+public final class DeadFilters {
     static final int MAX_ERROR = 500;
     private static final Set<String> FIELDS = new TreeSet<>(Set.of("idPrefix", "error"));
 
@@ -25,7 +25,7 @@ final class DeadFilters {
     }
 
     /** From the query parameters of the list. */
-    static DeadSweep.Filter of(String idPrefix, String error) {
+    public static DeadSweep.Filter of(String idPrefix, String error) {
         checkPrefix(idPrefix);
         checkError(error);
         return new DeadSweep.Filter(idPrefix, error);

@@ -66,12 +66,43 @@ public class DeadSweep extends StorePart {
 
     /** As {@link #list(String, Filter, int)}, examining at most {@code examinedAtMost} per partition (tests). */
     public Listing list(String topic, Filter filter, int limit, int examinedAtMost) {
-        ensureLayout();
         List<DeadJob> out = new ArrayList<>();
+        boolean truncated = walkNewest(topic, filter, limit, examinedAtMost, out);
+        out.sort((a, b) -> Long.compare(b.diedAt(), a.diedAt()));
+        return new Listing(out.size() > limit ? List.copyOf(out.subList(0, limit)) : out, truncated);
+    }
+
+    /**
+     * How many dead jobs match among the newest {@link #LIST_EXAMINED} of each partition (what the
+     * dashboard shows on its "filtered" buttons); {@code truncated} when a partition has more, so
+     * that the count is a lower bound.
+     */
+    public record Count(long matching, boolean truncated) {
+    }
+
+    /** See {@link Count}. */
+    public Count count(String topic, Filter filter) {
+        return count(topic, filter, LIST_EXAMINED);
+    }
+
+    /** As {@link #count(String, Filter)}, examining at most {@code examinedAtMost} per partition (tests). */
+    public Count count(String topic, Filter filter, int examinedAtMost) {
+        long[] matching = new long[1];
+        boolean truncated = walkNewestCounting(topic, filter, examinedAtMost, matching);
+        return new Count(matching[0], truncated);
+    }
+
+    /**
+     * Walks each partition newest first, {@link #CHUNK} members a call, until it has {@code limit}
+     * matches there, reached the oldest, or examined {@code examinedAtMost}; returns whether a
+     * partition stopped at that bound short of {@code limit}.
+     */
+    private boolean walkNewest(String topic, Filter filter, int limit, int examinedAtMost, List<DeadJob> out) {
+        ensureLayout();
         boolean truncated = false;
         for (Partition p : partitionsOf(topic)) {
-            // The newest of this partition; a death during the walk pushes the members down one
-            // rank, and a member seen twice is listed once.
+            // A member of the cursor's score that dies again during the walk could be seen twice:
+            // it is listed once.
             Set<String> seen = new HashSet<>();
             String from = "+inf";
             long kept = 0;
@@ -89,8 +120,7 @@ public class DeadSweep extends StorePart {
                         found++;
                     }
                 }
-                boolean done = r.get(0).toInteger() == 1;
-                if (done || found >= limit) {
+                if (r.get(0).toInteger() == 1 || found >= limit) {
                     break;
                 }
                 if (examined >= examinedAtMost) {
@@ -101,8 +131,34 @@ public class DeadSweep extends StorePart {
                 kept = r.get(2).toLong();
             }
         }
-        out.sort((a, b) -> Long.compare(b.diedAt(), a.diedAt()));
-        return new Listing(out.size() > limit ? List.copyOf(out.subList(0, limit)) : out, truncated);
+        return truncated;
+    }
+
+    /** As {@link #walkNewest}, counting the matches instead of reading them. */
+    private boolean walkNewestCounting(String topic, Filter filter, int examinedAtMost, long[] matching) {
+        ensureLayout();
+        boolean truncated = false;
+        for (Partition p : partitionsOf(topic)) {
+            String from = "+inf";
+            long kept = 0;
+            int examined = 0;
+            while (true) {
+                int n = Math.min(CHUNK, examinedAtMost - examined);
+                Response r = run("deadsweep", p, Set.of(), args("count", from, kept, "-inf", n, filter, "", 0));
+                examined += r.get(3).toInteger();
+                matching[0] += r.get(4).toLong();
+                if (r.get(0).toInteger() == 1) {
+                    break;
+                }
+                if (examined >= examinedAtMost) {
+                    truncated = true;
+                    break;
+                }
+                from = r.get(1).toString();
+                kept = r.get(2).toLong();
+            }
+        }
+        return truncated;
     }
 
     /** What {@link #sweep} does to the matches. */
