@@ -221,7 +221,7 @@ public class TopicsResource {
     @Operation(summary = "Requeue the dead jobs that match a filter (all without one): due now, attempts reset",
             description = "Body (optional): {\"idPrefix\": \"order-\", \"error\": \"timeout\"}; none or {} means every "
                     + "dead job. Acts only on jobs dead when the call began (one that dies meanwhile, a requeued one "
-                    + "that fails again too, is left), walking the whole dead set " + DeadSweep.CHUNK + " jobs per "
+                    + "that fails again too, is left), walking the whole dead set " + DeadSweep.ACT_CHUNK + " jobs per "
                     + "atomic script call. 200 {\"requeued\": n}")
     public Requeued requeueDead(@PathParam("topic") String topic, String body) {
         JobValidator.checkTopic("topic", topic);
@@ -233,7 +233,7 @@ public class TopicsResource {
     @Operation(summary = "Purge the dead jobs that match a filter (all without one), for good",
             description = "Body (optional): {\"idPrefix\": \"order-\", \"error\": \"timeout\"}; none or {} means every "
                     + "dead job. Acts only on jobs dead when the call began, walking the whole dead set "
-                    + DeadSweep.CHUNK + " jobs per atomic script call. 200 {\"purged\": n}")
+                    + DeadSweep.ACT_CHUNK + " jobs per atomic script call. 200 {\"purged\": n}")
     public Purged purgeDead(@PathParam("topic") String topic, String body) {
         JobValidator.checkTopic("topic", topic);
         return new Purged(sweep.purge(topic, DeadFilters.of(body, parser)));
