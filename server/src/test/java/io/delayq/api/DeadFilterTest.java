@@ -125,6 +125,30 @@ class DeadFilterTest {
     }
 
     @Test
+    void aFilteredListStopsAtItsBoundAndSaysSoWhileTheActionsWalkEverything() {
+        String t = Topics.fresh("dead-many");
+        long now = System.currentTimeMillis();
+        bury(t, "needle", "the rare error", now - 3_600_000);
+        try (Resp redis = RedisTestResource.resp()) {
+            // 10,050 newer dead jobs, written in one call
+            redis.call("EVAL", "for i = 1, 10050 do redis.call('HSET', KEYS[1], 'hay-' .. i, ARGV[1]) "
+                    + "redis.call('ZADD', KEYS[2], tonumber(ARGV[2]) + i, 'hay-' .. i) end return 1", "2",
+                    Topics.keys(t) + "jobs", Topics.keys(t) + "dead", Long.toString(now - 60_000, 36) + ",3,3,common\n{}",
+                    Long.toString(now - 1_000_000));
+        }
+        given().get("/topics/" + t + "/dead?error=rare").then().statusCode(200).body("size()", equalTo(0))
+                .header(TopicsResource.TRUNCATED, equalTo("10000"));
+        // Enough matches among the newest: not truncated.
+        given().get("/topics/" + t + "/dead?error=common&limit=3").then().statusCode(200).body("size()", equalTo(3))
+                .header(TopicsResource.TRUNCATED, nullValue());
+        given().contentType(ContentType.JSON).body("{\"error\":\"rare\"}").post("/topics/" + t + "/dead/requeue").then()
+                .statusCode(200).body("requeued", equalTo(1));
+        given().get("/jobs/" + t + "/needle").then().statusCode(200).body("state", equalTo("scheduled"));
+        given().contentType(ContentType.JSON).body("{\"idPrefix\":\"hay-1\"}").post("/topics/" + t + "/dead/purge")
+                .then().statusCode(200).body("purged", equalTo(1 + 10 + 100 + 1000 + 51)); // hay-1, hay-1x, ... hay-10000..10050
+    }
+
+    @Test
     void badFiltersAreA400NamingTheField() {
         String t = Topics.fresh("dead-bad");
         bury(t, "keep", "boom", System.currentTimeMillis() - 1000);
