@@ -23,8 +23,9 @@ import io.vertx.redis.client.Response;
  * What an operator or the API reads of the store, and the operator's actions on one job: a job
  * by id (with its payload for the dashboard), cancel, reschedule; the topics with their counts,
  * the gauges, a topic's snapshot for the dashboard (peek); the dead set, and a dead job revived
- * or purged. Kept apart from the job path ({@link JobQueue}) as Sidekiq keeps api.rb apart from
- * fetch.rb, and Asynq inspect.go from rdb.go.
+ * or purged (the dead set as a whole, filtered, is {@link DeadSweep}'s). Kept apart from the
+ * job path ({@link JobQueue}) as Sidekiq keeps api.rb apart from fetch.rb, and Asynq inspect.go
+ * from rdb.go.
  */
 @Singleton
 public class Inspection extends StorePart {
@@ -229,22 +230,6 @@ public class Inspection extends StorePart {
     }
 
     // ---------------------------------------------------------------- dead set
-
-    /**
-     * Ids of a topic's jobs that died at or before {@code diedByMs}, oldest first, at most
-     * {@code limit} per partition: what "requeue all" and "purge all" go through, so that a job
-     * that dies again meanwhile is not taken a second time.
-     */
-    public List<String> deadIdsUpTo(String topic, long diedByMs, int limit) {
-        ensureLayout();
-        List<String> out = new ArrayList<>();
-        for (Partition p : partitionsOf(topic)) {
-            Response ids = redis.send(Request.cmd(Command.ZRANGE).arg(keys.dead(p)).arg("-inf").arg(diedByMs)
-                    .arg("BYSCORE").arg("LIMIT").arg(0).arg(limit));
-            ids.forEach(r -> out.add(r.toString()));
-        }
-        return out;
-    }
 
     /** Dead jobs of a topic, newest first, at most {@code limit}. */
     public List<DeadJob> dead(String topic, int limit) {

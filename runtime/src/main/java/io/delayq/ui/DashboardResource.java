@@ -25,6 +25,7 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import io.delayq.api.DeadFilters;
 import io.delayq.core.JobInfo;
 import io.delayq.core.JobRetry;
 import io.delayq.core.JobValidator;
@@ -39,6 +40,7 @@ import io.delayq.security.DelayqAccessPolicy;
 import io.delayq.security.DelayqRole;
 import io.delayq.store.DeadCallbackStore;
 import io.delayq.store.DeadJob;
+import io.delayq.store.DeadSweep;
 import io.delayq.store.Inspection;
 import io.delayq.store.JobRecord;
 import io.delayq.store.StoreUnavailableException;
@@ -46,6 +48,7 @@ import io.delayq.store.TopicSnapshot;
 import io.delayq.store.TopicStats;
 import io.quarkus.arc.properties.IfBuildProperty;
 import io.quarkus.security.identity.SecurityIdentity;
+import io.quarkus.vertx.http.runtime.CurrentVertxRequest;
 import io.quarkus.vertx.http.security.AuthorizationPolicy;
 
 /**
@@ -82,10 +85,14 @@ public class DashboardResource {
     /** The HTTP root path (static files such as the htmx WebJar are under it, not under quarkus.rest.path). */
     private final String assets;
     private final ObjectMapper mapper;
+    private final DeadSweep sweep;
+    private final CurrentVertxRequest request;
 
     public DashboardResource(Inspection store, DeadCallbackStore callbacks, Jobs jobs, Schedules schedules,
             ReplicaRegistry replicas, TopicControl control, Pages pages, ObjectMapper mapper, AccessMode access,
-            SecurityIdentity identity) {
+            SecurityIdentity identity, DeadSweep sweep, CurrentVertxRequest request) {
+        this.sweep = sweep;
+        this.request = request;
         this.access = access;
         this.identity = identity;
         String httpRoot = org.eclipse.microprofile.config.ConfigProvider.getConfig()
@@ -120,18 +127,19 @@ public class DashboardResource {
     @GET
     @Path("/topics/{topic}")
     @Operation(hidden = true)
-    public String topic(@PathParam("topic") String topic, @Context UriInfo uri, @Context SecurityContext security) {
+    public String topic(@PathParam("topic") String topic, @QueryParam("idPrefix") String idPrefix,
+            @QueryParam("error") String error, @Context UriInfo uri, @Context SecurityContext security) {
         JobValidator.checkTopic("topic", topic);
-        return pages.render("topic", topic(page(uri, security), topic, null));
+        return pages.render("topic", topic(page(uri, security), topic, null, DeadFilters.of(idPrefix, error)));
     }
 
     @GET
     @Path("/topics/{topic}/fragment")
     @Operation(hidden = true)
-    public String topicFragment(@PathParam("topic") String topic, @Context UriInfo uri,
-            @Context SecurityContext security) {
+    public String topicFragment(@PathParam("topic") String topic, @QueryParam("idPrefix") String idPrefix,
+            @QueryParam("error") String error, @Context UriInfo uri, @Context SecurityContext security) {
         JobValidator.checkTopic("topic", topic);
-        return pages.render("topic-body", topic(page(uri, security), topic, null));
+        return pages.render("topic-body", topic(page(uri, security), topic, null, DeadFilters.of(idPrefix, error)));
     }
 
     @GET
@@ -190,6 +198,63 @@ public class DashboardResource {
         return s / 86_400 + " d";
     }
 
+    /**
+     * The header's "Find job" box: {@code q} is a job id, or {@code topic/id}. An id alone is
+     * looked up in every topic the dashboard lists (the first {@value #MAX_TOPICS} by name, as on
+     * the overview): one {@code get} script per topic, on the id's partition, all sent at once.
+     * One match goes to its job page (303); several are listed; none is a 404 page saying where
+     * it looked.
+     */
+    @GET
+    @Path("/find")
+    @Operation(hidden = true)
+    public Response find(@QueryParam("q") String q, @Context UriInfo uri, @Context SecurityContext security) {
+        Views.Page page = page(uri, security);
+        String query = q == null ? "" : q.trim();
+        if (query.isEmpty()) {
+            return Response.status(400).entity(pages.render("find", new Views.Find(page, query, 0, false, List.of(),
+                    "Type a job id, or topic/id."))).build();
+        }
+        int slash = query.indexOf('/');
+        String id = slash < 0 ? query : query.substring(slash + 1);
+        List<String> topics;
+        boolean capped = false;
+        if (slash >= 0) {
+            String topic = query.substring(0, slash);
+            JobValidator.checkTopic("topic", topic);
+            topics = List.of(topic);
+        } else {
+            java.util.TreeSet<String> known = new java.util.TreeSet<>(store.topicNames());
+            replicas.live().values().forEach(r -> known.addAll(r.serves()));
+            capped = known.size() > MAX_TOPICS;
+            topics = new ArrayList<>(known).subList(0, Math.min(MAX_TOPICS, known.size()));
+        }
+        JobValidator.checkId("id", id);
+        List<io.vertx.core.Future<Optional<JobInfo>>> lookups = new ArrayList<>(topics.size());
+        for (String topic : topics) {
+            lookups.add(store.getAsync(topic, id));
+        }
+        List<Views.Found> found = new ArrayList<>();
+        for (int i = 0; i < topics.size(); i++) {
+            Optional<JobInfo> j = store.await(lookups.get(i));
+            if (j.isPresent()) {
+                found.add(new Views.Found(topics.get(i), id, j.get().state().json()));
+            }
+        }
+        if (found.size() == 1) {
+            return Response.seeOther(uri.getBaseUriBuilder().path("delayq/job").queryParam("topic", found.get(0).topic())
+                    .queryParam("id", id).build()).build();
+        }
+        String where = slash >= 0 ? "in topic " + topics.get(0)
+                : "in any of the " + topics.size() + " topic(s) looked at"
+                        + (capped ? " (the first " + MAX_TOPICS + " by name; give topic/id for another)" : "");
+        String message = found.isEmpty() ? "No job " + id + " " + where
+                + ": it never existed, ran and was acknowledged, or was cancelled or purged."
+                : found.size() + " topics hold a job " + id + ":";
+        return Response.status(found.isEmpty() ? 404 : 200)
+                .entity(pages.render("find", new Views.Find(page, query, topics.size(), capped, found, message))).build();
+    }
+
     // ---------------------------------------------------------------- actions
 
     @POST
@@ -216,10 +281,8 @@ public class DashboardResource {
     @Operation(hidden = true)
     public Response requeueAll(@PathParam("topic") String topic, @Context UriInfo uri, @Context SecurityContext security,
             @HeaderParam(UI_HEADER) String ui, @HeaderParam("Sec-Fetch-Site") String site) {
-        return act(topic, uri, security, ui, site, true, () -> {
-            int n = eachDead(topic, id -> store.revive(topic, id).isPresent());
-            return "requeued " + n + " dead job(s): due now (those that died after the click are left)";
-        });
+        return act(topic, uri, security, ui, site, true, () -> "requeued " + sweep.requeue(topic, DeadSweep.Filter.ALL)
+                + " dead job(s): due now (those that died after the click are left)");
     }
 
     @POST
@@ -227,8 +290,35 @@ public class DashboardResource {
     @Operation(hidden = true)
     public Response purgeAll(@PathParam("topic") String topic, @Context UriInfo uri, @Context SecurityContext security,
             @HeaderParam(UI_HEADER) String ui, @HeaderParam("Sec-Fetch-Site") String site) {
-        return act(topic, uri, security, ui, site, true, () -> "purged " + eachDead(topic, id -> store.purge(topic, id))
-                + " dead job(s)");
+        return act(topic, uri, security, ui, site, true, () -> "purged " + sweep.purge(topic, DeadSweep.Filter.ALL)
+                + " dead job(s) (those that died after the click are left)");
+    }
+
+    /**
+     * "Requeue filtered": the dead jobs that match the page's filter (sent again in the query, and
+     * checked again here), dead when the click arrived; the page keeps its filter.
+     */
+    @POST
+    @Path("/topics/{topic}/dead/requeue-filtered")
+    @Operation(hidden = true)
+    public Response requeueFiltered(@PathParam("topic") String topic, @QueryParam("idPrefix") String idPrefix,
+            @QueryParam("error") String error, @Context UriInfo uri, @Context SecurityContext security,
+            @HeaderParam(UI_HEADER) String ui, @HeaderParam("Sec-Fetch-Site") String site) {
+        DeadSweep.Filter filter = DeadFilters.of(idPrefix, error);
+        return act(topic, filter, uri, security, ui, site, () -> "requeued " + sweep.requeue(topic, filter)
+                + " dead job(s) whose " + describe(filter) + ": due now (those that died after the click are left)");
+    }
+
+    /** "Purge filtered": as {@link #requeueFiltered}, deleting them for good. */
+    @POST
+    @Path("/topics/{topic}/dead/purge-filtered")
+    @Operation(hidden = true)
+    public Response purgeFiltered(@PathParam("topic") String topic, @QueryParam("idPrefix") String idPrefix,
+            @QueryParam("error") String error, @Context UriInfo uri, @Context SecurityContext security,
+            @HeaderParam(UI_HEADER) String ui, @HeaderParam("Sec-Fetch-Site") String site) {
+        DeadSweep.Filter filter = DeadFilters.of(idPrefix, error);
+        return act(topic, filter, uri, security, ui, site, () -> "purged " + sweep.purge(topic, filter)
+                + " dead job(s) whose " + describe(filter) + " (those that died after the click are left)");
     }
 
     @POST
@@ -339,7 +429,49 @@ public class DashboardResource {
             return refused;
         }
         String message = action.get();
-        return Response.ok(pages.render("topic-body", topic(page(uri, security), topic, message))).build();
+        return Response.ok(pages.render("topic-body", topic(page(uri, security), topic, message, pageFilter()))).build();
+    }
+
+    /**
+     * The dead-list filter of the page an action was clicked on: htmx names the page's address in
+     * {@code HX-Current-URL}, and the refreshed body keeps showing what the page showed. Only what
+     * is shown depends on it (an action's own subject is in its path); anything unreadable there
+     * shows the whole list.
+     */
+    private DeadSweep.Filter pageFilter() {
+        String url = request.getCurrent() == null ? null : request.getCurrent().request().getHeader("HX-Current-URL");
+        if (url == null) {
+            return DeadSweep.Filter.ALL;
+        }
+        try {
+            String query = java.net.URI.create(url).getRawQuery();
+            String idPrefix = null, error = null;
+            for (String pair : query == null ? new String[0] : query.split("&")) {
+                int eq = pair.indexOf('=');
+                String name = eq < 0 ? pair : pair.substring(0, eq);
+                String value = eq < 0 ? "" : java.net.URLDecoder.decode(pair.substring(eq + 1), java.nio.charset.StandardCharsets.UTF_8);
+                if (name.equals("idPrefix")) {
+                    idPrefix = value;
+                } else if (name.equals("error")) {
+                    error = value;
+                }
+            }
+            return DeadFilters.of(idPrefix, error);
+        } catch (RuntimeException e) {
+            return DeadSweep.Filter.ALL;
+        }
+    }
+
+    /** An operator's action on the filtered dead list: the refreshed body keeps the filter. */
+    private Response act(String topic, DeadSweep.Filter filter, UriInfo uri, SecurityContext security, String ui,
+            String site, java.util.function.Supplier<String> action) {
+        JobValidator.checkTopic("topic", topic);
+        Response refused = refuse(security, ui, site, true);
+        if (refused != null) {
+            return refused;
+        }
+        String message = action.get();
+        return Response.ok(pages.render("topic-body", topic(page(uri, security), topic, message, filter))).build();
     }
 
     /**
@@ -357,27 +489,6 @@ public class DashboardResource {
                     .entity("this action needs the role " + (operator ? "delayq-operator" : "delayq-producer")).build();
         }
         return null;
-    }
-
-    /**
-     * Applies {@code action} to the topic's jobs that were dead when it was asked, oldest first,
-     * 500 at a time: a requeued job that fails for good again dies after that instant and is not
-     * taken twice (nor is the request endless).
-     */
-    private int eachDead(String topic, java.util.function.Predicate<String> action) {
-        long asked = store.redisTimeMs();
-        int done = 0;
-        for (int round = 0; round < 1000; round++) {
-            List<String> ids = store.deadIdsUpTo(topic, asked, 500);
-            int before = done;
-            for (String id : ids) {
-                done += action.test(id) ? 1 : 0;
-            }
-            if (ids.isEmpty() || done == before) {
-                break;
-            }
-        }
-        return done;
     }
 
     // ---------------------------------------------------------------- views
@@ -436,6 +547,10 @@ public class DashboardResource {
     }
 
     private Views.Topic topic(Views.Page page, String topic, String message) {
+        return topic(page, topic, message, DeadSweep.Filter.ALL);
+    }
+
+    private Views.Topic topic(Views.Page page, String topic, String message, DeadSweep.Filter filter) {
         TopicSnapshot s = store.peek(topic, HOUR_MS, BUCKETS, LIST, LIST);
         long max = 1;
         for (long c : s.timeline()) {
@@ -462,7 +577,8 @@ public class DashboardResource {
                     duration(Math.max(0, j.leaseDeadlineMs() - s.redisNowMs()))));
         }
         List<Views.DeadRow> dead = new ArrayList<>();
-        for (DeadJob d : store.dead(topic, DEAD_LIST)) {
+        Views.DeadFilter deadFilter = deadFilter(topic, filter);
+        for (DeadJob d : filter.all() ? store.dead(topic, DEAD_LIST) : sweep.list(topic, filter, DEAD_LIST).jobs()) {
             dead.add(new Views.DeadRow(d.id(), TIME.format(Instant.ofEpochMilli(d.diedAt())), d.record().attempts(),
                     d.record().lostAttempts(), d.record().lastError(), preview(d.record().payloadOrNull())));
         }
@@ -477,7 +593,41 @@ public class DashboardResource {
                 s.inflightCount(), s.dead(), flow.paused(), throttledUntil(flow), rateLimit(flow), maxInFlight(flow),
                 servedBy(live, topic), bars,
                 next, running, dead,
-                failedCallbacks, TIME.format(Instant.ofEpochMilli(s.redisNowMs())) + " UTC");
+                failedCallbacks, TIME.format(Instant.ofEpochMilli(s.redisNowMs())) + " UTC", deadFilter);
+    }
+
+    /**
+     * The dead list's filter as the page shows it: the values, the query that carries it (the
+     * refresh and the buttons send it again), and how many dead jobs match — counted among the
+     * newest {@link DeadSweep#LIST_EXAMINED} of each partition, so "N+" when there are more.
+     */
+    private Views.DeadFilter deadFilter(String topic, DeadSweep.Filter filter) {
+        if (filter.all()) {
+            return new Views.DeadFilter(false, "", "", "", 0, "0", "", DeadSweep.LIST_EXAMINED);
+        }
+        DeadSweep.Count c = sweep.count(topic, filter);
+        StringBuilder q = new StringBuilder();
+        if (!filter.idPrefix().isEmpty()) {
+            q.append("idPrefix=").append(java.net.URLEncoder.encode(filter.idPrefix(), java.nio.charset.StandardCharsets.UTF_8));
+        }
+        if (!filter.error().isEmpty()) {
+            q.append(q.isEmpty() ? "" : "&").append("error=")
+                    .append(java.net.URLEncoder.encode(filter.error(), java.nio.charset.StandardCharsets.UTF_8));
+        }
+        return new Views.DeadFilter(true, filter.idPrefix(), filter.error(), q.toString(), c.matching(),
+                c.matching() + (c.truncated() ? "+" : ""), describe(filter), DeadSweep.LIST_EXAMINED);
+    }
+
+    /** "id starts with 'order-' and last error contains 'timeout'". */
+    private static String describe(DeadSweep.Filter filter) {
+        List<String> parts = new ArrayList<>();
+        if (!filter.idPrefix().isEmpty()) {
+            parts.add("id starts with '" + filter.idPrefix() + "'");
+        }
+        if (!filter.error().isEmpty()) {
+            parts.add("last error contains '" + filter.error() + "'");
+        }
+        return parts.isEmpty() ? "id is any" : String.join(" and ", parts);
     }
 
     /** Until when the topic's HTTP target asked for no call (429/503 + Retry-After), UTC; null when it did not. */

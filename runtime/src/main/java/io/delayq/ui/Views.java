@@ -43,7 +43,29 @@ public final class Views {
     public record Topic(Page page, String topic, String message, long scheduled, long dueNow, String oldestDue, long inflight,
             long dead, boolean paused, String throttledUntil, String rateLimit, String maxInFlight, String servedBy,
             List<Bar> timeline, List<JobRow> next,
-            List<InflightRow> running, List<DeadRow> deadJobs, List<FailedCallbackRow> failedCallbacks, String at) {
+            List<InflightRow> running, List<DeadRow> deadJobs, List<FailedCallbackRow> failedCallbacks, String at,
+            DeadFilter deadFilter) {
+    }
+
+    /**
+     * The topic page's dead-list filter: {@code active} when one of id prefix and error text is
+     * set; {@code query} carries it in URLs (already encoded); {@code matching} dead jobs match
+     * among the newest {@code examined} of each partition ({@code count} says "N+" when there are
+     * more); {@code describe} says it in words.
+     */
+    @RegisterForReflection
+    public record DeadFilter(boolean active, String idPrefix, String error, String query, long matching, String count,
+            String describe, int examined) {
+    }
+
+    /** The "Find job" box's answer: what was asked, how many topics were looked at, what was found. */
+    @RegisterForReflection
+    public record Find(Page page, String query, int topics, boolean capped, List<Found> found, String message) {
+    }
+
+    /** A job found by the "Find job" box, with its state. */
+    @RegisterForReflection
+    public record Found(String topic, String id, String state) {
     }
 
     /** One hour of the timeline: jobs falling due in it; {@code pct} of the fullest hour. */
