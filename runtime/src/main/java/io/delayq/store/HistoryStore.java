@@ -28,6 +28,7 @@ public class HistoryStore extends StorePart {
     /** A key lives this long after its hour ended: 24 hours readable, plus a margin. */
     private static final long KEEP_SECONDS = 25 * 3600L;
     private final HistoryCounts counts;
+    private final java.util.concurrent.atomic.AtomicLong scriptCalls = new java.util.concurrent.atomic.AtomicLong();
 
     @Inject
     public HistoryStore(StoreLayer layer) {
@@ -38,6 +39,11 @@ public class HistoryStore extends StorePart {
     /** What this replica counts (the job path adds to it; {@link #flush} empties it). */
     public HistoryCounts counts() {
         return counts;
+    }
+
+    /** Script calls the flushes of this replica made so far (the benchmark reports them). */
+    public long scriptCalls() {
+        return scriptCalls.get();
     }
 
     /** One minute of history, summed over every replica: {@code minute} epoch ms of its start. */
@@ -75,10 +81,11 @@ public class HistoryStore extends StorePart {
         }
         totals.values().forEach(m -> add(byKey, keys.historyTotal(hourOf(m.minute())), m));
         List<Future<Response>> calls = new ArrayList<>(byKey.size());
+        scriptCalls.addAndGet(byKey.size());
         try {
             ensureLayout();
             byKey.forEach((key, args) -> calls.add(scripts.runAsync("history", List.of(key), args, null)));
-            await(Future.all(calls));
+            await(Future.join(calls)); // join: every call settled before the failed ones are told apart
         } catch (RuntimeException e) {
             // Per key, each script call applied all its minutes or none: put back those whose call failed.
             List<HistoryCounts.Minute> back = new ArrayList<>();
