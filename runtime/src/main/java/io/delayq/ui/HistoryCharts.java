@@ -182,4 +182,17 @@ public class HistoryCharts {
                     .append(p == null ? "" : ", lateness p99 ≤ " + p + " ms").append("</title></rect>");
         }
     }
+
+    /** Redis away: the fragment says so; htmx keeps the charts it has and tries again at the next refresh. */
+    @org.jboss.resteasy.reactive.server.ServerExceptionMapper
+    public jakarta.ws.rs.core.Response unavailable(io.delayq.store.StoreUnavailableException e) {
+        return jakarta.ws.rs.core.Response.status(503).type(MediaType.TEXT_PLAIN).header("Retry-After", "1")
+                .entity("delayq dashboard: Redis is unavailable (" + e.getMessage() + ")").build();
+    }
+
+    /** A malformed topic in the query. */
+    @org.jboss.resteasy.reactive.server.ServerExceptionMapper
+    public jakarta.ws.rs.core.Response invalid(io.delayq.core.InvalidJobException e) {
+        return jakarta.ws.rs.core.Response.status(400).type(MediaType.TEXT_PLAIN).entity(e.getMessage()).build();
+    }
 }

@@ -44,6 +44,7 @@ class HistoryApiTest {
             }
         }
         given().get("/topics/bad topic!/history").then().statusCode(400).body("field", equalTo("topic"));
+        given().queryParam("topic", "bad topic!").get("/delayq/history").then().statusCode(400);
     }
 
     @Test
