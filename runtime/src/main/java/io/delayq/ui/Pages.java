@@ -22,7 +22,8 @@ import io.quarkus.qute.Variant;
  */
 @ApplicationScoped
 public class Pages {
-    static final List<String> NAMES = List.of("layout", "overview", "topics", "topic", "topic-body", "dead-filter", "job", "find");
+    static final List<String> NAMES = List.of("layout", "overview", "topics", "topic", "topic-body", "dead-filter", "job", "find",
+            "history");
     private static final Variant HTML = Variant.forContentType(Variant.TEXT_HTML);
     private final Engine engine;
 
