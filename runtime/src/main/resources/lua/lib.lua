@@ -229,6 +229,30 @@ local function schedule(id, run_at, channel)
   end
 end
 
+-- Puts a dead job back to scheduled, due at now, its attempts and lost attempts reset, in one
+-- step: out of dead, into the shard of now (which must have been passed in). What revive.lua does
+-- for one job and deadsweep.lua for each it matches. Returns false when the id is not dead.
+local function revive_dead(id, now, channel)
+  if not rcall('ZSCORE', K_DEAD, id) then return false end
+  local r = decode(rcall('HGET', K_JOBS, id))
+  r.attempts, r.lost, r.err, r.run_at = 0, 0, '', now
+  rcall('ZREM', K_DEAD, id)
+  rcall('HSET', K_JOBS, id, encode(r))
+  schedule(id, now, channel)
+  return true
+end
+
+-- Deletes a dead job for good, its record and its dead-set entry together (purge.lua for one,
+-- deadsweep.lua for each it matches). Returns false when the id is not dead.
+local function purge_dead(id)
+  if rcall('ZREM', K_DEAD, id) == 0 then return false end
+  rcall('HDEL', K_JOBS, id)
+  -- A success remembered from before this job was enqueued (by a process without the dedup
+  -- window) must not answer for an id that is now free.
+  rcall('ZREM', K_DONE, id)
+  return true
+end
+
 -- Sets "next" exactly after the partition's earliest job may have left (taken, moved later):
 -- the smallest runAt of the oldest non-empty shard. The index only lists non-empty shards (every
 -- script that empties one drops it), so one look is enough; when that shard was not passed in,

@@ -2,10 +2,5 @@
 -- KEYS: see lib.lua (no day shards)
 -- ARGV[A] = id
 -- Returns 1 deleted, 0 not dead.
-local id = ARGV[A]
-if rcall('ZREM', K_DEAD, id) == 0 then return 0 end
-rcall('HDEL', K_JOBS, id)
--- A success remembered from before this job was enqueued (by a process without the dedup
--- window) must not answer for an id that is now free.
-rcall('ZREM', K_DONE, id)
-return 1
+if purge_dead(ARGV[A]) then return 1 end
+return 0

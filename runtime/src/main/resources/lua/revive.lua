@@ -8,9 +8,5 @@ if not rcall('ZSCORE', K_DEAD, id) then return {} end
 local now = now_ms()
 local err = require_days({ day_of(now) })
 if err then return err end
-local r = decode(rcall('HGET', K_JOBS, id))
-r.attempts, r.lost, r.err, r.run_at = 0, 0, '', now
-rcall('ZREM', K_DEAD, id)
-rcall('HSET', K_JOBS, id, encode(r))
-schedule(id, now, ARGV[A + 1])
+revive_dead(id, now, ARGV[A + 1])
 return { now }

@@ -320,6 +320,6 @@ public class OpenApiContract implements OASFilter {
                 "DeadFilter", OASFactory.createSchema().addType(Schema.SchemaType.OBJECT)
                         .description("Which dead jobs; an empty body means all of them")
                         .addProperty("idPrefix", type(Schema.SchemaType.STRING, "Jobs whose id starts with this"))
-                        .addProperty("error", type(Schema.SchemaType.STRING, "Jobs whose lastError contains this")));
+                        .addProperty("error", type(Schema.SchemaType.STRING, "Jobs whose lastError contains this (ASCII letters compared without case)")));
     }
 }

@@ -14,6 +14,7 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.UriInfo;
@@ -32,11 +33,13 @@ import io.delayq.dispatch.Dispatcher;
 import io.delayq.dispatch.TopicRegistry;
 import io.delayq.security.DelayqAccessPolicy;
 import io.delayq.store.DeadJob;
+import io.delayq.store.DeadSweep;
 import io.delayq.store.Inspection;
 import io.delayq.store.TopicStats;
 import io.quarkus.arc.properties.IfBuildProperty;
 import io.quarkus.runtime.annotations.RegisterForReflection;
 import io.quarkus.vertx.http.security.AuthorizationPolicy;
+import io.vertx.core.http.HttpServerResponse;
 
 /** Topics overview, flow control (pause, resume, rate limit) and the dead-letter set. */
 @IfBuildProperty(name = "delayq.api.enabled", stringValue = "true", enableIfMissing = true)
@@ -49,9 +52,13 @@ public class TopicsResource {
     private final Dispatcher dispatcher;
     private final TopicControl control;
     private final JobBodyParser parser;
+    private final DeadSweep sweep;
+    /** Header of a filtered dead list that examined only the newest dead jobs of each partition. */
+    static final String TRUNCATED = "X-Delayq-Truncated";
 
     public TopicsResource(Inspection store, TopicRegistry registry, Dispatcher dispatcher, TopicControl control,
-            JobBodyParser parser) {
+            JobBodyParser parser, DeadSweep sweep) {
+        this.sweep = sweep;
         this.store = store;
         this.registry = registry;
         this.dispatcher = dispatcher;
@@ -161,8 +168,14 @@ public class TopicsResource {
 
     @GET
     @Path("/{topic}/dead")
-    @Operation(summary = "Dead jobs of a topic, newest first, with their last error")
-    public List<DeadView> dead(@PathParam("topic") String topic, @QueryParam("limit") @DefaultValue("100") String limit) {
+    @Operation(summary = "Dead jobs of a topic, newest first, with their last error", description = "Optionally "
+            + "filtered: idPrefix (ids that start with it) and error (lastError contains it, ASCII letters compared "
+            + "without case). A filtered list examines at most the newest " + DeadSweep.LIST_EXAMINED + " dead jobs of "
+            + "each partition; when it stopped there before finding limit matches, the reply carries the header "
+            + TRUNCATED + " (the number examined per partition): older dead jobs may match too")
+    public List<DeadView> dead(@PathParam("topic") String topic, @QueryParam("limit") @DefaultValue("100") String limit,
+            @QueryParam("idPrefix") String idPrefix, @QueryParam("error") String error,
+            @Context HttpServerResponse response) {
         JobValidator.checkTopic("topic", topic);
         int n;
         try {
@@ -173,13 +186,57 @@ public class TopicsResource {
         if (n < 1 || n > 1000) {
             throw new InvalidJobException("limit", "limit must be an integer between 1 and 1000");
         }
+        DeadSweep.Filter filter = DeadFilters.of(idPrefix, error);
+        List<DeadJob> found;
+        if (filter.all()) {
+            found = store.dead(topic, n);
+        } else {
+            DeadSweep.Listing listing = sweep.list(topic, filter, n);
+            if (listing.truncated()) {
+                response.putHeader(TRUNCATED, Integer.toString(DeadSweep.LIST_EXAMINED));
+            }
+            found = listing.jobs();
+        }
         List<DeadView> out = new ArrayList<>();
-        for (DeadJob d : store.dead(topic, n)) {
+        for (DeadJob d : found) {
             out.add(new DeadView(d.id(), topic, Instant.ofEpochMilli(d.diedAt()).toString(),
                     Instant.ofEpochMilli(d.record().runAt()).toString(), d.record().attempts(),
                     d.record().lastError().isEmpty() ? null : d.record().lastError(), d.record().payloadOrNull()));
         }
         return out;
+    }
+
+    /** How many dead jobs a bulk requeue put back. */
+    @RegisterForReflection
+    public record Requeued(long requeued) {
+    }
+
+    /** How many dead jobs a bulk purge deleted. */
+    @RegisterForReflection
+    public record Purged(long purged) {
+    }
+
+    @POST
+    @Path("/{topic}/dead/requeue")
+    @Operation(summary = "Requeue the dead jobs that match a filter (all without one): due now, attempts reset",
+            description = "Body (optional): {\"idPrefix\": \"order-\", \"error\": \"timeout\"}; none or {} means every "
+                    + "dead job. Acts only on jobs dead when the call began (one that dies meanwhile, a requeued one "
+                    + "that fails again too, is left), walking the whole dead set " + DeadSweep.CHUNK + " jobs per "
+                    + "atomic script call. 200 {\"requeued\": n}")
+    public Requeued requeueDead(@PathParam("topic") String topic, String body) {
+        JobValidator.checkTopic("topic", topic);
+        return new Requeued(sweep.requeue(topic, DeadFilters.of(body, parser)));
+    }
+
+    @POST
+    @Path("/{topic}/dead/purge")
+    @Operation(summary = "Purge the dead jobs that match a filter (all without one), for good",
+            description = "Body (optional): {\"idPrefix\": \"order-\", \"error\": \"timeout\"}; none or {} means every "
+                    + "dead job. Acts only on jobs dead when the call began, walking the whole dead set "
+                    + DeadSweep.CHUNK + " jobs per atomic script call. 200 {\"purged\": n}")
+    public Purged purgeDead(@PathParam("topic") String topic, String body) {
+        JobValidator.checkTopic("topic", topic);
+        return new Purged(sweep.purge(topic, DeadFilters.of(body, parser)));
     }
 
     @POST

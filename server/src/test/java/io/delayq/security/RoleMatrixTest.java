@@ -81,6 +81,14 @@ class RoleMatrixTest {
                 r -> r.post("/topics/" + topic + "/dead/" + dead() + "/requeue")));
         all.add(new Endpoint("DELETE /topics/{topic}/dead/{id}", DelayqRole.OPERATOR, 204,
                 r -> r.delete("/topics/" + topic + "/dead/" + dead())));
+        all.add(new Endpoint("GET /topics/{topic}/dead?idPrefix=&error=", DelayqRole.VIEWER, 200,
+                r -> r.get("/topics/" + topic + "/dead?idPrefix=m-&error=boom")));
+        all.add(new Endpoint("POST /topics/{topic}/dead/requeue", DelayqRole.OPERATOR, 200,
+                r -> r.contentType(ContentType.JSON).body("{\"idPrefix\":\"" + dead() + "\"}")
+                        .post("/topics/" + topic + "/dead/requeue")));
+        all.add(new Endpoint("POST /topics/{topic}/dead/purge", DelayqRole.OPERATOR, 200,
+                r -> r.contentType(ContentType.JSON).body("{\"idPrefix\":\"" + dead() + "\"}")
+                        .post("/topics/" + topic + "/dead/purge")));
         all.add(new Endpoint("DELETE /topics/{topic}", DelayqRole.OPERATOR, 204, r -> r.delete("/topics/" + known())));
         all.add(new Endpoint("GET /schedules", DelayqRole.VIEWER, 200, r -> r.get("/schedules")));
         all.add(new Endpoint("GET /schedules/{name}", DelayqRole.VIEWER, 200, r -> r.get("/schedules/test-nightly")));
