@@ -25,6 +25,7 @@ if r.attempts >= max or ARGV[A + 6] == '1' then
   rcall('ZREM', K_INFLIGHT, id)
   rcall('HDEL', K_LEASES, id)
   bury(id, r, now, ARGV[A + 7])
+  free_slots(ARGV[A + 5])
   return { 'dead', now, r.attempts }
 end
 r.run_at = now + tonumber(ARGV[A + 2])
@@ -34,4 +35,5 @@ rcall('ZREM', K_INFLIGHT, id)
 rcall('HDEL', K_LEASES, id)
 rcall('HSET', K_JOBS, id, encode(r))
 schedule(id, r.run_at, ARGV[A + 5])
+free_slots(ARGV[A + 5])
 return { 'retry', r.run_at, r.attempts }

@@ -34,7 +34,14 @@
 --   KEYS[18] -> held     STRING Redis time (ms) until which the partition's topic is held: an HTTP
 --                               target answered 429/503 with Retry-After (see flow.lua 'hold').
 --                               Written to every partition of the topic; expires at that time
---   KEYS[19..18+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
+--   KEYS[19] -> maxinflight STRING the topic's concurrency cap set by an operator, jobs in flight at
+--                               once over all its partitions (absent = the caller's configuration,
+--                               passed in ARGV); a copy in every partition (see flow.lua 'cap')
+--   KEYS[20] -> capped   STRING set (expiring) by a take that the concurrency cap held back while jobs
+--                               were due: every script that frees a slot of the partition deletes it
+--                               and wakes the takers (see free_slots), so that only a capped
+--                               partition pays for a wake-up, and a held-back taker sleeps until then
+--   KEYS[21..20+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
 -- ARGV[1] = k, the number of day shards passed; ARGV[2..1+k] = their days (yyyymmdd).
 -- A script that needs a shard it was not given fails with "DQNEEDDAY d1 d2 ..." before any write;
 -- Java then adds those keys and calls again. Scripts never build key names themselves.
@@ -45,13 +52,14 @@ local K_PAUSED, K_RATE, K_RATE_TAT = KEYS[10], KEYS[11], KEYS[12]
 local K_FORGOTTEN = KEYS[13]
 local K_CALLBACKS, K_CBDATA, K_CBFAILED, K_CBNEXT = KEYS[14], KEYS[15], KEYS[16], KEYS[17]
 local K_HELD = KEYS[18]
+local K_MAX_INFLIGHT, K_CAPPED = KEYS[19], KEYS[20]
 local DAY_MS = 86400000
 -- Lua's unpack() is bounded by the C stack (LUAI_MAXCSTACK 8000): variadic calls go in chunks.
 local CHUNK = 1000
 
 local shard_count = tonumber(ARGV[1])
 local shard_of_day = {}
-for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[18 + i] end
+for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[20 + i] end
 local A = 2 + shard_count -- first script-specific ARGV
 local floor = math.floor
 
@@ -216,6 +224,18 @@ local function wake(channel, run_at)
   end
 end
 
+-- After a step that took jobs out of the partition's in-flight set: when a take was held back by
+-- the topic's concurrency cap since the last such step (its "capped" mark), the mark goes and the
+-- takers of every replica are woken with the partition's head, so that one of them takes the freed
+-- slot at once (a lost message is made up for by the safety-net poll, which finds the mark gone).
+-- One DEL (of an absent key, for a partition never capped): no publish, no other write.
+local function free_slots(channel)
+  if rcall('DEL', K_CAPPED) == 1 then
+    local head = rcall('GET', K_NEXT)
+    if head then wake(channel, head) end
+  end
+end
+
 -- Puts one job into the shard of its runAt (the shard must have been passed in) and keeps
 -- "next" a lower bound of every runAt; wakes sleeping takers when the job became the earliest.
 local function schedule(id, run_at, channel)
@@ -366,7 +386,8 @@ end
 -- Acks n (id, lease token) pairs found at ARGV[at..]: deletes record, lease and in-flight
 -- entry of every job whose lease is still the given token, and with a dedup window (ms, 0 = off)
 -- remembers them as succeeded at now (Redis ms; read here when not given). Returns the ids whose
--- lease is held by another attempt (theirs expired and the job was retaken): those are left alone.
+-- lease is held by another attempt (theirs expired and the job was retaken): those are left alone;
+-- and how many were acked (slots freed).
 local function ack_leases(at, n, window, now)
   local done, stale = by_lease(at, n)
   if #done > 0 then
@@ -375,5 +396,5 @@ local function ack_leases(at, n, window, now)
     variadic('HDEL', K_JOBS, done)
     if window > 0 then remember_done(done, window, now or now_ms()) end
   end
-  return stale
+  return stale, #done
 end

@@ -107,4 +107,5 @@ for _, id in ipairs(ids) do
   end
 end
 set_lease_next()
+if back + dead > 0 then free_slots(ARGV[A + 2]) end
 return { back, dead }

@@ -22,4 +22,5 @@ for i = 1, n do
     back = back + 1
   end
 end
+if back > 0 then free_slots(channel) end
 return back

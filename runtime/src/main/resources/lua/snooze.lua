@@ -24,4 +24,5 @@ rcall('ZREM', K_INFLIGHT, id)
 rcall('HDEL', K_LEASES, id)
 rcall('HSET', K_JOBS, id, encode(r))
 schedule(id, run_at, ARGV[A + 4])
+free_slots(ARGV[A + 4])
 return { 'snoozed', run_at }

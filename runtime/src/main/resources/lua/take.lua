@@ -14,12 +14,19 @@
 -- ARGV[A+5] = the topic's rate limit in the caller's configuration, jobs/s, 0 = none; one set
 --             by an operator (KEYS ratelimit) wins
 -- ARGV[A+6] = P, the topic's partition count: each partition runs a P-th of the topic's limit
--- ARGV[A+7] = m, acks carried by this call; then m pairs: id, lease token
+-- ARGV[A+7] = the topic's concurrency cap in the caller's configuration, jobs in flight at once over
+--             all its partitions, 0 = none; one set by an operator (KEYS maxinflight) wins
+-- ARGV[A+8] = i, this partition's index (0 .. P-1): its share of a cap N is floor(N / P), plus one
+--             when i < N mod P (the shares sum to N, and every replica computes the same)
+-- ARGV[A+9] = wake channel (a take that freed slots of a capped partition wakes the other takers)
+-- ARGV[A+10] = m, acks carried by this call; then m pairs: id, lease token
 -- Returns {now, next, wait, held, s, stale ack id 1..s, id1, record1, id2, record2, ...}: next =
 -- the earliest runAt still scheduled after this take (-1 when none); wait = -1 while the topic is
--- paused (nothing was taken: sleep until a wake-up), else the Redis time (ms) before which the
--- rate limit or a hold lets no take have a job, 0 when neither holds anything back; held = the
--- end of the topic's hold (nothing was taken: no wake-up before it means anything), 0 = none.
+-- paused (nothing was taken: sleep until a wake-up), -2 when the concurrency cap held the take back
+-- while jobs are still due (sleep until a wake-up: the step that frees a slot publishes one), else
+-- the Redis time (ms) before which the rate limit or a hold lets no take have a job, 0 when neither
+-- holds anything back; held = the end of the topic's hold (nothing was taken: no wake-up before it
+-- means anything), 0 = none.
 -- Errors: DQNEEDDAY (lib.lua), raised before anything is written (acks included).
 local limit = tonumber(ARGV[A])
 local lease_ms = tonumber(ARGV[A + 1])
@@ -39,7 +46,11 @@ local today = day_of(now)
 -- A hold (the topic's HTTP target answered 429/503 with Retry-After, see flow.lua) leases nothing
 -- until it ends, and tells the taker when that is: it sleeps until then, no take in between.
 local BATCH_MS, SLACK_MS = 40, 10
-local flow = rcall('MGET', K_PAUSED, K_RATE, K_RATE_TAT, K_HELD)
+-- The "capped" mark expires: a step of a release that predates the cap frees slots without
+-- answering it, and the safety-net poll, which leaves a marked partition's takers asleep, then
+-- wakes them after this long at the latest.
+local CAPPED_MS = 30000
+local flow = rcall('MGET', K_PAUSED, K_RATE, K_RATE_TAT, K_HELD, K_MAX_INFLIGHT, K_CAPPED)
 local wait, rate_tat, interval, allowed = 0, nil, nil, nil
 local held = tonumber(flow[4]) or 0
 if held <= now then held = 0 end
@@ -93,11 +104,43 @@ local function pace(taken)
   return math.ceil(rate_tat - SLACK_MS)
 end
 
-local stale = ack_leases(A + 8, tonumber(ARGV[A + 7]), tonumber(ARGV[A + 4]), now)
+local stale = ack_leases(A + 11, tonumber(ARGV[A + 10]), tonumber(ARGV[A + 4]), now)
+
+-- The concurrency cap: the partition's share of it, against its in-flight set after the carried
+-- acks (leases that expired and are not yet reclaimed still count: their replica may be running
+-- them). A take never leases past the share; one the share held back while jobs stay due leaves
+-- the "capped" mark, which the next step that frees a slot (any script, on any replica) answers
+-- with a wake-up: the held-back takers sleep until then instead of polling. A take that ends with
+-- room to spare answers a mark left by another itself (it freed slots, or the cap was raised).
+local cap = tonumber(flow[5]) or tonumber(ARGV[A + 7])
+local room = nil
+if cap > 0 then
+  local parts, index = tonumber(ARGV[A + 6]), tonumber(ARGV[A + 8])
+  local share = floor(cap / parts) + (index < cap % parts and 1 or 0)
+  room = math.max(0, share - rcall('ZCARD', K_INFLIGHT))
+end
+local capped_back = false
+local function settle_cap(taken, next_due)
+  if not room then return end
+  if room - taken <= 0 and next_due >= 0 and next_due <= now then
+    capped_back = true
+    rcall('SET', K_CAPPED, '1', 'PX', CAPPED_MS)
+  elseif flow[6] then
+    rcall('DEL', K_CAPPED)
+    if next_due >= 0 then wake(ARGV[A + 9], next_due) end
+  end
+end
+
 local out = { now, head or -1, 0, held, #stale }
 for _, id in ipairs(stale) do out[#out + 1] = id end
+if due and room and room < limit then
+  limit = room
+  due = limit > 0
+end
 if not due then
   out[3] = pace(0)
+  if room and (head or -1) >= 0 then settle_cap(0, head) end
+  if capped_back then out[3] = -2 end
   return out
 end
 
@@ -130,6 +173,8 @@ end
 if next_due == -2 then next_due = reset_next() end
 out[2] = next_due
 out[3] = pace(#taken)
+settle_cap(#taken, next_due)
+if capped_back then out[3] = -2 end
 
 if #taken > 0 then
   local deadline = now + lease_ms

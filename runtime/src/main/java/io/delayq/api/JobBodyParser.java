@@ -191,6 +191,34 @@ public class JobBodyParser {
         return n.doubleValue();
     }
 
+    /**
+     * A concurrency cap body ({@code PUT /topics/{topic}/max-in-flight}): {@code {"max": 5}}, an
+     * integer (checked against the partition count by {@link TopicControl#setMaxInFlight}).
+     */
+    public int maxInFlight(String body) {
+        JsonNode root = tree(body);
+        if (!root.isObject()) {
+            throw new InvalidJobException("body", "a concurrency cap is a JSON object: {\"max\": 5}");
+        }
+        for (Iterator<String> names = root.fieldNames(); names.hasNext();) {
+            String name = names.next();
+            if (!"max".equals(name)) {
+                throw new InvalidJobException(name, "unknown field " + name + "; the only field is max");
+            }
+        }
+        JsonNode n = root.get("max");
+        if (n == null || n.isNull()) {
+            throw new InvalidJobException("max", "max is required");
+        }
+        if (!n.isIntegralNumber() || !n.canConvertToInt()) {
+            throw new InvalidJobException("max", "max must be an integer number of jobs in flight at once");
+        }
+        if (n.intValue() < 1) {
+            TopicControl.checkMaxInFlight("max", n.intValue(), 1);
+        }
+        return n.intValue();
+    }
+
     private static Long delayMs(JsonNode node) {
         JsonNode d = node.get("delayMs");
         if (d == null || d.isNull()) {

@@ -93,6 +93,7 @@ public class OpenApiContract implements OASFilter {
             "enqueueBatch", new Body("NewJobs", true),
             "rescheduleJob", new Body("Reschedule", true),
             "setRateLimit", new Body("RateLimitBody", true),
+            "setMaxInFlight", new Body("MaxInFlightBody", true),
             "putSchedule", new Body("ScheduleBody", true),
             "requeueDeadJobs", new Body("DeadFilter", false),
             "purgeDeadJobs", new Body("DeadFilter", false));
@@ -308,6 +309,9 @@ public class OpenApiContract implements OASFilter {
                 "RateLimitBody", OASFactory.createSchema().addType(Schema.SchemaType.OBJECT).addRequired("perSecond")
                         .addProperty("perSecond", type(Schema.SchemaType.NUMBER,
                                 "Jobs per second over all replicas").exclusiveMinimum(java.math.BigDecimal.ZERO)),
+                "MaxInFlightBody", OASFactory.createSchema().addType(Schema.SchemaType.OBJECT).addRequired("max")
+                        .addProperty("max", type(Schema.SchemaType.INTEGER, "Jobs of the topic in flight at once over all"
+                                + " replicas; at least delayq.partitions").minimum(java.math.BigDecimal.ONE).format("int32")),
                 "ScheduleBody", OASFactory.createSchema().addType(Schema.SchemaType.OBJECT)
                         .description("A recurring schedule: exactly one of cron and every").addRequired("topic")
                         .addProperty("cron", type(Schema.SchemaType.STRING, "Quartz cron, with seconds"))

@@ -41,7 +41,7 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
 import io.quarkus.vertx.http.security.AuthorizationPolicy;
 import io.vertx.core.http.HttpServerResponse;
 
-/** Topics overview, flow control (pause, resume, rate limit) and the dead-letter set. */
+/** Topics overview, flow control (pause, resume, rate limit, concurrency cap) and the dead-letter set. */
 @IfBuildProperty(name = "delayq.api.enabled", stringValue = "true", enableIfMissing = true)
 @AuthorizationPolicy(name = DelayqAccessPolicy.NAME)
 @Path("/topics")
@@ -73,12 +73,14 @@ public class TopicsResource {
      * @param rateLimit the limit its jobs are taken at, null when none
      * @param throttledUntil until when no replica takes its jobs because its HTTP target answered 429
      *        or 503 with Retry-After, null when it is not throttled
+     * @param maxInFlight the concurrency cap in force ({@code max}, its {@code source}) and the jobs in
+     *        flight now over all replicas ({@code inflight}); null when there is none
      */
     @RegisterForReflection
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record TopicView(String topic, long scheduled, long inflight, long dead, String nextDueAt, boolean served,
             String servedBy, Integer runningHere, boolean paused, String pausedAt, TopicFlow.RateLimit rateLimit,
-            String throttledUntil) {
+            String throttledUntil, TopicFlow.MaxInFlight maxInFlight) {
     }
 
     @RegisterForReflection
@@ -115,7 +117,7 @@ public class TopicsResource {
                 served ? registry.handlers().get(s.topic()).describe() : null,
                 served ? running.getOrDefault(s.topic(), 0) : null,
                 flow.paused(), flow.pausedAt() == null ? null : flow.pausedAt().toString(), flow.rateLimit(),
-                flow.throttledUntil() == null ? null : flow.throttledUntil().toString());
+                flow.throttledUntil() == null ? null : flow.throttledUntil().toString(), flow.maxInFlight());
     }
 
     @POST
@@ -149,6 +151,24 @@ public class TopicsResource {
             + "with the topic's flow control")
     public TopicFlow clearRateLimit(@PathParam("topic") String topic) {
         return control.clearRateLimit(topic);
+    }
+
+    @PUT
+    @Path("/{topic}/max-in-flight")
+    @Operation(summary = "Set a topic's concurrency cap, jobs in flight at once over all replicas", description = "Body: "
+            + "{\"max\": 5}, an integer from delayq.partitions (1 by default) up. Kept in Redis, it wins over "
+            + "delayq.topics.<t>.max-in-flight. 200 with the topic's flow control")
+    public TopicFlow setMaxInFlight(@PathParam("topic") String topic, String body) {
+        JobValidator.checkTopic("topic", topic);
+        return control.setMaxInFlight(topic, parser.maxInFlight(body));
+    }
+
+    @DELETE
+    @Path("/{topic}/max-in-flight")
+    @Operation(summary = "Remove the concurrency cap set over REST: the configuration's applies again",
+            description = "200 with the topic's flow control")
+    public TopicFlow clearMaxInFlight(@PathParam("topic") String topic) {
+        return control.clearMaxInFlight(topic);
     }
 
     @DELETE

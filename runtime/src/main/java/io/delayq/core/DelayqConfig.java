@@ -370,6 +370,19 @@ public interface DelayqConfig {
          */
         OptionalDouble rateLimit();
 
+        /**
+         * Most jobs of this topic running at once, over all replicas together (a concurrency cap:
+         * "never more than 5 calls to the partner API at a time"). The take script enforces it
+         * against the jobs in flight in Redis, so that any number of replicas stay within it; a
+         * take held back by it sleeps until a job of the topic ends (that step wakes it), no
+         * polling. With {@code delayq.partitions} P, partition i runs at most floor(N / P) of them,
+         * plus one when i &lt; N mod P (the shares sum to N), so N must be at least P. A cap set by an
+         * operator ({@code PUT /topics/<t>/max-in-flight}, kept in Redis) wins over this one until
+         * it is deleted. Give every replica that serves the topic the same value. Unset (the
+         * default): no cap beyond each replica's {@code concurrency}.
+         */
+        OptionalInt maxInFlight();
+
         /** An HTTP endpoint that runs this topic's jobs (see {@code io.delayq.http}). */
         Http http();
 

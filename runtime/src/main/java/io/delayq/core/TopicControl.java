@@ -15,7 +15,7 @@ import io.delayq.store.TopicAdmin;
 
 /**
  * An operator's flow control of topics, for every replica at once (the state is in Redis, read by
- * the take script): pause and resume, and a rate limit that wins over the configuration's; and
+ * the take script): pause and resume, and a rate limit and a concurrency cap that win over the configuration's; and
  * forgetting a topic no longer used. The REST endpoints under {@code /topics/{topic}} and the
  * dashboard call this.
  *
@@ -28,6 +28,8 @@ public class TopicControl {
     public static final double MAX_RATE = 1_000_000;
     /** One job in about 17 minutes: slower limits are pauses, and would overflow the pace's arithmetic. */
     public static final double MIN_RATE = 0.001;
+    /** The largest concurrency cap: far above any replica count times concurrency. */
+    public static final int MAX_IN_FLIGHT = 1_000_000;
     private final TopicAdmin store;
     private final ReplicaRegistry replicas;
 
@@ -97,6 +99,47 @@ public class TopicControl {
         return view(topic, store.clearRateLimit(topic));
     }
 
+    /**
+     * Caps the topic at {@code max} jobs in flight at once over all replicas, from its next take
+     * on and over any {@code delayq.topics.<t>.max-in-flight}; kept in Redis until
+     * {@link #clearMaxInFlight}. Jobs already in flight run to their end (a lower cap only holds
+     * the next takes back).
+     */
+    public TopicFlow setMaxInFlight(String topic, int max) {
+        JobValidator.checkTopic("topic", topic);
+        checkMaxInFlight("max", max, store.partitionCount());
+        return view(topic, store.setMaxInFlight(topic, max));
+    }
+
+    /** Removes the cap set by {@link #setMaxInFlight}: the configuration's (if any) applies again. */
+    public TopicFlow clearMaxInFlight(String topic) {
+        JobValidator.checkTopic("topic", topic);
+        return view(topic, store.clearMaxInFlight(topic));
+    }
+
+    /** The rule for a concurrency cap, for callers that read one from input. */
+    public static void checkMaxInFlight(String field, long max, int partitions) {
+        String broken = brokenMaxInFlight(max, partitions);
+        if (broken != null) {
+            throw new InvalidJobException(field, field + " " + broken);
+        }
+    }
+
+    /**
+     * What is wrong with a concurrency cap of {@code max} over {@code partitions} partitions, null
+     * when nothing: each partition's share must be at least one job, or the jobs of the partitions
+     * left with none would never run.
+     */
+    public static String brokenMaxInFlight(long max, int partitions) {
+        if (max < Math.max(1, partitions) || max > MAX_IN_FLIGHT) {
+            return "must be an integer from " + Math.max(1, partitions) + " to " + MAX_IN_FLIGHT + ", not " + max
+                    + (partitions > 1 && max >= 1 && max < partitions ? " (delayq.partitions is " + partitions
+                            + ": each partition runs its share of the cap, at least one job; to stop a topic, pause it)"
+                            : " (to stop a topic, pause it)");
+        }
+        return null;
+    }
+
     /** The topic's flow control as it is now. */
     public TopicFlow flow(String topic) {
         JobValidator.checkTopic("topic", topic);
@@ -118,6 +161,16 @@ public class TopicControl {
         }
     }
 
+    private TopicFlow.MaxInFlight maxInFlight(String topic, FlowSettings s) {
+        if (s.maxInFlight() != null) {
+            return new TopicFlow.MaxInFlight(s.maxInFlight(), TopicFlow.Source.API, s.inflight());
+        }
+        java.util.OptionalInt configured = store.configuredMaxInFlight(topic);
+        return configured.isPresent()
+                ? new TopicFlow.MaxInFlight(configured.getAsInt(), TopicFlow.Source.CONFIG, s.inflight())
+                : null;
+    }
+
     private TopicFlow view(String topic, FlowSettings s) {
         TopicFlow.RateLimit rate = null;
         if (s.rateLimit() != null) {
@@ -129,6 +182,6 @@ public class TopicControl {
             }
         }
         return new TopicFlow(topic, s.paused(), s.paused() ? Instant.ofEpochMilli(s.pausedAt()) : null, rate,
-                s.held() ? Instant.ofEpochMilli(s.heldUntil()) : null);
+                s.held() ? Instant.ofEpochMilli(s.heldUntil()) : null, maxInFlight(topic, s));
     }
 }

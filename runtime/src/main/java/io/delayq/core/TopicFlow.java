@@ -17,10 +17,26 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
  * @param throttledUntil until when no replica takes its jobs because its HTTP target answered 429
  *        or 503 with {@code Retry-After} (Redis time, capped by {@code http.max-retry-after}); null
  *        when it is not throttled
+ * @param maxInFlight the concurrency cap in force, with the jobs in flight now; null when there is none
  */
 @RegisterForReflection
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record TopicFlow(String topic, boolean paused, Instant pausedAt, RateLimit rateLimit, Instant throttledUntil) {
+public record TopicFlow(String topic, boolean paused, Instant pausedAt, RateLimit rateLimit, Instant throttledUntil,
+        MaxInFlight maxInFlight) {
+
+    /** As before the concurrency cap: none. */
+    public TopicFlow(String topic, boolean paused, Instant pausedAt, RateLimit rateLimit, Instant throttledUntil) {
+        this(topic, paused, pausedAt, rateLimit, throttledUntil, null);
+    }
+
+    /**
+     * A concurrency cap: at most {@code max} jobs of the topic in flight at once over all replicas
+     * (with P partitions, partition i runs floor(max / P) of them, plus one when i &lt; max mod P);
+     * {@code inflight} of them are now (leases not yet reclaimed included).
+     */
+    @RegisterForReflection
+    public record MaxInFlight(int max, Source source, long inflight) {
+    }
 
     /**
      * A rate limit: at most {@code perSecond} jobs of the topic taken per second by all replicas
@@ -30,11 +46,14 @@ public record TopicFlow(String topic, boolean paused, Instant pausedAt, RateLimi
     public record RateLimit(double perSecond, Source source) {
     }
 
-    /** Where a rate limit comes from. */
+    /** Where a rate limit or a concurrency cap comes from. */
     public enum Source {
-        /** Set by an operator ({@link TopicControl#setRateLimit}, {@code PUT /topics/{topic}/rate-limit}), kept in Redis. */
+        /**
+         * Set by an operator ({@link TopicControl#setRateLimit}, {@code PUT /topics/{topic}/rate-limit};
+         * {@link TopicControl#setMaxInFlight}, {@code PUT /topics/{topic}/max-in-flight}), kept in Redis.
+         */
         API,
-        /** {@code delayq.topics.<t>.rate-limit} of this replica's configuration. */
+        /** {@code delayq.topics.<t>.rate-limit} (or {@code max-in-flight}) of this replica's configuration. */
         CONFIG;
 
         @JsonValue

@@ -143,6 +143,7 @@ public class Dispatcher {
             List<DueTaker> ofTopic = new ArrayList<>();
             TakerLoop.SlotSignal slots = new TakerLoop.SlotSignal(loop, ofTopic);
             pool.onSlotFreed(slots);
+            pool.onJobFinished(p -> ofTopic.get(p.index()).jobFinished());
             for (Partition p : store.partitionsOf(topic)) {
                 DueTaker taker = new DueTaker(p, pool, loop, slots, store, clock, acker, metrics, replicaId, MAX_BATCH,
                         leaseMs, safetyNetMs, config.dispatch().takeGap().toMillis(), config.redisTimeout().toMillis());

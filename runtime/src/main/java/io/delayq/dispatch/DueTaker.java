@@ -86,6 +86,12 @@ final class DueTaker {
     private boolean granted;
     /** The node whose take permit this taker holds or was granted (set by the loop); loop thread only. */
     String permitNode = "";
+    /**
+     * Set while the taker sleeps because the topic's concurrency cap held its last take back; a job
+     * of this partition ending here then wakes it at once, and its take carries that job's ack (one
+     * script frees the slot and fills it). Any thread.
+     */
+    private volatile boolean cappedWait;
     /** Earliest Redis-time due the taker must wake for; lowered by wake-ups (any thread). */
     private final AtomicLong wakeFor = new AtomicLong(NONE);
     /** Set when the taker entered a state whose progress it must show itself (a take, a queue). */
@@ -126,6 +132,19 @@ final class DueTaker {
             }
         } while (!wakeFor.compareAndSet(current, dueRedisMs));
         loop.post(this::woken);
+    }
+
+    /**
+     * A job of this partition ended on this replica (its slot is free, its ack queued or its
+     * outcome written): while the concurrency cap holds this taker back, it takes now, without
+     * waiting for the ack's flush and the wake-up it publishes. Any thread; nothing for a taker
+     * the cap does not hold back.
+     */
+    void jobFinished() {
+        if (cappedWait) {
+            cappedWait = false;
+            wake(Long.MIN_VALUE);
+        }
     }
 
     /** Nanos since the taker last made progress (for the liveness check). */
@@ -291,6 +310,7 @@ final class DueTaker {
             return;
         }
         state = State.TAKING;
+        cappedWait = false;
         loop.slotsReserved(pool, permitNode, want);
         markBusy();
         wakeFor.set(NONE);
@@ -390,6 +410,16 @@ final class DueTaker {
             // Nothing is taken until the topic is resumed, which publishes a wake-up (the
             // safety-net poll stands in for a lost one): no take before, however many are due.
             sleepUntil = NONE;
+            sleep();
+            return;
+        }
+        if (r.capped()) {
+            // The topic's concurrency cap has no slot for this partition while jobs are due: the
+            // step that frees one (an ack, a failure, a snooze, a reclaim, a drain's put-back, on
+            // any replica) publishes a wake-up, and a job of the partition that ends here wakes
+            // this taker directly (jobFinished): no take before, however many are due.
+            sleepUntil = NONE;
+            cappedWait = true;
             sleep();
             return;
         }

@@ -142,9 +142,10 @@ final class SafetyNetPoll {
                     recovered.run();
                 }
                 JobQueue.Head h = done.result();
-                // The takers of a paused topic sleep until it is resumed: waking them would be a
-                // take per poll for nothing. Leases are reclaimed whether paused or not.
-                if (h.next() >= 0 && !h.paused()) {
+                // The takers of a paused topic sleep until it is resumed, those of a partition its
+                // concurrency cap holds back ("capped": no slot freed since) until a slot frees:
+                // waking them would be a take per poll for nothing. Leases are reclaimed either way.
+                if (h.next() >= 0 && !h.paused() && !h.capped()) {
                     takers.get(i).wake(h.next());
                 }
                 if (h.leaseNext() >= 0 && h.leaseNext() <= clock.redisNow() && gate.open(p)) {

@@ -48,6 +48,15 @@ final class WorkerPool {
     private volatile Runnable slotFreed = () -> {
     };
 
+    /** Told of the partition of every job that ended here (its taker may wait for the topic's concurrency cap). */
+    private volatile java.util.function.Consumer<Partition> jobFinished = p -> {
+    };
+
+    /** {@code listener} runs (on the freeing thread; it must not block) with the partition of every job that ended. */
+    void onJobFinished(java.util.function.Consumer<Partition> listener) {
+        this.jobFinished = listener;
+    }
+
     WorkerPool(int concurrency, Executor executor, JobRunner runner) {
         this.concurrency = concurrency;
         this.slots = new Semaphore(concurrency);
@@ -198,6 +207,7 @@ final class WorkerPool {
         if (running.remove(job.lease()) != null) {
             slots.release();
             slotFreed.run();
+            jobFinished.accept(job.partition());
         }
     }
 

@@ -9,9 +9,12 @@ package io.delayq.store;
  * @param rateLimit the rate limit set over REST, jobs/s; null when the configuration's applies
  * @param heldUntil Redis time (ms) until which the topic is held because its HTTP target answered
  *        429 or 503 with {@code Retry-After}; -1 when it is not held
+ * @param maxInFlight the concurrency cap set over REST, jobs in flight at once; null when the
+ *        configuration's applies
+ * @param inflight jobs of the topic in flight now, summed over its partitions
  */
-public record FlowSettings(long pausedAt, Double rateLimit, long heldUntil) {
-    static final FlowSettings NONE = new FlowSettings(-1, null, -1);
+public record FlowSettings(long pausedAt, Double rateLimit, long heldUntil, Integer maxInFlight, long inflight) {
+    static final FlowSettings NONE = new FlowSettings(-1, null, -1, null, 0);
 
     public boolean paused() {
         return pausedAt >= 0;

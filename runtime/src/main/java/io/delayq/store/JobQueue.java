@@ -163,6 +163,9 @@ public class JobQueue extends StorePart {
         args.add(dedupWindow(p.topic()));
         args.add(Double.toString(rateLimits.getOrDefault(p.topic(), 0.0)));
         args.add(Integer.toString(partitions));
+        args.add(Integer.toString(maxInFlights.getOrDefault(p.topic(), 0)));
+        args.add(Integer.toString(p.index()));
+        args.add(scriptChannel(p));
         addLeases(args, acks);
         // A reply that comes after we stopped waiting for it (Redis ran the take before the
         // deadline, the reply was slow): its jobs are leased to a token nobody holds. Put them
@@ -250,6 +253,7 @@ public class JobQueue extends StorePart {
     public Future<List<String>> ackAsync(Partition p, List<Lease> leases) {
         List<String> args = new ArrayList<>(2 + leases.size() * 2);
         args.add(dedupWindow(p.topic()));
+        args.add(scriptChannel(p));
         addLeases(args, leases);
         return runAsync("ack", p, Set.of(), args, 0, null).map(StorePart::ids);
     }
@@ -361,9 +365,10 @@ public class JobQueue extends StorePart {
     /**
      * What the safety-net poll reads of one partition: the "next" lower bound of its due times
      * (-1 with nothing scheduled), the "leasenext" lower bound of its lease deadlines (-1 with
-     * none), and whether its topic is paused.
+     * none), whether its topic is paused, and whether a take was held back by the topic's
+     * concurrency cap with no slot freed since (its "capped" mark).
      */
-    public record Head(long next, long leaseNext, boolean paused) {
+    public record Head(long next, long leaseNext, boolean paused, boolean capped) {
     }
 
     /**
@@ -381,7 +386,8 @@ public class JobQueue extends StorePart {
         if (cluster) {
             for (Partition p : ps) {
                 out.add(layout.compose(v -> redis.sendAsync(
-                        Request.cmd(Command.MGET).arg(keys.next(p)).arg(keys.leaseNext(p)).arg(keys.paused(p))))
+                        Request.cmd(Command.MGET).arg(keys.next(p)).arg(keys.leaseNext(p)).arg(keys.paused(p))
+                                .arg(keys.capped(p))))
                         .map(r -> head(r, 0)));
             }
             layout.compose(v -> redis.sendAsync(Request.cmd(Command.MGET).arg(keys.schedulesRevision())))
@@ -390,12 +396,12 @@ public class JobQueue extends StorePart {
         }
         Future<Response> all = layout.compose(v -> {
             Request mget = Request.cmd(Command.MGET);
-            ps.forEach(p -> mget.arg(keys.next(p)).arg(keys.leaseNext(p)).arg(keys.paused(p)));
+            ps.forEach(p -> mget.arg(keys.next(p)).arg(keys.leaseNext(p)).arg(keys.paused(p)).arg(keys.capped(p)));
             mget.arg(keys.schedulesRevision());
             return redis.sendAsync(mget);
-        }).onSuccess(r -> noteRevision(r.get(3 * ps.size()), readAt));
+        }).onSuccess(r -> noteRevision(r.get(4 * ps.size()), readAt));
         for (int i = 0; i < ps.size(); i++) {
-            int at = 3 * i;
+            int at = 4 * i;
             out.add(all.map(r -> head(r, at)));
         }
         return out;
@@ -405,7 +411,8 @@ public class JobQueue extends StorePart {
         Response next = r.get(at);
         Response leaseNext = r.get(at + 1);
         return new Head(next == null ? -1 : next.toLong(),
-                leaseNext == null ? -1 : (long) Double.parseDouble(leaseNext.toString()), r.get(at + 2) != null);
+                leaseNext == null ? -1 : (long) Double.parseDouble(leaseNext.toString()), r.get(at + 2) != null,
+                r.get(at + 3) != null);
     }
 
     private void noteRevision(Response revision, long readAtNanos) {

@@ -262,6 +262,24 @@ public class Keys {
         return base(p) + "held";
     }
 
+    /**
+     * STRING: the topic's concurrency cap set by an operator, the most jobs in flight at once over
+     * all its partitions (a copy in every partition, for the take script); absent = the replicas'
+     * configuration ({@code delayq.topics.<t>.max-in-flight}).
+     */
+    public String maxInFlight(Partition p) {
+        return base(p) + "maxinflight";
+    }
+
+    /**
+     * STRING, set (expiring) by a take that the concurrency cap held back while jobs were due; the
+     * next script that frees a slot of the partition deletes it and publishes a wake-up. The
+     * safety-net poll reads it: a marked partition has no slot to give, its takers stay asleep.
+     */
+    public String capped(Partition p) {
+        return base(p) + "capped";
+    }
+
     /** HASH schedule name → definition (JSON) of the schedules created over REST. */
     public String schedules() {
         return prefix + ":schedules";

@@ -39,6 +39,8 @@ public class StoreLayer {
     private final Map<String, Long> dedupWindows = new HashMap<>();
     /** Rate limit in jobs/s of the topics that configure one ({@code delayq.topics.<t>.rate-limit}). */
     private final Map<String, Double> rateLimits = new HashMap<>();
+    /** Concurrency cap of the topics that configure one ({@code delayq.topics.<t>.max-in-flight}). */
+    private final Map<String, Integer> maxInFlights = new HashMap<>();
     /** Topics with {@code delayq.topics.<t>.dead-url}: their burials record a dead-job callback. */
     private final Set<String> callbackTopics = new java.util.HashSet<>();
     /** Told of a partition where a burial just recorded a callback (the sender sends it at once). */
@@ -72,6 +74,13 @@ public class StoreLayer {
                         + "/pause)");
             }
             rateLimits.put(topic, r);
+        }));
+        config.topics().forEach((topic, t) -> t.maxInFlight().ifPresent(n -> {
+            String broken = io.delayq.core.TopicControl.brokenMaxInFlight(n, partitions);
+            if (broken != null) {
+                throw new IllegalStateException("delayq.topics." + topic + ".max-in-flight " + broken);
+            }
+            maxInFlights.put(topic, n);
         }));
     }
 
@@ -111,6 +120,11 @@ public class StoreLayer {
     /** Rate limit in jobs/s of the topics that configure one. */
     Map<String, Double> rateLimits() {
         return rateLimits;
+    }
+
+    /** Concurrency cap of the topics that configure one. */
+    Map<String, Integer> maxInFlights() {
+        return maxInFlights;
     }
 
     TopicListing listing() {

@@ -40,6 +40,8 @@ public abstract class StorePart {
     protected final Map<String, Long> dedupWindows;
     /** Rate limit in jobs/s of the topics that configure one ({@code delayq.topics.<t>.rate-limit}). */
     protected final Map<String, Double> rateLimits;
+    /** Concurrency cap of the topics that configure one ({@code delayq.topics.<t>.max-in-flight}). */
+    protected final Map<String, Integer> maxInFlights;
 
     protected StorePart(StoreLayer layer) {
         this.layer = layer;
@@ -52,6 +54,7 @@ public abstract class StorePart {
         this.durableWaitMs = layer.durableWaitMs();
         this.dedupWindows = layer.dedupWindows();
         this.rateLimits = layer.rateLimits();
+        this.maxInFlights = layer.maxInFlights();
     }
 
     /**
@@ -191,7 +194,7 @@ public abstract class StorePart {
 
     protected Future<Response> runWithDays(String script, Partition p, Set<Integer> shardDays, List<String> args,
             int replicas, Consumer<Response> late, int attempt) {
-        List<String> k = new ArrayList<>(18 + shardDays.size());
+        List<String> k = new ArrayList<>(20 + shardDays.size());
         k.add(keys.jobs(p));
         k.add(keys.days(p));
         k.add(keys.next(p));
@@ -210,6 +213,8 @@ public abstract class StorePart {
         k.add(keys.callbacksFailed(p));
         k.add(keys.callbackNext(p));
         k.add(keys.held(p));
+        k.add(keys.maxInFlight(p));
+        k.add(keys.capped(p));
         List<String> a = new ArrayList<>(1 + shardDays.size() + args.size());
         a.add(Integer.toString(shardDays.size()));
         for (int day : shardDays) {

@@ -62,6 +62,19 @@ public class TopicAdmin extends StorePart {
     }
 
     /**
+     * Caps the topic at {@code max} jobs in flight at once over all replicas, winning over the
+     * configuration's; takers it held back are woken (a higher cap may let them take now).
+     */
+    public FlowSettings setMaxInFlight(String topic, int max) {
+        return flow(topic, "cap", Integer.toString(max));
+    }
+
+    /** Clears the cap set by {@link #setMaxInFlight}: the configuration's (if any) applies again. */
+    public FlowSettings clearMaxInFlight(String topic) {
+        return flow(topic, "uncap", "");
+    }
+
+    /**
      * Holds the topic until {@code untilMs} (Redis epoch ms when {@code absolute}, else a delay
      * from Redis now): no replica takes its jobs before then. What an HTTP target's 429 or 503 with
      * {@code Retry-After} asks; a hold only ever moves later, and ends by itself. Sent to every
@@ -90,7 +103,9 @@ public class TopicAdmin extends StorePart {
         for (Partition p : partitionsOf(topic)) {
             Response r = run("flow", p, Set.of(), List.of(what, value, scriptChannel(p)));
             String rate = r.get(1).toString();
-            each.add(new FlowSettings(r.get(0).toLong(), rate.isEmpty() ? null : Double.valueOf(rate), r.get(2).toLong()));
+            String cap = r.get(3).toString();
+            each.add(new FlowSettings(r.get(0).toLong(), rate.isEmpty() ? null : Double.valueOf(rate), r.get(2).toLong(),
+                    cap.isEmpty() ? null : Integer.valueOf(cap), r.get(4).toLong()));
         }
         return merged(each);
     }
@@ -100,8 +115,14 @@ public class TopicAdmin extends StorePart {
         long pausedAt = -1;
         long heldUntil = -1;
         Double rate = null;
+        Integer cap = null;
+        long inflight = 0;
         for (FlowSettings f : each) {
             heldUntil = Math.max(heldUntil, f.heldUntil());
+            inflight += f.inflight();
+            if (cap == null) {
+                cap = f.maxInFlight();
+            }
             if (f.paused() && (pausedAt < 0 || f.pausedAt() < pausedAt)) {
                 pausedAt = f.pausedAt();
             }
@@ -109,11 +130,14 @@ public class TopicAdmin extends StorePart {
                 rate = f.rateLimit();
             }
         }
-        return pausedAt < 0 && rate == null && heldUntil < 0 ? FlowSettings.NONE
-                : new FlowSettings(pausedAt, rate, heldUntil);
+        return pausedAt < 0 && rate == null && heldUntil < 0 && cap == null && inflight == 0 ? FlowSettings.NONE
+                : new FlowSettings(pausedAt, rate, heldUntil, cap, inflight);
     }
 
-    /** The flow settings of the given topics: one MGET per partition, all sent at once. */
+    /**
+     * The flow settings of the given topics: one MGET and one ZCARD (jobs in flight) per partition,
+     * all sent at once.
+     */
     public Map<String, FlowSettings> flows(Collection<String> topics) {
         Map<String, FlowSettings> out = new LinkedHashMap<>();
         if (topics.isEmpty()) {
@@ -123,18 +147,22 @@ public class TopicAdmin extends StorePart {
         List<Request> reads = new ArrayList<>(topics.size() * partitions);
         for (String topic : topics) {
             for (Partition p : partitionsOf(topic)) {
-                reads.add(Request.cmd(Command.MGET).arg(keys.paused(p)).arg(keys.rateLimit(p)).arg(keys.held(p)));
+                reads.add(Request.cmd(Command.MGET).arg(keys.paused(p)).arg(keys.rateLimit(p)).arg(keys.held(p))
+                        .arg(keys.maxInFlight(p)));
+                reads.add(Request.cmd(Command.ZCARD).arg(keys.inflight(p)));
             }
         }
         List<Response> replies = readAll(reads);
         int i = 0;
         for (String topic : topics) {
             List<FlowSettings> each = new ArrayList<>(partitions);
-            for (int p = 0; p < partitions; p++, i++) {
-                Response three = replies.get(i);
-                each.add(new FlowSettings(three.get(0) == null ? -1 : three.get(0).toLong(),
-                        three.get(1) == null ? null : Double.valueOf(three.get(1).toString()),
-                        three.get(2) == null ? -1 : three.get(2).toLong()));
+            for (int p = 0; p < partitions; p++, i += 2) {
+                Response four = replies.get(i);
+                each.add(new FlowSettings(four.get(0) == null ? -1 : four.get(0).toLong(),
+                        four.get(1) == null ? null : Double.valueOf(four.get(1).toString()),
+                        four.get(2) == null ? -1 : four.get(2).toLong(),
+                        four.get(3) == null ? null : Integer.valueOf(four.get(3).toString()),
+                        replies.get(i + 1).toLong()));
             }
             out.put(topic, merged(each));
         }
@@ -145,6 +173,17 @@ public class TopicAdmin extends StorePart {
     public OptionalDouble configuredRateLimit(String topic) {
         Double rate = rateLimits.get(topic);
         return rate == null ? OptionalDouble.empty() : OptionalDouble.of(rate);
+    }
+
+    /** The topic's concurrency cap in this replica's configuration, empty when none. */
+    public java.util.OptionalInt configuredMaxInFlight(String topic) {
+        Integer cap = maxInFlights.get(topic);
+        return cap == null ? java.util.OptionalInt.empty() : java.util.OptionalInt.of(cap);
+    }
+
+    /** The partition count per topic ({@code delayq.partitions}): a concurrency cap is divided over them. */
+    public int partitionCount() {
+        return partitions;
     }
 
     // ---------------------------------------------------------------- forgetting topics

@@ -243,6 +243,41 @@ public class DashboardResource {
     }
 
     @POST
+    @Path("/topics/{topic}/max-in-flight")
+    @Operation(hidden = true)
+    @jakarta.ws.rs.Consumes(MediaType.APPLICATION_FORM_URLENCODED)
+    public Response setMaxInFlight(@PathParam("topic") String topic, @jakarta.ws.rs.FormParam("max") String max,
+            @Context UriInfo uri, @Context SecurityContext security, @HeaderParam(UI_HEADER) String ui,
+            @HeaderParam("Sec-Fetch-Site") String site) {
+        return act(topic, uri, security, ui, site, true, () -> {
+            int n;
+            try {
+                n = Integer.parseInt(max == null ? "" : max.trim());
+            } catch (NumberFormatException e) {
+                return "max in flight: a whole number of jobs, not '" + max + "'";
+            }
+            try {
+                control.setMaxInFlight(topic, n);
+            } catch (io.delayq.core.InvalidJobException e) {
+                return "max in flight: " + e.getMessage();
+            }
+            return "capped " + topic + " at " + n + " job(s) in flight over all replicas";
+        });
+    }
+
+    @POST
+    @Path("/topics/{topic}/max-in-flight/clear")
+    @Operation(hidden = true)
+    public Response clearMaxInFlight(@PathParam("topic") String topic, @Context UriInfo uri,
+            @Context SecurityContext security, @HeaderParam(UI_HEADER) String ui, @HeaderParam("Sec-Fetch-Site") String site) {
+        return act(topic, uri, security, ui, site, true, () -> {
+            TopicFlow f = control.clearMaxInFlight(topic);
+            return "cleared the max in flight set for " + topic + (f.maxInFlight() == null ? ": no cap"
+                    : ": the configuration's " + f.maxInFlight().max() + " applies");
+        });
+    }
+
+    @POST
     @Path("/schedules/{name}/trigger")
     @Operation(hidden = true)
     public Response trigger(@PathParam("name") String name, @Context UriInfo uri, @Context SecurityContext security,
@@ -349,7 +384,7 @@ public class DashboardResource {
             }
             rows.add(new Views.TopicRow(t.topic(), t.scheduled(), s.dueNow(), age(s.oldestDueMs(), s.redisNowMs()),
                     t.inflight(), t.dead(), flow != null && flow.paused(), throttledUntil(flow), rateLimit(flow),
-                    servedBy(live, t.topic()),
+                    maxInFlight(flow), servedBy(live, t.topic()),
                     rate(enq), rate(ok), rate(fail),
                     p99 < 0 ? "—" : "≤ " + (long) p99 + " ms"));
         }
@@ -402,7 +437,8 @@ public class DashboardResource {
         Map<String, ReplicaRegistry.Replica> live = replicas.live();
         TopicFlow flow = control.flow(topic);
         return new Views.Topic(page, topic, message, s.scheduled(), s.dueNow(), age(s.oldestDueMs(), s.redisNowMs()),
-                s.inflightCount(), s.dead(), flow.paused(), throttledUntil(flow), rateLimit(flow), servedBy(live, topic), bars,
+                s.inflightCount(), s.dead(), flow.paused(), throttledUntil(flow), rateLimit(flow), maxInFlight(flow),
+                servedBy(live, topic), bars,
                 next, running, dead,
                 failedCallbacks, TIME.format(Instant.ofEpochMilli(s.redisNowMs())) + " UTC");
     }
@@ -419,6 +455,15 @@ public class DashboardResource {
         double r = flow.rateLimit().perSecond();
         return (r == Math.rint(r) ? Long.toString((long) r) : Double.toString(r)) + "/s ("
                 + flow.rateLimit().source().json() + ")";
+    }
+
+    /** "3/5 in flight (api)" under a concurrency cap (its jobs in flight over all replicas, the cap, its source); "—" without. */
+    private static String maxInFlight(TopicFlow flow) {
+        if (flow == null || flow.maxInFlight() == null) {
+            return "—";
+        }
+        TopicFlow.MaxInFlight m = flow.maxInFlight();
+        return m.inflight() + "/" + m.max() + " in flight (" + m.source().json() + ")";
     }
 
     private static String servedBy(Map<String, ReplicaRegistry.Replica> live, String topic) {

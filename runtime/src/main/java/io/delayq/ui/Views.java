@@ -28,10 +28,11 @@ public final class Views {
     /**
      * One topic in the overview; rates are per second over the last minute, summed over replicas.
      * {@code throttledUntil}: until when its HTTP target asked for no call (UTC), null when it did not.
+     * {@code maxInFlight}: "3/5 in flight" under a concurrency cap, "—" without one.
      */
     @RegisterForReflection
     public record TopicRow(String topic, long scheduled, long dueNow, String oldestDue, long inflight, long dead, boolean paused,
-            String throttledUntil, String rateLimit, String servedBy, String enqueued, String succeeded, String failed, String latenessP99) {
+            String throttledUntil, String rateLimit, String maxInFlight, String servedBy, String enqueued, String succeeded, String failed, String latenessP99) {
     }
 
     @RegisterForReflection
@@ -40,7 +41,8 @@ public final class Views {
 
     @RegisterForReflection
     public record Topic(Page page, String topic, String message, long scheduled, long dueNow, String oldestDue, long inflight,
-            long dead, boolean paused, String throttledUntil, String rateLimit, String servedBy, List<Bar> timeline, List<JobRow> next,
+            long dead, boolean paused, String throttledUntil, String rateLimit, String maxInFlight, String servedBy,
+            List<Bar> timeline, List<JobRow> next,
             List<InflightRow> running, List<DeadRow> deadJobs, List<FailedCallbackRow> failedCallbacks, String at) {
     }
 

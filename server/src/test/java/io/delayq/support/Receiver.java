@@ -55,6 +55,9 @@ public final class Receiver implements AutoCloseable {
     public final Map<String, List<Delivery>> deliveries = new ConcurrentHashMap<>();
     public final Map<String, List<Delivery>> completed = new ConcurrentHashMap<>();
     public final AtomicLong inProgress = new AtomicLong();
+    /** The most deliveries in progress at once, and the sum of their times in progress, ns (concurrency caps). */
+    public final AtomicLong peakInProgress = new AtomicLong();
+    public final AtomicLong busyNanos = new AtomicLong();
     private volatile java.util.function.ToLongFunction<Delivery> hold = d -> 0;
     private volatile java.util.function.Predicate<Delivery> fail = d -> false;
     private volatile java.util.function.Function<Delivery, String> throttle = d -> null;
@@ -144,7 +147,8 @@ public final class Receiver implements AutoCloseable {
             traceparents.computeIfAbsent(id, k -> new CopyOnWriteArrayList<>()).add(traceparent);
         }
         deliveries.computeIfAbsent(id, k -> new CopyOnWriteArrayList<>()).add(d);
-        inProgress.incrementAndGet();
+        peakInProgress.accumulateAndGet(inProgress.incrementAndGet(), Math::max);
+        long began = System.nanoTime();
         try {
             long ms = hold.applyAsLong(d);
             if (ms > 0) {
@@ -172,6 +176,7 @@ public final class Receiver implements AutoCloseable {
             Thread.currentThread().interrupt();
         } finally {
             inProgress.decrementAndGet();
+            busyNanos.addAndGet(System.nanoTime() - began);
             ex.close();
         }
     }
