@@ -26,8 +26,8 @@ import com.fasterxml.jackson.databind.node.NullNode;
 final class Api {
     static final ObjectMapper JSON = new ObjectMapper();
 
-    /** A success: its status and its body as JSON (a {@link NullNode} for none). */
-    record Reply(int status, JsonNode body) {
+    /** A success: its status, its body as JSON (a {@link NullNode} for none) and its headers. */
+    record Reply(int status, JsonNode body, java.net.http.HttpHeaders headers) {
     }
 
     private final String base;
@@ -111,7 +111,7 @@ final class Api {
         }
         JsonNode body = parse(r.body());
         if (r.statusCode() >= 200 && r.statusCode() < 300) {
-            return new Reply(r.statusCode(), body);
+            return new Reply(r.statusCode(), body, r.headers());
         }
         throw new CliFailure(Exit.of(r.statusCode()), problem(method, path, r.statusCode(), body, r.body()));
     }
@@ -143,7 +143,7 @@ final class Api {
         }
         if (body.hasNonNull("detail")) {
             m.append(": ").append(body.get("detail").asText());
-        } else if (body.isTextual() && !raw.isBlank()) {
+        } else if (body.isTextual() && !raw.isBlank() && !raw.strip().startsWith("<")) {
             m.append(": ").append(raw.strip());
         } else {
             m.append(" from ").append(method).append(' ').append(path);

@@ -43,10 +43,14 @@ class DeadCommand {
             if (error != null) {
                 q.append("&error=").append(Api.enc(error));
             }
-            JsonNode dead = api.get(topicPath(topic) + "/dead" + q).body();
+            Api.Reply r = api.get(topicPath(topic) + "/dead" + q);
+            JsonNode dead = r.body();
             out.list(dead, java.util.List.of(Column.of("ID", "id"), Column.time("DIED", "diedAt"),
                     Column.of("ATTEMPTS", "attempts"),
                     new Column("LAST ERROR", row -> Output.cut(Output.plain(row.get("lastError")), 70))));
+            // The server examined only the newest dead jobs of each partition for the filters: say so, off stdout.
+            r.headers().firstValue("X-Delayq-Truncated").ifPresent(n -> spec.commandLine().getErr().println(
+                    "delayq: the filters were applied to the newest " + n + " dead jobs of each partition only"));
         }
     }
 

@@ -21,7 +21,7 @@ class TopicsCommand extends ApiCommand {
                 new Column("FLOW", TopicsCommand::flow)));
     }
 
-    /** "paused, 50/s, max 5 in flight", or "-" for a topic taken freely. */
+    /** "paused, 50/s (api), 3/5 in flight", or "-" for a topic taken freely. */
     static String flow(JsonNode t) {
         List<String> parts = new ArrayList<>();
         if (t.path("paused").asBoolean(false)) {
@@ -29,13 +29,12 @@ class TopicsCommand extends ApiCommand {
         }
         JsonNode rate = t.path("rateLimit");
         if (rate.hasNonNull("perSecond")) {
-            parts.add(number(rate.get("perSecond")) + "/s");
+            parts.add(number(rate.get("perSecond")) + "/s (" + rate.path("source").asText("?") + ")");
         }
         JsonNode max = t.path("maxInFlight");
-        if (max.isNumber()) {
-            parts.add("max " + max.asText() + " in flight");
-        } else if (max.hasNonNull("max")) {
-            parts.add("max " + max.get("max").asText() + " in flight");
+        if (max.hasNonNull("max")) {
+            parts.add((max.hasNonNull("inflight") ? max.get("inflight").asText() + "/" : "max ") + max.get("max").asText()
+                    + " in flight");
         }
         if (t.hasNonNull("throttledUntil")) {
             parts.add("throttled until " + Output.when(t.get("throttledUntil")));
