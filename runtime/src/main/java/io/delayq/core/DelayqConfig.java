@@ -78,6 +78,13 @@ public interface DelayqConfig {
     /** Delivery of dead-job callbacks ({@code delayq.topics.<t>.dead-url}). */
     Callbacks callbacks();
 
+    /**
+     * The per-minute history of the jobs (enqueued, succeeded, failed, lateness p99 per topic and
+     * in total) behind {@code GET /history}, {@code GET /topics/<t>/history} and the dashboard's
+     * charts: counted in memory and added to Redis every {@code flush-interval}.
+     */
+    History history();
+
     /** Per-topic settings, by topic name: {@code delayq.topics."order-close".concurrency=8}. */
     Map<String, Topic> topics();
 
@@ -315,6 +322,24 @@ public interface DelayqConfig {
          */
         @WithDefault("5s")
         Duration pollInterval();
+    }
+
+    interface History {
+        /**
+         * Whether this replica records what it enqueues and runs into the history (per-minute
+         * buckets in Redis that expire after 25 hours; see docs/operations.md, "History"). Off, it
+         * writes nothing; the endpoints still read what other replicas recorded. Default true.
+         */
+        @WithDefault("true")
+        boolean enabled();
+
+        /**
+         * How often this replica adds what it counted to Redis: one script call per topic and hour
+         * it counted something in, plus one for the total; nothing when it counted nothing. The
+         * history lags by up to this much. Also flushed at shutdown. Default 10 s.
+         */
+        @WithDefault("10s")
+        Duration flushInterval();
     }
 
     interface Drain {

@@ -140,6 +140,7 @@ public class JobRunner {
         Job job = new Job(taken.lease().id(), topic, attempt, Instant.ofEpochMilli(rec.runAt()), rec.payloadOrNull(),
                 mapper, span.traceparent());
         metrics.dispatched(topic, lateness);
+        store.history().started(topic, lateness);
         long start = System.nanoTime();
         // The observer runs with its job in the logging context and its attempt's span current,
         // on whichever thread the handler runs it.
@@ -340,6 +341,7 @@ public class JobRunner {
     private void record(TakenJob taken, Job job, long took, Throwable error) {
         if (error == null) {
             metrics.succeeded(job.topic(), took);
+            store.history().succeeded(job.topic());
             acker.ack(taken.partition(), taken.lease());
             return;
         }
@@ -477,6 +479,7 @@ public class JobRunner {
                     retry.maxAttempts(job.topic()), permanent));
             if (outcome.kind() != FailOutcome.Kind.STALE) {
                 metrics.failed(job.topic(), took, outcome.kind() == FailOutcome.Kind.DEAD);
+                store.history().failed(job.topic());
             }
             LOG.debugf("%s failed (%s): %s", job, outcome.kind(), text);
         } catch (RuntimeException e) {

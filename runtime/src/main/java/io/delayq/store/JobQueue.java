@@ -66,7 +66,26 @@ public class JobQueue extends StorePart {
 
     /** As {@link #enqueue}, holding no thread. */
     public Future<List<JobInfo>> enqueueAsync(Partition p, List<NewJob> jobs, String trace) {
-        return enqueueScript(p, jobs, trace, "", 0).map(reply -> parseEnqueue(p, jobs, reply));
+        return enqueueScript(p, jobs, trace, "", 0).map(reply -> counted(p, parseEnqueue(p, jobs, reply)));
+    }
+
+    /** Counts the new jobs of an enqueue for the history (ids kept or replaced are not new). */
+    List<JobInfo> counted(Partition p, List<JobInfo> infos) {
+        if (layer.history().enabled()) {
+            int created = 0;
+            for (JobInfo info : infos) {
+                if (info.created()) {
+                    created++;
+                }
+            }
+            layer.history().enqueued(p.topic(), created);
+        }
+        return infos;
+    }
+
+    /** What this replica counts for the history (see {@link HistoryStore}). */
+    public HistoryCounts history() {
+        return layer.history();
     }
 
     /** The enqueue script's call; {@code schedule} non-empty when it fires that schedule's tick. */

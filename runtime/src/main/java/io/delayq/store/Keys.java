@@ -308,4 +308,19 @@ public class Keys {
         LocalDate d = LocalDate.ofEpochDay(Math.floorDiv(epochMs, 86_400_000L));
         return d.getYear() * 10_000 + d.getMonthValue() * 100 + d.getDayOfMonth();
     }
+
+    /**
+     * HASH of one topic's history for one hour ({@code hour}: epoch ms / 3,600,000): minute of the
+     * hour (0–59) → {@code e:<enqueued>,s:<succeeded>,f:<failed>,<bin>:<attempts>,...} (see
+     * history.lua). Tagged by the topic alone: a reader of 24 hours asks one slot. Expires 25 hours
+     * after its hour ended.
+     */
+    public String history(String topic, long hour) {
+        return prefix + ":hist:{" + topic + "}:" + hour;
+    }
+
+    /** As {@link #history} for the sum of every topic ({@code ~} is in no topic name). */
+    public String historyTotal(long hour) {
+        return prefix + ":hist:{~all}:" + hour;
+    }
 }

@@ -48,6 +48,8 @@ public class StoreLayer {
     };
     /** The topics this replica listed, and when (see {@link TopicListing}). */
     private final TopicListing listing;
+    /** What this replica counted for the history, not yet flushed (see {@link HistoryStore}). */
+    private final HistoryCounts history = new HistoryCounts();
 
     /** A layer that remembers every topic it listed (tests build one by hand). */
     public StoreLayer(RedisGateway redis, Scripts scripts, Keys keys, DelayqConfig config) {
@@ -129,6 +131,10 @@ public class StoreLayer {
 
     TopicListing listing() {
         return listing;
+    }
+
+    HistoryCounts history() {
+        return history;
     }
 
     /**
