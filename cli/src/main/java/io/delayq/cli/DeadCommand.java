@@ -13,14 +13,14 @@ import picocli.CommandLine.Parameters;
 /** {@code delayq dead list|requeue|purge}: a topic's dead-letter set. */
 @Command(name = "dead", mixinStandardHelpOptions = true,
         description = "A topic's dead jobs (out of attempts): list, requeue, purge.",
-        subcommands = { DeadCommand.List.class, DeadCommand.Requeue.class, DeadCommand.Purge.class },
+        subcommands = { DeadCommand.ListDead.class, DeadCommand.Requeue.class, DeadCommand.Purge.class },
         footer = { "", "Example:", "  delayq dead list orders --error timeout" })
 class DeadCommand {
 
     @Command(name = "list", mixinStandardHelpOptions = true,
             description = "Dead jobs of a topic, newest first, with their last error.",
             footer = { "", "Example:", "  delayq dead list orders --id-prefix order- --limit 20" })
-    static class List extends ApiCommand {
+    static class ListDead extends ApiCommand {
         @Parameters(index = "0", paramLabel = "TOPIC", description = "The topic.")
         String topic;
 
@@ -45,7 +45,7 @@ class DeadCommand {
             }
             Api.Reply r = api.get(topicPath(topic) + "/dead" + q);
             JsonNode dead = r.body();
-            out.list(dead, java.util.List.of(Column.of("ID", "id"), Column.time("DIED", "diedAt"),
+            out.list(dead, List.of(Column.of("ID", "id"), Column.time("DIED", "diedAt"),
                     Column.of("ATTEMPTS", "attempts"),
                     new Column("LAST ERROR", row -> Output.cut(Output.plain(row.get("lastError")), 70))));
             // The server examined only the newest dead jobs of each partition for the filters: say so, off stdout.

@@ -33,9 +33,11 @@ import io.delayq.dev.RedisProcess;
 import picocli.CommandLine;
 
 /**
- * The packaged CLI ({@code target/quarkus-app/quarkus-run.jar}, as {@code cli/delayq} runs it)
- * against the packaged server on a redis-server of its own: each command's happy path with its
- * table and its JSON read back, each exit code provoked, no command hanging without a server.
+ * The CLI against the packaged server on a redis-server of its own: each command's happy path
+ * with its table and its JSON read back (in this JVM, {@link #cli}), each exit code provoked
+ * through the packaged CLI ({@code target/quarkus-app/quarkus-run.jar}, as {@code cli/delayq}
+ * runs it: {@link #jar}), no command hanging without a server, and the guide's examples run
+ * word for word by the launcher.
  * One server for the class; each test on topics of its own. The last test takes Redis, then the
  * server, away.
  */
@@ -46,7 +48,9 @@ class CliIT {
     private static final Path CLI_JAR = Path.of("target", "quarkus-app", "quarkus-run.jar");
     /** Jobs of these topics go to an HTTP target nobody listens on, once: they die at their first attempt. */
     private static final String FAILING = "failing";
-    private static final String DOCS = "orders";
+    /** The failing topic of the guide's examples (docs/operations.md "Command line"). */
+    private static final String DOCS = "payments";
+    private static final Path GUIDE = Path.of("..", "docs", "operations.md");
 
     private static RedisProcess redis;
     private static ServerProcess server;
@@ -96,6 +100,8 @@ class CliIT {
                 Map.entry("delayq.api.token", TOKEN),
                 Map.entry("delayq.schedules.cli-tick.every", "1h"),
                 Map.entry("delayq.schedules.cli-tick.topic", "ticks"),
+                Map.entry("delayq.schedules.nightly-report.cron", "0 0 2 * * ?"),
+                Map.entry("delayq.schedules.nightly-report.topic", "reports"),
                 Map.entry("delayq.topics." + FAILING + ".http.url", "http://127.0.0.1:" + closed + "/"),
                 Map.entry("delayq.topics." + FAILING + ".max-attempts", "1"),
                 Map.entry("delayq.topics." + DOCS + ".http.url", "http://127.0.0.1:" + closed + "/"),
@@ -121,8 +127,29 @@ class CliIT {
         return name + "-" + UUID.randomUUID().toString().substring(0, 8);
     }
 
-    /** The CLI as an operator with the token. */
+    /**
+     * The CLI as an operator with the token, in this JVM: the same command classes as the jar
+     * without a JVM start per call (the CLI's own tests make some hundred calls; a start costs a
+     * second or two on a busy machine). Every command also runs through the launcher and the jar in
+     * {@link #theGuidesExamplesRunAsWritten}, and the exit codes through the jar ({@link #jar}).
+     */
     static Run cli(String... args) {
+        List<String> a = new ArrayList<>(List.of("--url", server.url(), "--token", TOKEN));
+        a.addAll(List.of(args));
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine cmd = new CommandLine(new Delayq());
+        cmd.setOut(new PrintWriter(out));
+        cmd.setErr(new PrintWriter(err));
+        long t0 = System.nanoTime();
+        int code = cmd.execute(a.toArray(String[]::new));
+        cmd.getOut().flush();
+        cmd.getErr().flush();
+        return new Run(code, out.toString(), err.toString(), Duration.ofNanos(System.nanoTime() - t0));
+    }
+
+    /** The packaged CLI as a process, as an operator with the token. */
+    static Run jar(String... args) {
         List<String> a = new ArrayList<>(List.of("--url", server.url(), "--token", TOKEN));
         a.addAll(List.of(args));
         return run(a, Map.of());
@@ -253,7 +280,7 @@ class CliIT {
         JsonNode cancelledJson = cli("--output", "json", "job", "cancel", t, "order-42").exits(0).json();
         assertTrue(cancelledJson.path("cancelled").asBoolean(), cancelledJson.toString());
 
-        Run gone = cli("job", "get", t, "order-42").exits(1);
+        Run gone = jar("job", "get", t, "order-42").exits(1);
         assertEquals("", gone.out());
         assertTrue(gone.err().startsWith("delayq: 404 Not Found: "), gone.err());
         cli("job", "cancel", t, "order-42").exits(1);
@@ -306,12 +333,6 @@ class CliIT {
         JsonNode resumed = cli("--output", "json", "resume", t).exits(0).json();
         assertTrue(!resumed.path("paused").asBoolean() && resumed.path("rateLimit").isMissingNode(), resumed.toString());
 
-        cli("rate-limit", t).exits(2);
-        cli("rate-limit", t, "5", "--clear").exits(2);
-        cli("max-in-flight", t, "zero").exits(2);
-        // The server's own rule: a cap of 0 is refused by the CLI, a rate that is not a number too.
-        cli("max-in-flight", t, "0").exits(2);
-        cli("rate-limit", t, "fast").exits(2);
     }
 
     // ---- dead jobs ------------------------------------------------------------------------------
@@ -327,7 +348,7 @@ class CliIT {
             assertTrue(!error.isEmpty(), dead.toString());
             Run table = cli("dead", "list", FAILING).exits(0);
             assertTrue(table.out().lines().findFirst().orElseThrow().matches("ID +DIED +ATTEMPTS +LAST ERROR"), table.out());
-            assertTrue(table.out().lines().anyMatch(l -> l.matches("a-1 +\\S+ \\S+Z \\(\\d+s ago\\) +1 +.+")), table.out());
+            assertTrue(table.out().lines().anyMatch(l -> l.matches("a-1 +\\S+ \\S+Z \\((now|\\d+s ago)\\) +1 +HTTP target .+ not reached: .+")), table.out());
 
             assertEquals(2, cli("--output", "json", "dead", "list", FAILING, "--id-prefix", "a-").exits(0).lines().size());
             assertEquals(1, cli("--output", "json", "dead", "list", FAILING, "--limit", "1").exits(0).lines().size());
@@ -357,11 +378,6 @@ class CliIT {
         assertEquals(2, all.path("purged").asInt());
         deadJobs(FAILING, "d-1");
         assertEquals(1, cli("--output", "json", "dead", "requeue", FAILING, "--all").exits(0).json().path("requeued").asInt());
-
-        // Exactly one way to choose: usage errors.
-        cli("dead", "purge", FAILING).exits(2);
-        cli("dead", "purge", FAILING, "x-1", "--all").exits(2);
-        cli("dead", "requeue", FAILING, "--all", "--error", "x").exits(2);
     }
 
     private static String longestWord(String text) {
@@ -377,7 +393,7 @@ class CliIT {
     @Test
     void cancellingADeadJobIsAConflict() {
         deadJobs(FAILING, "conflict-1");
-        Run r = cli("job", "cancel", FAILING, "conflict-1").exits(1);
+        Run r = jar("job", "cancel", FAILING, "conflict-1").exits(1);
         assertTrue(r.err().startsWith("delayq: 409 Conflict: "), r.err());
         cli("dead", "purge", FAILING, "conflict-1").exits(0);
     }
@@ -420,7 +436,6 @@ class CliIT {
         assertTrue(table.out().lines().findFirst().orElseThrow()
                 .matches("MINUTE +ENQUEUED +SUCCEEDED +FAILED +LATENESS P99"), table.out());
         assertEquals(4, table.out().lines().count(), table.out());
-        cli("history", t, "--minutes", "soon").exits(2);
     }
 
     // ---- access, usage, help --------------------------------------------------------------------
@@ -443,24 +458,38 @@ class CliIT {
 
     @Test
     void badUsageIsExit2() {
-        Run unknown = cli("no-such-command").exits(2);
-        assertTrue(unknown.err().contains("no-such-command"), unknown.err());
-        cli("job", "get", "orders").exits(2);
-        cli("job", "enqueue", "orders", "--delay", "soon").exits(2);
-        cli("job", "enqueue", "orders", "--at", "tomorrow").exits(2);
-        cli("job", "enqueue", "orders", "--delay", "5m", "--at", "2030-01-01T00:00:00Z").exits(2);
-        cli("job", "enqueue", "orders", "--payload", "{not json").exits(2);
-        cli("job", "enqueue", "orders", "--if-exists", "sometimes").exits(2);
-        cli("job", "reschedule", "orders", "x").exits(2);
-        cli("--output", "yaml", "topics").exits(2);
-        run(List.of("--url", server.url(), "--token", TOKEN, "--user", "a:b", "topics"), Map.of()).exits(2);
-        run(List.of("--url", "not a url", "topics"), Map.of()).exits(2);
-        cli("job").exits(2);
-        run(List.of(), Map.of()).exits(2);
+        // Through the packaged jar: the exit code and the message as a shell sees them.
+        Run unknown = jar("no-such-command").exits(2);
+        assertTrue(unknown.err().contains("Unmatched argument at index 4: 'no-such-command'"), unknown.err());
+        jar("job", "enqueue", "orders", "--delay", "soon").exits(2);
         // What the server refuses as input (400 naming the field) is exit 2 too, its detail on stderr.
-        Run refused = cli("job", "enqueue", "Not A Topic").exits(2);
+        Run refused = jar("job", "enqueue", "Not A Topic").exits(2);
         assertTrue(refused.err().startsWith("delayq: 400 Bad Request: ") && refused.err().contains("(field topic)"),
                 refused.err());
+        // The rest in this JVM (the same command classes; none of them reaches the server).
+        List<List<String>> usages = List.of(List.of("job", "get", "orders"),
+                List.of("job", "enqueue", "orders", "--at", "tomorrow"),
+                List.of("job", "enqueue", "orders", "--delay", "5m", "--at", "2030-01-01T00:00:00Z"),
+                List.of("job", "enqueue", "orders", "--payload", "{not json"),
+                List.of("job", "enqueue", "orders", "--if-exists", "sometimes"),
+                List.of("job", "reschedule", "orders", "x"),
+                List.of("job", "reschedule", "orders", "x", "--delay", "1m", "--at", "2030-01-01T00:00:00Z"),
+                List.of("--output", "yaml", "topics"), List.of("--timeout", "0", "topics"),
+                List.of("--token", TOKEN, "--user", "a:b", "topics"), List.of("--user", "nocolon", "topics"),
+                List.of("--url", "not a url", "topics"), List.of("--url", "ftp://host", "topics"), List.of("job"),
+                List.of(), List.of("dead", "purge", "failing"), List.of("dead", "purge", "failing", "x-1", "--all"),
+                List.of("dead", "requeue", "failing", "--all", "--error", "x"), List.of("dead", "list", "t", "--limit", "many"),
+                List.of("rate-limit", "t"), List.of("rate-limit", "t", "5", "--clear"), List.of("rate-limit", "t", "fast"),
+                List.of("rate-limit", "t", "0"), List.of("max-in-flight", "t", "zero"), List.of("max-in-flight", "t", "0"),
+                List.of("max-in-flight", "t"), List.of("history", "t", "--minutes", "soon"), List.of("schedules", "trigger"));
+        for (List<String> args : usages) {
+            StringWriter err = new StringWriter();
+            CommandLine cmd = new CommandLine(new Delayq());
+            cmd.setErr(new PrintWriter(err));
+            cmd.setOut(new PrintWriter(new StringWriter()));
+            assertEquals(2, cmd.execute(args.toArray(String[]::new)), args + ": " + err);
+            assertTrue(!err.toString().isBlank(), args + " said nothing on stderr");
+        }
     }
 
     @Test
@@ -496,12 +525,46 @@ class CliIT {
 
     @Test
     void completionPrintsABashScript() {
-        Run r = cli("completion").exits(0);
+        Run r = jar("completion").exits(0);
         assertTrue(r.out().contains("complete -F _complete_delayq") && r.out().contains("max-in-flight")
                 && r.out().contains("--if-exists"), r.out().substring(0, Math.min(500, r.out().length())));
         Run sourced = exec(List.of("bash", "-c", "source <(\"$0\" -jar \"$1\" completion) && complete -p delayq",
                 ProcessHandle.current().info().command().orElse("java"), CLI_JAR.toString()), Map.of()).exits(0);
         assertTrue(sourced.out().contains("delayq"), sourced.out());
+    }
+
+    // ---- the guide -------------------------------------------------------------------------------
+
+    /**
+     * The shell blocks of docs/operations.md marked {@code covered-by: CliIT}, run word for word with
+     * bash from the repository's root (so {@code cli/delayq} is the launcher), {@code localhost:8080}
+     * replaced by this server's address, which {@code DELAYQ_URL} names too, and the operator token
+     * in {@code DELAYQ_TOKEN}. Each must exit 0.
+     */
+    @Test
+    void theGuidesExamplesRunAsWritten() throws IOException {
+        deadJobs(DOCS, "pay-1", "pay-2", "pay-3");
+        List<String> blocks = new ArrayList<>();
+        List<String> lines = Files.readAllLines(GUIDE);
+        for (int i = 0; i + 1 < lines.size(); i++) {
+            if (lines.get(i).strip().equals("<!-- covered-by: CliIT -->") && lines.get(i + 1).strip().equals("```shell")) {
+                StringBuilder b = new StringBuilder();
+                for (int j = i + 2; !lines.get(j).strip().equals("```"); j++) {
+                    b.append(lines.get(j)).append('\n');
+                }
+                blocks.add(b.toString());
+            }
+        }
+        assertTrue(blocks.size() >= 2, "covered-by: CliIT blocks in " + GUIDE + ": " + blocks.size());
+        String address = server.url().substring("http://".length());
+        for (String block : blocks) {
+            String script = "set -euo pipefail\ncd ..\n" + block.replace("localhost:8080", address);
+            Run r = exec(List.of("bash", "-c", script), Map.of("DELAYQ_URL", server.url(), "DELAYQ_TOKEN", TOKEN,
+                    "JAVA_HOME", System.getProperty("java.home"))).exits(0);
+            System.out.println("ran:\n" + block + "output:\n" + r.out() + r.err());
+        }
+        assertEquals("scheduled", cli("--output", "json", "job", "get", "orders", "order-42").exits(0).json()
+                .path("state").asText());
     }
 
     // ---- no answer ------------------------------------------------------------------------------
@@ -523,11 +586,11 @@ class CliIT {
     @Order(Integer.MAX_VALUE)
     void unavailableIsExit4() throws Exception {
         redis.stop();
-        Run r = cli("job", "enqueue", "orders", "--id", "while-redis-is-away");
+        Run r = jar("job", "enqueue", "orders", "--id", "while-redis-is-away");
         r.exits(4);
         assertTrue(r.err().startsWith("delayq: 503 "), r.err());
         server.kill();
-        Run stopped = cli("topics").exits(4);
+        Run stopped = jar("topics").exits(4);
         assertTrue(stopped.err().contains("cannot connect"), stopped.err());
     }
 }
