@@ -348,7 +348,8 @@ class CliIT {
             assertTrue(!error.isEmpty(), dead.toString());
             Run table = cli("dead", "list", FAILING).exits(0);
             assertTrue(table.out().lines().findFirst().orElseThrow().matches("ID +DIED +ATTEMPTS +LAST ERROR"), table.out());
-            assertTrue(table.out().lines().anyMatch(l -> l.matches("a-1 +\\S+ \\S+Z \\((now|\\d+s ago)\\) +1 +HTTP target .+ not reached: .+")), table.out());
+            String row = "a-1 +\\S+ \\S+Z \\((now|\\d+s ago)\\) +1 +HTTP target .+ not reached: .+";
+            assertTrue(table.out().lines().anyMatch(l -> l.matches(row)), table.out());
 
             assertEquals(2, cli("--output", "json", "dead", "list", FAILING, "--id-prefix", "a-").exits(0).lines().size());
             assertEquals(1, cli("--output", "json", "dead", "list", FAILING, "--limit", "1").exits(0).lines().size());
