@@ -24,6 +24,9 @@
 #   bench/run.sh rediscost --n 50000  rediscost (on request only): Redis µs per enqueue script, one job
 #                                     per call and 1,000 per call, Redis B per job, Redis µs per job
 #                                     taken and acked (INFO commandstats, used_memory)
+#   bench/run.sh history --n 50000   (on request only) the dashboard history's cost: an N-job burst
+#                                     with the history off, then on (flushed every second), throughput
+#                                     and Redis commands per job of each; idle commands/s with it on and off
 #   bench/run.sh topics [--topics 250 --partitions 4]
 #                                     (on request only) one replica serving many HTTP-target
 #                                     topics: threads, RSS, idle commands/s, lateness and wake-up

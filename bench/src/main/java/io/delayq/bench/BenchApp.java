@@ -50,6 +50,12 @@ public class BenchApp implements QuarkusApplication {
     Recorder recorder;
     @Inject
     DelayqMetrics metrics;
+    @Inject
+    io.delayq.store.HistoryStore history;
+    @Inject
+    io.delayq.store.RedisClock redisClock;
+    @Inject
+    io.delayq.ops.HistoryRecorder historyRecorder;
 
     final List<Map<String, Object>> results = new ArrayList<>();
     /** Fields the next emitted line gets in addition (the backlog's size). */
@@ -129,6 +135,7 @@ public class BenchApp implements QuarkusApplication {
                 case "wrk" -> new WrkScenario(this).run();
                 case "rediscost" -> emit(new RedisCostScenario(queue, o.n()).run());
                 case "topics" -> new TopicsScenario(this).run();
+                case "history" -> history();
                 default -> throw new IllegalArgumentException("unknown scenario " + s);
             }
         }
@@ -377,6 +384,43 @@ public class BenchApp implements QuarkusApplication {
             t.put("p" + Math.round(v.percentile() * 100), round(v.value(java.util.concurrent.TimeUnit.MILLISECONDS), 3));
         }
         return t;
+    }
+
+    /**
+     * The history's cost (issue 22): an N-job burst with the history off, then the same with it on
+     * (this bench flushes it every second, ten times the default, so a burst of a few seconds pays
+     * several flushes), throughput and Redis commands per job of each; then the idle commands/s
+     * of this replica with the history on, and off.
+     */
+    void history() throws Exception {
+        historyRecorder.flush();
+        history.counts().disable();
+        schedule("burst-history-off", "bench", o.n(), 0, o.start() * 1000L, true, true, 0);
+        history.counts().enable(redisClock::redisNow);
+        schedule("burst-history-on", "bench", o.n(), 0, o.start() * 1000L, true, true, 0);
+        int flushes = historyRecorder.flush();
+        System.err.printf("history: the last flush after the burst made %d script call(s)%n", flushes);
+        for (boolean on : new boolean[] { true, false }) {
+            if (on) {
+                history.counts().enable(redisClock::redisNow);
+            } else {
+                history.counts().disable();
+            }
+            historyRecorder.flush();
+            Thread.sleep(2000); // settle
+            RedisInfo before = RedisInfo.read();
+            Thread.sleep(o.idleS() * 1000L);
+            RedisInfo after = RedisInfo.read();
+            double seconds = (after.atMs() - before.atMs()) / 1000.0;
+            Map<String, Object> r = new LinkedHashMap<>();
+            r.put("schema", "delayq-bench/v1");
+            r.put("scenario", on ? "idle-history-on" : "idle-history-off");
+            r.put("params", Map.of("idle_s", o.idleS(), "replicas", 1, "history_flush_s", 1));
+            r.put("ok", true);
+            r.put("idle_cmds_per_s", round(after.commandsSince(before, 1) / seconds, 2));
+            emit(r);
+        }
+        history.counts().enable(redisClock::redisNow);
     }
 
     /** Commands per second an idle replica costs Redis: empty, then with 10,000 jobs due in an hour. */

@@ -22,7 +22,7 @@ import io.quarkus.qute.Variant;
  */
 @ApplicationScoped
 public class Pages {
-    static final List<String> NAMES = List.of("layout", "overview", "topics", "topic", "topic-body", "job");
+    static final List<String> NAMES = List.of("layout", "overview", "topics", "topic", "topic-body", "job", "history");
     private static final Variant HTML = Variant.forContentType(Variant.TEXT_HTML);
     private final Engine engine;
 

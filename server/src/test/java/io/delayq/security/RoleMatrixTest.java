@@ -77,6 +77,9 @@ class RoleMatrixTest {
                 r -> r.delete("/jobs/" + topic + "/" + scheduled())));
         all.add(new Endpoint("GET /topics", DelayqRole.VIEWER, 200, r -> r.get("/topics")));
         all.add(new Endpoint("GET /topics/{topic}/dead", DelayqRole.VIEWER, 200, r -> r.get("/topics/" + topic + "/dead")));
+        all.add(new Endpoint("GET /topics/{topic}/history", DelayqRole.VIEWER, 200,
+                r -> r.get("/topics/" + topic + "/history")));
+        all.add(new Endpoint("GET /history", DelayqRole.VIEWER, 200, r -> r.get("/history?minutes=5")));
         all.add(new Endpoint("POST /topics/{topic}/dead/{id}/requeue", DelayqRole.OPERATOR, 200,
                 r -> r.post("/topics/" + topic + "/dead/" + dead() + "/requeue")));
         all.add(new Endpoint("DELETE /topics/{topic}/dead/{id}", DelayqRole.OPERATOR, 204,
