@@ -1,0 +1,195 @@
+package io.delayq.cli;
+
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code delayq job get|enqueue|cancel|reschedule}: one job over /jobs. */
+@Command(name = "job", mixinStandardHelpOptions = true, description = "One job: get, enqueue, cancel, reschedule.",
+        subcommands = { JobCommand.Get.class, JobCommand.Enqueue.class, JobCommand.Cancel.class,
+                JobCommand.Reschedule.class },
+        footer = { "", "Example:", "  delayq job get orders order-42" })
+class JobCommand {
+
+    @Command(name = "get", mixinStandardHelpOptions = true,
+            description = "A job's state (scheduled, inflight, dead, or succeeded within the topic's dedup window), "
+                    + "attempts, runAt and last error.",
+            footer = { "", "Example:", "  delayq job get orders order-42" })
+    static class Get extends ApiCommand {
+        @Parameters(index = "0", paramLabel = "TOPIC", description = "The topic.")
+        String topic;
+
+        @Parameters(index = "1", paramLabel = "ID", description = "The job's id.")
+        String id;
+
+        @Override
+        void run(Api api, Output out) {
+            out.object(api.get(jobPath(topic, id)).body());
+        }
+    }
+
+    @Command(name = "enqueue", mixinStandardHelpOptions = true,
+            description = "Enqueue one job, due now, after --delay or --at an instant. Enqueue is idempotent by id: "
+                    + "an id that exists is kept as it is unless --if-exists says replace or extend.",
+            footer = { "", "Example:",
+                    "  delayq job enqueue orders --id order-42 --payload '{\"orderId\": 42}' --delay 30m" })
+    static class Enqueue extends ApiCommand {
+        @Parameters(index = "0", paramLabel = "TOPIC", description = "The topic.")
+        String topic;
+
+        @Option(names = "--id", paramLabel = "ID", description = "The job's id (generated when absent).")
+        String id;
+
+        @Option(names = "--payload", paramLabel = "JSON",
+                description = "Any JSON value, stored as given; @FILE reads it from a file.")
+        String payload;
+
+        @Option(names = "--delay", paramLabel = "DURATION", description = "Due after this long: 30s, 5m, 1h, 2d.")
+        String delay;
+
+        @Option(names = "--at", paramLabel = "INSTANT", description = "Due at this ISO-8601 instant: 2026-12-24T18:00:00Z.")
+        String at;
+
+        @Option(names = "--group", paramLabel = "G", description = "The job's group (its topic's group-max-in-flight).")
+        String group;
+
+        @Option(names = "--if-exists", paramLabel = "keep|replace|extend",
+                description = "What an id that exists does: keep it (default), replace its payload and runAt, or "
+                        + "extend (replace, but runAt only ever moves later).")
+        String ifExists;
+
+        @Override
+        void run(Api api, Output out) {
+            if (delay != null && at != null) {
+                throw usage("give --delay or --at, not both");
+            }
+            if (ifExists != null && !(ifExists.equals("keep") || ifExists.equals("replace") || ifExists.equals("extend"))) {
+                throw usage("--if-exists must be keep, replace or extend, not '" + ifExists + "'");
+            }
+            String raw = payload == null ? null : payload();
+            String body = body(raw);
+            Api.Reply r = api.post("/jobs", body);
+            JsonNode job = r.body();
+            String what = r.status() == 201 ? "created"
+                    : job.path("replaced").asBoolean(false) ? "replaced" : "exists (kept as it is)";
+            if (out.json) {
+                out.object(job);
+            } else {
+                out.said(what + ": " + job.path("topic").asText() + "/" + job.path("id").asText(), job);
+                out.object(job);
+            }
+        }
+
+        private String payload() {
+            String text = payload;
+            if (text.startsWith("@")) {
+                try {
+                    text = Files.readString(Path.of(text.substring(1)));
+                } catch (IOException e) {
+                    throw usage("--payload " + payload + ": cannot read " + text.substring(1) + ": " + e.getMessage());
+                }
+            }
+            try {
+                Api.JSON.readTree(text);
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                throw usage("--payload must be JSON (a string is \"quoted\"): " + e.getOriginalMessage());
+            }
+            return text.strip();
+        }
+
+        /** The enqueue body, the payload written byte for byte as given (the server stores it so). */
+        private String body(String rawPayload) {
+            StringWriter w = new StringWriter();
+            try (JsonGenerator g = Api.JSON.getFactory().createGenerator(w)) {
+                g.writeStartObject();
+                g.writeStringField("topic", topic);
+                if (id != null) {
+                    g.writeStringField("id", id);
+                }
+                if (rawPayload != null) {
+                    g.writeFieldName("payload");
+                    g.writeRawValue(rawPayload);
+                }
+                if (delay != null) {
+                    g.writeNumberField("delayMs", Durations.parse(spec.commandLine(), "--delay", delay).toMillis());
+                }
+                if (at != null) {
+                    g.writeStringField("runAt", Durations.instant(spec.commandLine(), "--at", at).toString());
+                }
+                if (group != null) {
+                    g.writeStringField("group", group);
+                }
+                if (ifExists != null) {
+                    g.writeStringField("ifExists", ifExists);
+                }
+                g.writeEndObject();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            return w.toString();
+        }
+    }
+
+    @Command(name = "cancel", mixinStandardHelpOptions = true,
+            description = "Cancel a scheduled job (one in flight or dead: exit 1, conflict).",
+            footer = { "", "Example:", "  delayq job cancel orders order-42" })
+    static class Cancel extends ApiCommand {
+        @Parameters(index = "0", paramLabel = "TOPIC", description = "The topic.")
+        String topic;
+
+        @Parameters(index = "1", paramLabel = "ID", description = "The job's id.")
+        String id;
+
+        @Override
+        void run(Api api, Output out) {
+            api.delete(jobPath(topic, id));
+            ObjectNode done = Api.JSON.createObjectNode().put("topic", topic).put("id", id).put("cancelled", true);
+            out.said("cancelled: " + topic + "/" + id, done);
+        }
+    }
+
+    @Command(name = "reschedule", mixinStandardHelpOptions = true,
+            description = "Move a scheduled job to a new time: --delay from now (0 runs it now) or --at an instant.",
+            footer = { "", "Example:", "  delayq job reschedule orders order-42 --delay 2h" })
+    static class Reschedule extends ApiCommand {
+        @Parameters(index = "0", paramLabel = "TOPIC", description = "The topic.")
+        String topic;
+
+        @Parameters(index = "1", paramLabel = "ID", description = "The job's id.")
+        String id;
+
+        @Option(names = "--delay", paramLabel = "DURATION", description = "Due after this long from now: 30s, 5m, 1h, 2d.")
+        String delay;
+
+        @Option(names = "--at", paramLabel = "INSTANT", description = "Due at this ISO-8601 instant.")
+        String at;
+
+        @Override
+        void run(Api api, Output out) {
+            if ((delay == null) == (at == null)) {
+                throw usage("give --delay or --at");
+            }
+            ObjectNode body = Api.JSON.createObjectNode();
+            if (delay != null) {
+                Duration d = Durations.parse(spec.commandLine(), "--delay", delay);
+                body.put("delayMs", d.toMillis());
+            } else {
+                Instant t = Durations.instant(spec.commandLine(), "--at", at);
+                body.put("runAt", t.toString());
+            }
+            out.object(api.patch(jobPath(topic, id), body.toString()).body());
+        }
+    }
+}
