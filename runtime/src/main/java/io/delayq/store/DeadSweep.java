@@ -115,12 +115,12 @@ public class DeadSweep extends StorePart {
             // it is listed once.
             Set<String> seen = new HashSet<>();
             String from = "+inf";
-            long kept = 0;
+            String after = "";
             int examined = 0;
             int found = 0;
             while (true) {
                 int n = Math.min(CHUNK, examinedAtMost - examined);
-                Response r = run("deadsweep", p, Set.of(), args("list", from, kept, "-inf", n, filter, "", limit - found));
+                Response r = run("deadsweep", p, Set.of(), args("list", from, after, "-inf", n, filter, "", limit - found));
                 examined += r.get(3).toInteger();
                 for (int i = 5; i + 2 < r.size(); i += 3) {
                     String id = r.get(i).toString();
@@ -138,7 +138,7 @@ public class DeadSweep extends StorePart {
                     break;
                 }
                 from = r.get(1).toString();
-                kept = r.get(2).toLong();
+                after = r.get(2).toString();
             }
         }
         return truncated;
@@ -150,11 +150,11 @@ public class DeadSweep extends StorePart {
         boolean truncated = false;
         for (Partition p : partitionsOf(topic)) {
             String from = "+inf";
-            long kept = 0;
+            String after = "";
             int examined = 0;
             while (true) {
                 int n = Math.min(CHUNK, examinedAtMost - examined);
-                Response r = run("deadsweep", p, Set.of(), args("count", from, kept, "-inf", n, filter, "", 0));
+                Response r = run("deadsweep", p, Set.of(), args("count", from, after, "-inf", n, filter, "", 0));
                 examined += r.get(3).toInteger();
                 matching[0] += r.get(4).toLong();
                 if (r.get(0).toInteger() == 1) {
@@ -165,7 +165,7 @@ public class DeadSweep extends StorePart {
                     break;
                 }
                 from = r.get(1).toString();
-                kept = r.get(2).toLong();
+                after = r.get(2).toString();
             }
         }
         return truncated;
@@ -196,33 +196,34 @@ public class DeadSweep extends StorePart {
         for (Partition p : partitionsOf(topic)) {
             long size = redis.send(Request.cmd(Command.ZCARD).arg(keys.dead(p))).toLong();
             String from = "-inf";
-            long kept = 0;
+            String after = "";
             for (long call = 0; call <= size / chunk + 1; call++) {
-                Response r = step(mode, p, from, kept, diedByMs, chunk, filter);
+                Response r = step(mode, p, from, after, diedByMs, chunk, filter);
                 acted += r.get(4).toLong();
                 if (r.get(0).toInteger() == 1) {
                     break;
                 }
                 from = r.get(1).toString();
-                kept = r.get(2).toLong();
+                after = r.get(2).toString();
             }
         }
         return acted;
     }
 
     /**
-     * One call of the script ({@code mode} requeue or purge): {done, from, kept, examined, acted}.
+     * One call of the script ({@code mode} requeue or purge): {done, from, after, examined, acted},
+     * the cursor being a score and the last member of that score left in place ({@code ""}: none).
      * Public for the script-level tests, which act between two calls.
      */
-    public Response step(String mode, Partition p, String from, long kept, long diedByMs, int chunk, Filter filter) {
+    public Response step(String mode, Partition p, String from, String after, long diedByMs, int chunk, Filter filter) {
         return run("deadsweep", p, REQUEUE.equals(mode) ? aroundNow() : Set.of(),
-                args(mode, from, kept, Long.toString(diedByMs), chunk, filter, REQUEUE.equals(mode) ? scriptChannel(p) : "",
+                args(mode, from, after, Long.toString(diedByMs), chunk, filter, REQUEUE.equals(mode) ? scriptChannel(p) : "",
                         0));
     }
 
-    private static List<String> args(String mode, String from, long kept, String to, int n, Filter filter, String channel,
+    private static List<String> args(String mode, String from, String after, String to, int n, Filter filter, String channel,
             int wanted) {
-        return List.of(mode, from, Long.toString(kept), to, Integer.toString(n), filter.idPrefix(), filter.error(), channel,
+        return List.of(mode, from, after, to, Integer.toString(n), filter.idPrefix(), filter.error(), channel,
                 Integer.toString(wanted));
     }
 }

@@ -28,7 +28,8 @@ import io.vertx.redis.client.Response;
  * exactly the matching dead jobs, members of one score included (its cursor skips those left and
  * never one not yet seen), leaves a job that dies between two steps alone, and a requeue moves
  * dead to scheduled in the same step; a filtered list stops at the number it may examine and
- * says so.
+ * says so; a member whose record is missing or unreadable is kept in every mode, and the cursor
+ * (the last member left in place) misses no match when a member left in place goes between steps.
  */
 @QuarkusTest
 @QuarkusTestResource(RedisTestResource.class)
@@ -87,7 +88,7 @@ class DeadSweepScriptsTest {
         }
         Partition p = new Partition(t, 0);
         Filter boom = new Filter("", "boom");
-        Response first = sweep.step(DeadSweep.PURGE, p, "-inf", 0, asked, 2, boom);
+        Response first = sweep.step(DeadSweep.PURGE, p, "-inf", "", asked, 2, boom);
         assertEquals(0, first.get(0).toInteger(), "not done after two of six");
         assertEquals(2, first.get(4).toInteger());
         // Between two steps: a job dies now (after the time the purge was asked at), and so does
@@ -95,16 +96,16 @@ class DeadSweepScriptsTest {
         bury(t, "new", "boom", asked + 500);
         bury(t, "old-5", "boom", asked + 600);
         String from = first.get(1).toString();
-        long kept = first.get(2).toLong();
+        String after = first.get(2).toString();
         long purged = 2;
         for (int i = 0; i < 10; i++) {
-            Response r = sweep.step(DeadSweep.PURGE, p, from, kept, asked, 2, boom);
+            Response r = sweep.step(DeadSweep.PURGE, p, from, after, asked, 2, boom);
             purged += r.get(4).toLong();
             if (r.get(0).toInteger() == 1) {
                 break;
             }
             from = r.get(1).toString();
-            kept = r.get(2).toLong();
+            after = r.get(2).toString();
         }
         assertEquals(5, purged, "old-0..old-4, not old-5 that died again, nor new");
         try (Resp redis = RedisTestResource.resp()) {
@@ -154,6 +155,101 @@ class DeadSweepScriptsTest {
         assertFalse(newest.truncated());
         assertEquals(List.of("hay-29", "hay-28", "hay-27"), newest.jobs().stream().map(DeadJob::id).toList());
         assertNotNull(newest.jobs().get(0).record());
+    }
+
+    @Test
+    void aMemberWithoutARecordOrWithAnUnreadableOneIsKeptInEveryMode() {
+        long at = System.currentTimeMillis() - 10_000;
+        // The whole walk, in steps of two (b and d each end a step), requeues a and c and fails on
+        // neither: no partial write, no error for the REST call to turn into a 500.
+        String t = orphans("sweep-orphan", at);
+        assertEquals(2, sweep.sweep(DeadSweep.REQUEUE, t, Filter.ALL, at + 100, 2));
+        assertEquals(0, sweep.sweep(DeadSweep.PURGE, t, Filter.ALL, at + 100, 2));
+        try (Resp redis = RedisTestResource.resp()) {
+            assertEquals(new TreeSet<>(List.of("b", "d")),
+                    new TreeSet<>(strings(redis.list("ZRANGE", Topics.keys(t) + "dead", "0", "-1"))));
+            assertEquals("no newline", redis.str("HGET", Topics.keys(t) + "jobs", "d"));
+            assertNull(redis.str("HGET", Topics.keys(t) + "jobs", "b"));
+        }
+        // Lists and counts, with and without an error filter, agree: a and c.
+        String u = orphans("sweep-orphan-read", at);
+        Filter boom = new Filter(null, "boom");
+        assertEquals(2, sweep.count(u, Filter.ALL).matching());
+        assertEquals(2, sweep.count(u, boom).matching());
+        assertEquals(List.of("c", "a"), sweep.list(u, Filter.ALL, 10).jobs().stream().map(DeadJob::id).toList());
+        assertEquals(List.of("c", "a"), sweep.list(u, boom, 10).jobs().stream().map(DeadJob::id).toList());
+        assertEquals(0, sweep.sweep(DeadSweep.PURGE, u, new Filter("d", "boom"), at + 100, 2));
+        assertEquals(2, sweep.sweep(DeadSweep.PURGE, u, boom, at + 100, 2));
+        try (Resp redis = RedisTestResource.resp()) {
+            assertEquals(new TreeSet<>(List.of("b", "d")),
+                    new TreeSet<>(strings(redis.list("ZRANGE", Topics.keys(u) + "dead", "0", "-1"))));
+        }
+    }
+
+    /** Dead a, b, c, d in that order; b has no record, d's cannot be read (no newline). */
+    private static String orphans(String name, long at) {
+        String t = Topics.fresh(name);
+        bury(t, "a", "boom", at);
+        bury(t, "b", "boom", at + 1);
+        bury(t, "c", "boom", at + 2);
+        bury(t, "d", "boom", at + 3);
+        try (Resp redis = RedisTestResource.resp()) {
+            redis.num("HDEL", Topics.keys(t) + "jobs", "b");
+            redis.num("HSET", Topics.keys(t) + "jobs", "d", "no newline");
+        }
+        return t;
+    }
+
+    @Test
+    void theCursorSkipsNoMatchWhenAMemberLeftInPlaceIsRemovedBetweenTwoSteps() {
+        String t = Topics.fresh("sweep-removed");
+        long at = System.currentTimeMillis() - 10_000;
+        Set<String> matches = new TreeSet<>(List.of("a2", "a3", "a5", "a7", "b1", "b3", "b5", "b7"));
+        for (int i = 0; i < 9; i++) {
+            bury(t, "a" + i, matches.contains("a" + i) ? "timeout" : "refused", at);
+            bury(t, "b" + i, matches.contains("b" + i) ? "timeout" : "refused", at + 1);
+        }
+        Partition p = new Partition(t, 0);
+        Filter timeout = new Filter(null, "timeout");
+        Response first = sweep.step(DeadSweep.PURGE, p, "-inf", "", at + 10, 3, timeout);
+        assertEquals(1, first.get(4).toInteger(), "a2 of a0..a2");
+        assertEquals("a1", first.get(2).toString());
+        // Between two steps a member left in place goes (a single purge of a0).
+        try (Resp redis = RedisTestResource.resp()) {
+            redis.num("ZREM", Topics.keys(t) + "dead", "a0");
+            redis.num("HDEL", Topics.keys(t) + "jobs", "a0");
+        }
+        String from = first.get(1).toString();
+        String after = first.get(2).toString();
+        long purged = 1;
+        for (int i = 0; i < 20; i++) {
+            Response r = sweep.step(DeadSweep.PURGE, p, from, after, at + 10, 3, timeout);
+            purged += r.get(4).toLong();
+            if (r.get(0).toInteger() == 1) {
+                break;
+            }
+            from = r.get(1).toString();
+            after = r.get(2).toString();
+        }
+        assertEquals(8, purged);
+        try (Resp redis = RedisTestResource.resp()) {
+            Set<String> dead = new TreeSet<>(strings(redis.list("ZRANGE", Topics.keys(t) + "dead", "0", "-1")));
+            assertEquals(9, dead.size());
+            dead.forEach(id -> assertFalse(matches.contains(id), id));
+        }
+        // Newest first too: a count or list over more members of one score than one call examines.
+        String u = Topics.fresh("sweep-run");
+        try (Resp redis = RedisTestResource.resp()) {
+            for (int i = 0; i < 1100; i++) {
+                String id = String.format("m%04d", i);
+                redis.num("HSET", Topics.keys(u) + "jobs", id, Long.toString(at - 60_000, 36) + ",3,3,"
+                        + (i % 2 == 0 ? "timeout" : "refused") + "\n{}");
+                redis.num("ZADD", Topics.keys(u) + "dead", Long.toString(at), id);
+            }
+        }
+        assertEquals(550, sweep.count(u, timeout).matching());
+        assertEquals(1100, sweep.count(u, Filter.ALL).matching());
+        assertEquals(550, sweep.list(u, timeout, 2000).jobs().size());
     }
 
     private static List<String> dueKeys(Resp redis, String t) {
