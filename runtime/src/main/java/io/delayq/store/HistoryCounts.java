@@ -17,6 +17,11 @@ import java.util.function.LongSupplier;
  * <p>Lateness is kept as counts in fixed bins of a factor √2 ({@link #bin}), not as a p99:
  * percentiles of several replicas cannot be combined, bin counts can (summed in Redis), and the
  * p99 is read from the summed bins.
+ *
+ * <p>Per-topic cells are kept only for the topics this replica serves or configures
+ * ({@link OwnTopics}): the counts of any other topic (an enqueue for a topic served elsewhere) go
+ * into the total of all topics alone (a cell of topic {@code null}), so that a stream of new topic
+ * names does not grow this map.
  */
 public final class HistoryCounts {
     /** Bins 0..MAX_BIN: 0 is on time (lateness ≤ 0), the last also holds everything later. */
@@ -25,7 +30,13 @@ public final class HistoryCounts {
     private volatile boolean enabled;
     private volatile LongSupplier clock = System::currentTimeMillis;
     private final Map<Key, Cell> cells = new ConcurrentHashMap<>();
+    private final OwnTopics own;
 
+    HistoryCounts(OwnTopics own) {
+        this.own = own;
+    }
+
+    /** {@code topic} null: counts of topics not this replica's, for the total only. */
     record Key(String topic, long minute) {
     }
 
@@ -35,7 +46,7 @@ public final class HistoryCounts {
         final AtomicLongArray bins = new AtomicLongArray(MAX_BIN + 1);
     }
 
-    /** Counts of one topic (or the total) in one minute, taken for a flush. */
+    /** Counts of one topic (or, topic null, of the total alone) in one minute, taken for a flush. */
     public record Minute(String topic, long minute, long enqueued, long succeeded, long failed, long[] bins) {
         boolean empty() {
             if (enqueued != 0 || succeeded != 0 || failed != 0) {
@@ -65,7 +76,7 @@ public final class HistoryCounts {
     }
 
     private Cell cell(String topic) {
-        Key k = new Key(topic, Math.floorDiv(clock.getAsLong(), 60_000L));
+        Key k = new Key(own.contains(topic) ? topic : null, Math.floorDiv(clock.getAsLong(), 60_000L));
         Cell c = cells.get(k);
         return c != null ? c : cells.computeIfAbsent(k, x -> new Cell());
     }
@@ -180,18 +191,8 @@ public final class HistoryCounts {
         return out;
     }
 
-    /** Puts back counts a flush could not write (Redis away): the next flush tries them again. */
-    void restore(List<Minute> minutes) {
-        for (Minute m : minutes) {
-            Cell c = cells.computeIfAbsent(new Key(m.topic(), m.minute()), x -> new Cell());
-            c.enqueued.addAndGet(m.enqueued());
-            c.succeeded.addAndGet(m.succeeded());
-            c.failed.addAndGet(m.failed());
-            for (int i = 0; i < m.bins().length; i++) {
-                if (m.bins()[i] != 0) {
-                    c.bins.addAndGet(i, m.bins()[i]);
-                }
-            }
-        }
+    /** The epoch minute now, by the counting clock. */
+    long currentMinute() {
+        return Math.floorDiv(clock.getAsLong(), 60_000L);
     }
 }

@@ -1,12 +1,16 @@
 package io.delayq.store;
 
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
+
+import org.jboss.logging.Logger;
 
 import io.vertx.core.Future;
 import io.vertx.redis.client.Command;
@@ -27,7 +31,12 @@ public class HistoryStore extends StorePart {
     private static final long HOUR_MS = 3_600_000L;
     /** A key lives this long after its hour ended: 24 hours readable, plus a margin. */
     private static final long KEEP_SECONDS = 25 * 3600L;
+    /** Minutes a failed flush could not write are kept this long (per key), then dropped. */
+    public static final int PENDING_MINUTES = 60;
+    private static final Logger LOG = Logger.getLogger(HistoryStore.class);
     private final HistoryCounts counts;
+    /** Per key, epoch minute → counts a failed call carried, added to that key's next call. */
+    private final Map<String, Map<Long, HistoryCounts.Minute>> pending = new HashMap<>();
     private final java.util.concurrent.atomic.AtomicLong scriptCalls = new java.util.concurrent.atomic.AtomicLong();
 
     @Inject
@@ -64,52 +73,79 @@ public class HistoryStore extends StorePart {
 
     /**
      * Adds what was counted since the last flush to Redis: one {@code history} script call per
-     * topic and hour with counts, and one per hour for the total, all sent at once. Counts that
-     * could not be written are kept for the next flush (those of minutes past the history's 24
-     * hours are dropped). Returns the number of script calls made (0 when nothing was counted).
+     * topic and hour with counts, and one per hour for the total, all sent at once. Each call
+     * applies all its minutes or none; what a failed call carried is kept for that same key alone
+     * and added to its next call (never counted into the total again, nor dropped from it), for at
+     * most {@value #PENDING_MINUTES} minutes: older ones are dropped with a WARN saying how many
+     * counts were lost. Returns the number of script calls made (0 when nothing was to be written).
      */
-    public int flush() {
+    public synchronized int flush() {
         List<HistoryCounts.Minute> taken = counts.take();
-        if (taken.isEmpty()) {
+        dropStalePending();
+        if (taken.isEmpty() && pending.isEmpty()) {
             return 0;
         }
-        Map<String, List<String>> byKey = new TreeMap<>();
-        Map<Long, HistoryCounts.Minute> totals = new TreeMap<>();
+        Map<String, Map<Long, HistoryCounts.Minute>> byKey = new TreeMap<>();
         for (HistoryCounts.Minute m : taken) {
-            add(byKey, keys.history(m.topic(), hourOf(m.minute())), m);
-            totals.merge(m.minute(), m, HistoryStore::sum);
+            if (m.topic() != null) { // null: a topic not this replica's, counted in the total alone
+                merge(byKey, keys.history(m.topic(), hourOf(m.minute())), m);
+            }
+            merge(byKey, keys.historyTotal(hourOf(m.minute())), m);
         }
-        totals.values().forEach(m -> add(byKey, keys.historyTotal(hourOf(m.minute())), m));
+        pending.forEach((key, minutes) -> minutes.values().forEach(m -> merge(byKey, key, m)));
+        pending.clear();
         List<Future<Response>> calls = new ArrayList<>(byKey.size());
         scriptCalls.addAndGet(byKey.size());
         try {
             ensureLayout();
-            byKey.forEach((key, args) -> calls.add(scripts.runAsync("history", List.of(key), args, null)));
+            byKey.forEach((key, minutes) -> calls.add(scripts.runAsync("history", List.of(key), args(minutes), null)));
             await(Future.join(calls)); // join: every call settled before the failed ones are told apart
         } catch (RuntimeException e) {
-            // Per key, each script call applied all its minutes or none: put back those whose call failed.
-            List<HistoryCounts.Minute> back = new ArrayList<>();
-            long oldest = Math.floorDiv(System.currentTimeMillis(), 60_000L) - MAX_MINUTES - 60;
             int i = 0;
-            List<String> failed = new ArrayList<>();
-            for (String key : byKey.keySet()) {
+            for (Map.Entry<String, Map<Long, HistoryCounts.Minute>> k : byKey.entrySet()) {
                 Future<Response> f = i < calls.size() ? calls.get(i) : null;
                 if (f == null || !f.succeeded()) {
-                    failed.add(key);
+                    pending.put(k.getKey(), k.getValue());
                 }
                 i++;
             }
-            for (HistoryCounts.Minute m : taken) {
-                if (m.minute() >= oldest && failed.contains(keys.history(m.topic(), hourOf(m.minute())))) {
-                    back.add(m);
-                }
-            }
-            // The totals' calls are separate: a total that failed while its topic's call went through
-            // is lost for that minute (rather than counting the topic twice when restored).
-            counts.restore(back);
             throw e;
         }
         return calls.size();
+    }
+
+    /** Drops the kept minutes older than {@value #PENDING_MINUTES} minutes, saying how many counts were lost. */
+    private void dropStalePending() {
+        long oldest = counts.currentMinute() - PENDING_MINUTES;
+        long lost = 0;
+        int minutes = 0;
+        for (var it = pending.values().iterator(); it.hasNext();) {
+            Map<Long, HistoryCounts.Minute> byMinute = it.next();
+            for (var m = byMinute.values().iterator(); m.hasNext();) {
+                HistoryCounts.Minute c = m.next();
+                if (c.minute() < oldest) {
+                    lost += c.enqueued() + c.succeeded() + c.failed() + Arrays.stream(c.bins()).sum();
+                    minutes++;
+                    m.remove();
+                }
+            }
+            if (byMinute.isEmpty()) {
+                it.remove();
+            }
+        }
+        if (minutes > 0) {
+            LOG.warnf("history: dropped %d counts of %d key-minutes that could not be written for %d minutes"
+                    + " (Redis away); the charts miss them", lost, minutes, PENDING_MINUTES);
+        }
+    }
+
+    /** Key-minutes a failed flush kept for the next one, over all keys (at most the last {@value #PENDING_MINUTES} minutes'). */
+    public synchronized int pendingMinutes() {
+        return pending.values().stream().mapToInt(Map::size).sum();
+    }
+
+    private static void merge(Map<String, Map<Long, HistoryCounts.Minute>> byKey, String key, HistoryCounts.Minute m) {
+        byKey.computeIfAbsent(key, k -> new TreeMap<>()).merge(m.minute(), m, HistoryStore::sum);
     }
 
     private static HistoryCounts.Minute sum(HistoryCounts.Minute a, HistoryCounts.Minute b) {
@@ -121,15 +157,16 @@ public class HistoryStore extends StorePart {
                 a.failed() + b.failed(), bins);
     }
 
-    private static void add(Map<String, List<String>> byKey, String key, HistoryCounts.Minute m) {
-        List<String> args = byKey.computeIfAbsent(key, k -> {
-            List<String> a = new ArrayList<>();
-            a.add("0"); // no day shards (see history.lua)
-            a.add(Long.toString((hourOf(m.minute()) + 1) * 3600 + KEEP_SECONDS));
-            return a;
+    /** A key's script arguments: no day shards, its expiry, then minute-of-hour and counts pairs. */
+    private static List<String> args(Map<Long, HistoryCounts.Minute> minutes) {
+        List<String> a = new ArrayList<>();
+        a.add("0"); // no day shards (see history.lua)
+        a.add(Long.toString((hourOf(minutes.keySet().iterator().next()) + 1) * 3600 + KEEP_SECONDS));
+        minutes.values().forEach(m -> {
+            a.add(Long.toString(Math.floorMod(m.minute(), 60L)));
+            a.add(text(m));
         });
-        args.add(Long.toString(Math.floorMod(m.minute(), 60L)));
-        args.add(text(m));
+        return a;
     }
 
     /** The epoch hour of an epoch minute. */

@@ -49,7 +49,7 @@ public class StoreLayer {
     /** The topics this replica listed, and when (see {@link TopicListing}). */
     private final TopicListing listing;
     /** What this replica counted for the history, not yet flushed (see {@link HistoryStore}). */
-    private final HistoryCounts history = new HistoryCounts();
+    private final HistoryCounts history;
 
     /** A layer that remembers every topic it listed (tests build one by hand). */
     public StoreLayer(RedisGateway redis, Scripts scripts, Keys keys, DelayqConfig config) {
@@ -59,6 +59,7 @@ public class StoreLayer {
     @Inject
     public StoreLayer(RedisGateway redis, Scripts scripts, Keys keys, DelayqConfig config, OwnTopics remembered) {
         this.listing = new TopicListing(redis, keys, remembered);
+        this.history = new HistoryCounts(remembered);
         this.redis = redis;
         this.scripts = scripts;
         this.keys = keys;

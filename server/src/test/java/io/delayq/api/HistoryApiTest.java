@@ -49,11 +49,13 @@ class HistoryApiTest {
 
     @Test
     void everyMinuteOldestFirstWithTheNewJobsOfATopicAndTheLatenessOfItsAttempts() {
-        String topic = Topics.fresh("hist-rest");
+        String topic = "hist-rest"; // configured here: per-topic history is kept for this replica's topics alone
+        String ids = Topics.fresh("j");
+        long enqueuedBefore = sum("/topics/" + topic + "/history", "enqueued");
         for (int i = 0; i < 3; i++) {
-            jobs.schedule(JobRequest.topic(topic).id("j" + i).delay(Duration.ofHours(1)));
+            jobs.schedule(JobRequest.topic(topic).id(ids + i).delay(Duration.ofHours(1)));
         }
-        jobs.schedule(JobRequest.topic(topic).id("j0").delay(Duration.ofHours(1))); // kept: not new
+        jobs.schedule(JobRequest.topic(topic).id(ids + 0).delay(Duration.ofHours(1))); // kept: not new
         recorder.flush();
 
         List<Map<String, Object>> day = given().queryParam("minutes", 1440).get("/topics/" + topic + "/history").then()
@@ -73,7 +75,15 @@ class HistoryApiTest {
         assertTrue(empty.containsKey("latenessP99Ms"), "present");
         assertNull(empty.get("latenessP99Ms"), "null without an attempt");
         long enqueued = hour.stream().mapToLong(m -> ((Number) m.get("enqueued")).longValue()).sum();
-        assertEquals(3, enqueued, "three new ids; the one kept is no new job");
+        assertEquals(enqueuedBefore + 3, enqueued, "three new ids; the one kept is no new job");
+
+        // A topic this replica neither serves nor configures: in the total alone.
+        String stranger = Topics.fresh("hist-stranger");
+        long totalBefore = sum("/history", "enqueued");
+        jobs.schedule(JobRequest.topic(stranger).id("s").delay(Duration.ofHours(1)));
+        recorder.flush();
+        assertEquals(0, sum("/topics/" + stranger + "/history", "enqueued"), "no history of its own kept here");
+        assertEquals(totalBefore + 1, sum("/history", "enqueued"), "counted in the total");
 
         // "lifecycle" is served here: one attempt that fails, then one that succeeds.
         String id = Topics.fresh("h");

@@ -2,6 +2,7 @@ package io.delayq.store;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
@@ -36,13 +37,18 @@ class HistoryStoreTest {
 
     /** A writer (or reader) of the history under {@code prefix}, its minutes read from {@code clock}. */
     private HistoryStore writer(String prefix, AtomicLong clock) {
-        DelayqConfig own = (DelayqConfig) java.lang.reflect.Proxy.newProxyInstance(DelayqConfig.class.getClassLoader(),
+        return writer(prefix, clock, topic -> true);
+    }
+
+    /** As above, keeping per-topic history only for the topics {@code own} says are this replica's. */
+    private HistoryStore writer(String prefix, AtomicLong clock, OwnTopics own) {
+        DelayqConfig mine = (DelayqConfig) java.lang.reflect.Proxy.newProxyInstance(DelayqConfig.class.getClassLoader(),
                 new Class<?>[] { DelayqConfig.class }, (proxy, method, args) -> method.getName().equals("prefix")
                         ? prefix
                         : method.invoke(config, args));
-        RedisGateway gateway = new RedisGateway(redisClient, own, new SimpleMeterRegistry());
+        RedisGateway gateway = new RedisGateway(redisClient, mine, new SimpleMeterRegistry());
         HistoryStore store = new HistoryStore(new StoreLayer(gateway, new Scripts(gateway, new SimpleMeterRegistry()),
-                new Keys(own), own));
+                new Keys(mine), mine, own));
         store.counts().enable(clock::get);
         return store;
     }
@@ -172,5 +178,129 @@ class HistoryStoreTest {
         }
         System.out.printf("history of one busy topic, 24 h: %d keys, %d bytes (MEMORY USAGE)%n", hours, bytes);
         assertTrue(bytes < 100_000, "a day of one topic stays small: " + bytes + " bytes");
+    }
+
+    private static String topicKey(String prefix, String topic, long minute) {
+        return prefix + ":hist:{" + topic + "}:" + Math.floorDiv(minute, 60L);
+    }
+
+    private static String totalKey(String prefix, long minute) {
+        return prefix + ":hist:{~all}:" + Math.floorDiv(minute, 60L);
+    }
+
+    /** The counts of the epoch minute {@code minute} in the last {@code span} minutes of a topic (null: the total). */
+    private static HistoryStore.MinuteCounts at(HistoryStore s, String topic, long minute, int span) {
+        return s.read(topic, span).stream().filter(c -> c.minute() == minute * 60_000L).findFirst().orElseThrow();
+    }
+
+    /**
+     * A topic's key failing while the total's call goes through (on a cluster: two slots, one master
+     * away), for several flushes: once it is back, the topic and the total each hold every count
+     * exactly once. And the other way round: a failed total is written later, the topic not twice.
+     * A key of the wrong type makes exactly that one key's script call fail.
+     */
+    @Test
+    void aFailedKeyIsRetriedAloneAndNeitherItNorTheTotalCountsTwice() {
+        String topic = Topics.fresh("part");
+        AtomicLong clock = new AtomicLong();
+        String prefix = "hist-" + Topics.fresh("part");
+        HistoryStore w = writer(prefix, clock);
+        long now = w.redisTimeMs();
+        clock.set(now - 2 * 60_000L);
+        long minute = Math.floorDiv(clock.get(), 60_000L);
+        try (Resp redis = RedisTestResource.resp()) {
+            redis.call("SET", topicKey(prefix, topic, minute), "not a hash");
+            w.counts().enqueued(topic, 7);
+            w.counts().succeeded(topic);
+            assertThrows(RuntimeException.class, w::flush, "the topic's call failed");
+            for (int i = 0; i < 5; i++) { // the topic's master away for several flushes
+                w.counts().enqueued(topic, 1);
+                assertThrows(RuntimeException.class, w::flush);
+                assertEquals(1, w.pendingMinutes(), "the topic's minute kept for its key alone");
+            }
+            assertEquals(12, at(w, null, minute, 5).enqueued(), "the total written as counted, each count once");
+            redis.call("DEL", topicKey(prefix, topic, minute));
+            assertEquals(1, w.flush(), "the topic's key alone: the total has it already");
+            assertEquals(0, w.pendingMinutes());
+            assertEquals(12, at(w, topic, minute, 5).enqueued(), "7 and 5 more, once");
+            assertEquals(1, at(w, topic, minute, 5).succeeded());
+            assertEquals(12, at(w, null, minute, 5).enqueued(), "the total not counted again");
+            assertEquals(1, at(w, null, minute, 5).succeeded());
+
+            // The total failing while the topic's call goes through.
+            String prefix2 = "hist-" + Topics.fresh("part");
+            HistoryStore v = writer(prefix2, clock);
+            redis.call("SET", totalKey(prefix2, minute), "not a hash");
+            v.counts().enqueued(topic, 4);
+            v.counts().failed(topic);
+            assertThrows(RuntimeException.class, v::flush);
+            v.counts().enqueued(topic, 2);
+            assertThrows(RuntimeException.class, v::flush);
+            assertEquals(6, at(v, topic, minute, 5).enqueued(), "the topic written as counted");
+            redis.call("DEL", totalKey(prefix2, minute));
+            assertEquals(1, v.flush(), "the total's key alone");
+            assertEquals(6, at(v, null, minute, 5).enqueued(), "the total has every count, none dropped");
+            assertEquals(1, at(v, null, minute, 5).failed());
+            assertEquals(6, at(v, topic, minute, 5).enqueued(), "the topic not counted twice");
+            assertEquals(1, at(v, topic, minute, 5).failed());
+        }
+    }
+
+    /** What a key could not take is kept 60 minutes, then dropped (with a WARN): memory stays bounded. */
+    @Test
+    void keptMinutesAreDroppedAfterAnHour() {
+        String topic = Topics.fresh("stale");
+        String prefix = "hist-" + Topics.fresh("stale");
+        AtomicLong clock = new AtomicLong();
+        HistoryStore w = writer(prefix, clock);
+        long now = w.redisTimeMs();
+        clock.set(now - 70 * 60_000L);
+        long minute = Math.floorDiv(clock.get(), 60_000L);
+        try (Resp redis = RedisTestResource.resp()) {
+            redis.call("SET", topicKey(prefix, topic, minute), "not a hash");
+            w.counts().enqueued(topic, 4);
+            assertThrows(RuntimeException.class, w::flush);
+            clock.set((minute + HistoryStore.PENDING_MINUTES) * 60_000L);
+            assertThrows(RuntimeException.class, w::flush, "60 minutes on: still tried");
+            assertEquals(1, w.pendingMinutes());
+            clock.set((minute + HistoryStore.PENDING_MINUTES + 1) * 60_000L);
+            assertEquals(0, w.flush(), "61 minutes on: dropped, nothing left to write");
+            assertEquals(0, w.pendingMinutes(), "nothing kept");
+            redis.call("DEL", topicKey(prefix, topic, minute));
+            assertEquals(0, w.flush());
+            assertEquals(0, at(w, topic, minute, 80).enqueued(), "the dropped counts are not written later");
+            assertEquals(4, at(w, null, minute, 80).enqueued(), "the total's call had gone through");
+        }
+    }
+
+    /**
+     * Per-topic history only for the topics this replica serves or configures: enqueues for any
+     * other name (a thousand of them) count in the total alone, no key and no cell of their own.
+     */
+    @Test
+    void topicsNotThisReplicasCountInTheTotalAlone() {
+        String mine = Topics.fresh("mine");
+        String stranger = Topics.fresh("stranger");
+        String prefix = "hist-" + Topics.fresh("own");
+        AtomicLong clock = new AtomicLong();
+        HistoryStore w = writer(prefix, clock, mine::equals);
+        long now = w.redisTimeMs();
+        clock.set(now - 60_000L);
+        long minute = Math.floorDiv(clock.get(), 60_000L);
+        w.counts().enqueued(mine, 3);
+        w.counts().succeeded(mine);
+        for (int i = 0; i < 1000; i++) {
+            w.counts().enqueued(stranger + i, 1);
+        }
+        w.counts().failed(stranger);
+        assertEquals(2, w.flush(), "the own topic's key and the total's, none for the others");
+        assertEquals(3, at(w, mine, minute, 5).enqueued());
+        assertEquals(0, at(w, stranger + "0", minute, 5).enqueued());
+        assertEquals(1003, at(w, null, minute, 5).enqueued(), "everyone's enqueues in the total");
+        assertEquals(1, at(w, null, minute, 5).failed());
+        assertEquals(1, at(w, null, minute, 5).succeeded());
+        try (Resp redis = RedisTestResource.resp()) {
+            assertEquals(0, redis.countKeys(prefix + ":hist:{" + stranger + "*"), "no key of a topic not this replica's");
+        }
     }
 }
