@@ -25,8 +25,11 @@ import io.delayq.support.Topics;
  */
 class MaxInFlightIT extends OwnRedisTest {
 
-    private static Map<String, String> serving(String topic, Receiver receiver, String via, int cap) {
+    private static Map<String, String> serving(String topic, Receiver receiver, String via, int cap, String... more) {
         Map<String, String> s = new HashMap<>();
+        for (int i = 0; i < more.length; i += 2) {
+            s.put(more[i], more[i + 1]);
+        }
         s.put("delayq.topics." + topic + ".http.url", receiver.url(via));
         s.put("delayq.topics." + topic + ".max-in-flight", Integer.toString(cap));
         return s;
@@ -112,6 +115,54 @@ class MaxInFlightIT extends OwnRedisTest {
                     + " max %d ms; by replica %s%n", p50, p90, max, byReplica);
             assertEquals(1, receiver.peakInProgress.get(), "one at a time");
             assertTrue(p50 <= 100, "the next job waited " + p50 + " ms (p50) after the previous one ended");
+        }
+    }
+
+    /**
+     * A cap of 1 over two replicas, and the replica running the one job SIGKILLed mid-call: the
+     * other replica, whose take the cap held back (it sleeps on the "capped" mark, which the
+     * safety-net poll leaves asleep), is woken by the reclaim that frees the dead replica's slot,
+     * not by the mark's 30 s expiry; every job runs, the killed one again (its lost attempt), and
+     * never two at once.
+     */
+    @Test
+    void aReplicaKilledHoldingTheOnlySlotFreesItAtItsLeasesReclaimAndTheOtherTakesAtOnce() throws Exception {
+        String topic = Topics.fresh("cap-kill");
+        String[] fastLeases = { "delayq.dispatch.lease", "2s", "delayq.dispatch.heartbeat", "500ms",
+                "delayq.dispatch.reclaim-interval", "500ms" };
+        int n = 5;
+        java.util.concurrent.CompletableFuture<Void> firstCall = new java.util.concurrent.CompletableFuture<>();
+        java.util.concurrent.atomic.AtomicReference<Receiver.Delivery> first = new java.util.concurrent.atomic.AtomicReference<>();
+        try (Receiver receiver = new Receiver();
+                AppProcess a = AppProcess.start("capk-a", redis.port(), serving(topic, receiver, "a", 1, fastLeases));
+                AppProcess b = AppProcess.start("capk-b", redis.port(), serving(topic, receiver, "b", 1, fastLeases));
+                io.delayq.dev.Resp r = new io.delayq.dev.Resp(redis.port())) {
+            receiver.holdFor(100);
+            // The first call runs until the test lets it end (after its replica is dead).
+            receiver.gateBy(d -> first.compareAndSet(null, d) ? firstCall : null);
+            enqueueDue(a, topic, "k", n);
+            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> first.get() != null);
+            AppProcess holder = "a".equals(first.get().via()) ? a : b;
+            // The other replica's take found the topic's one slot taken while jobs were due.
+            Awaitility.await().atMost(Duration.ofSeconds(10))
+                    .until(() -> r.num("EXISTS", Topics.keys(topic) + "capped") == 1);
+            holder.kill();
+            long killedAt = System.currentTimeMillis();
+            firstCall.complete(null);
+            Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> receiver.completed.size() == n
+                    && receiver.deliveries.get(first.get().id()).size() == 2);
+            long next = receiver.deliveries.values().stream().flatMap(List::stream)
+                    .filter(d -> d.receivedMs() > killedAt).mapToLong(Receiver.Delivery::receivedMs).min().orElseThrow();
+            System.out.printf("max-in-flight 1, the slot's holder SIGKILLed: the next call %d ms later (lease 2 s)%n",
+                    next - killedAt);
+            assertTrue(next - killedAt < 15_000, "the held-back replica waited " + (next - killedAt)
+                    + " ms after the holder died: woken by the mark's expiry, not by the reclaim");
+            assertEquals(1, receiver.peakInProgress.get(), "one at a time");
+            receiver.deliveries.forEach((id, d) -> {
+                if (!id.equals(first.get().id())) {
+                    assertEquals(1, d.size(), id + " delivered once");
+                }
+            });
         }
     }
 }
