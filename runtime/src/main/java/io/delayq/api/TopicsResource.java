@@ -105,7 +105,9 @@ public class TopicsResource {
                 stats.add(new TopicStats(topic, 0, 0, 0, -1));
             }
         }
-        Map<String, TopicFlow> flows = control.flows(listed);
+        Map<String, Long> inflight = new java.util.HashMap<>();
+        stats.forEach(s -> inflight.put(s.topic(), s.inflight()));
+        Map<String, TopicFlow> flows = control.flows(listed, inflight);
         List<TopicView> out = new ArrayList<>(stats.size());
         stats.forEach(s -> out.add(view(s, running, flows.get(s.topic()))));
         return out;

@@ -148,8 +148,16 @@ public class TopicControl {
 
     /** The flow control of several topics, in their order (one Redis round trip). */
     public Map<String, TopicFlow> flows(Collection<String> topics) {
+        return flows(topics, Map.of());
+    }
+
+    /**
+     * As {@link #flows(Collection)}, with the jobs in flight of the topics the caller has just
+     * counted (a topic listing): not read again.
+     */
+    public Map<String, TopicFlow> flows(Collection<String> topics, Map<String, Long> inflightKnown) {
         Map<String, TopicFlow> out = new LinkedHashMap<>();
-        store.flows(topics).forEach((topic, settings) -> out.put(topic, view(topic, settings)));
+        store.flows(topics, inflightKnown).forEach((topic, settings) -> out.put(topic, view(topic, settings)));
         return out;
     }
 

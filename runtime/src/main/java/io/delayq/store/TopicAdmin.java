@@ -139,30 +139,44 @@ public class TopicAdmin extends StorePart {
      * all sent at once.
      */
     public Map<String, FlowSettings> flows(Collection<String> topics) {
+        return flows(topics, Map.of());
+    }
+
+    /**
+     * As {@link #flows(Collection)}, for a caller that has just counted the jobs in flight of some
+     * of the topics ({@link Inspection#topics()}, summed over partitions): those counts are used,
+     * and their partitions' ZCARDs are not sent again.
+     */
+    public Map<String, FlowSettings> flows(Collection<String> topics, Map<String, Long> inflightKnown) {
         Map<String, FlowSettings> out = new LinkedHashMap<>();
         if (topics.isEmpty()) {
             return out;
         }
         ensureLayout();
-        List<Request> reads = new ArrayList<>(topics.size() * partitions);
+        List<Request> reads = new ArrayList<>(topics.size() * partitions * 2);
         for (String topic : topics) {
+            boolean count = !inflightKnown.containsKey(topic);
             for (Partition p : partitionsOf(topic)) {
                 reads.add(Request.cmd(Command.MGET).arg(keys.paused(p)).arg(keys.rateLimit(p)).arg(keys.held(p))
                         .arg(keys.maxInFlight(p)));
-                reads.add(Request.cmd(Command.ZCARD).arg(keys.inflight(p)));
+                if (count) {
+                    reads.add(Request.cmd(Command.ZCARD).arg(keys.inflight(p)));
+                }
             }
         }
         List<Response> replies = readAll(reads);
         int i = 0;
         for (String topic : topics) {
+            Long known = inflightKnown.get(topic);
             List<FlowSettings> each = new ArrayList<>(partitions);
-            for (int p = 0; p < partitions; p++, i += 2) {
-                Response four = replies.get(i);
+            for (int p = 0; p < partitions; p++) {
+                Response four = replies.get(i++);
+                long inflight = known == null ? replies.get(i++).toLong() : p == 0 ? known : 0;
                 each.add(new FlowSettings(four.get(0) == null ? -1 : four.get(0).toLong(),
                         four.get(1) == null ? null : Double.valueOf(four.get(1).toString()),
                         four.get(2) == null ? -1 : four.get(2).toLong(),
                         four.get(3) == null ? null : Integer.valueOf(four.get(3).toString()),
-                        replies.get(i + 1).toLong()));
+                        inflight));
             }
             out.put(topic, merged(each));
         }

@@ -516,7 +516,9 @@ public class DashboardResource {
         // The overview reads each topic (one bounded script per partition): at most MAX_TOPICS of them.
         boolean capped = known.size() > MAX_TOPICS;
         Map<String, TopicStats> all = capped ? known.headMap(new ArrayList<>(known.keySet()).get(MAX_TOPICS)) : known;
-        Map<String, TopicFlow> flows = control.flows(all.keySet());
+        Map<String, Long> inflight = new java.util.HashMap<>();
+        all.values().forEach(t -> inflight.put(t.topic(), t.inflight()));
+        Map<String, TopicFlow> flows = control.flows(all.keySet(), inflight);
         for (TopicStats t : all.values()) {
             TopicSnapshot s = store.peek(t.topic(), HOUR_MS, 0, 0, 0);
             TopicFlow flow = flows.get(t.topic());
