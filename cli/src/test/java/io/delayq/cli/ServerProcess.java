@@ -55,22 +55,16 @@ final class ServerProcess implements AutoCloseable {
     }
 
     private void awaitReady(Duration timeout) throws IOException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() < deadline) {
-            if (!process.isAlive()) {
-                throw new IllegalStateException("the server exited at start-up:\n" + Files.readString(log));
-            }
-            if (status("/q/health/ready") == 200) {
-                return;
-            }
-            try {
-                Thread.sleep(100);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException(e);
-            }
+        try {
+            org.awaitility.Awaitility.await("the server ready").atMost(timeout).until(() -> {
+                if (!process.isAlive()) {
+                    throw new IllegalStateException("the server exited at start-up:\n" + Files.readString(log));
+                }
+                return status("/q/health/ready") == 200;
+            });
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            throw new IllegalStateException("the server was not ready in " + timeout + ":\n" + Files.readString(log));
         }
-        throw new IllegalStateException("the server was not ready in " + timeout + ":\n" + Files.readString(log));
     }
 
     String url() {
