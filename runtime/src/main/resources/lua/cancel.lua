@@ -1,14 +1,25 @@
 -- cancel.lua: deletes a scheduled job (record and shard entry).
 -- KEYS: see lib.lua; the day shard of the job's runAt (first call without it: DQNEEDDAY names it)
--- ARGV[A] = id
+-- ARGV[A] = id, ARGV[A+1] = wake channel (a released job of a group gives its slot to the group's
+--           next held job: see lib.lua's group_release; that needs today's shard too)
+-- A job its group holds back is deleted from gheld (it is in no shard).
 -- Returns 1 deleted, 0 unknown, -1 in flight, -2 dead (neither is cancelled).
 local id = ARGV[A]
 local rec = rcall('HGET', K_JOBS, id)
 if not rec then return 0 end
 if rcall('ZSCORE', K_INFLIGHT, id) then return -1 end
 if rcall('ZSCORE', K_DEAD, id) then return -2 end
-local day = day_of(decode(rec).run_at)
-local err = require_days({ day })
+local r = decode(rec)
+if is_held(id, r) then
+  rcall('ZREM', K_GHELD, held_member(r.group, r.run_at, id))
+  rcall('HDEL', K_JOBS, id)
+  rcall('ZREM', K_DONE, id)
+  return 1
+end
+local admitted = admitted_of({ id })
+local day = day_of(r.run_at)
+local now = #admitted > 0 and now_ms() or 0
+local err = require_days(#admitted > 0 and { day, day_of(now) } or { day })
 if err then return err end
 local shard = shard_of_day[day]
 rcall('ZREM', shard, id)
@@ -19,4 +30,5 @@ rcall('HDEL', K_JOBS, id)
 -- A success remembered from before this job was enqueued (by a process without the dedup
 -- window) must not answer for an id that is now free.
 rcall('ZREM', K_DONE, id)
+group_release(admitted, now, ARGV[A + 1])
 return 1

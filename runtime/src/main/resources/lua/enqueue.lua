@@ -8,14 +8,17 @@
 -- ARGV[A+4] = that tick, epoch ms: when the schedule already fired (or skipped) a tick at or
 --             after it into this partition, nothing is written and the reply is {now, -1};
 --             otherwise the tick is recorded with the jobs (n = 0 records a skipped tick)
--- ARGV[A+5] = n, the number of jobs; then 7 values per job:
+-- ARGV[A+5] = n, the number of jobs; then 8 values per job:
 --             id, mode ('d' = runAt is Redis now + value, 'a' = runAt is value), value ms,
 --             maxAttempts (0 = topic default), payload json, ifExists: what an id that exists does
 --             ('k' keep: answers the job as it is; 'r' replace: a scheduled job takes the new
 --             payload, runAt, maxAttempts and retry; 'e' extend: as 'r', but its runAt never moves
 --             earlier). With 'r' or 'e' an id in flight is answered as it is (Java: a conflict);
 --             one that is dead, or within the dedup window, is enqueued anew; retry: the job's own
---             backoff as the record keeps it ("<initial ms>,<max ms>", see lib.lua), '' = the topic's
+--             backoff as the record keeps it ("<initial ms>,<max ms>", see lib.lua), '' = the topic's;
+--             group ('' = none; Java sent the job to its group's partition). A replaced job that its
+--             group held back leaves gheld; a released one gives its slot to the group's next held
+--             job (lib.lua's group_release; that needs today's shard too)
 -- Returns {now, then 4 values per job: created (1), replaced (2) or already there (0), runAt ms
 --          (for state c: when it succeeded), attempts, state letter (s, i, d, or c = succeeded)},
 --          and last
@@ -30,7 +33,7 @@ local recurring = ARGV[A + 3]
 local n = tonumber(ARGV[A + 5])
 local now = now_ms()
 local J = A + 6 -- first job's values
-local STRIDE = 7
+local STRIDE = 8
 
 -- A recurring tick runs once: every replica fires it, the first one records it in this
 -- partition (the tick's job lives here, so the record and the job are written together).
@@ -82,6 +85,13 @@ for i = 1, n do
   local e = job_of[id]
   if not e and existing[i] then
     e = { r = decode(existing[i]), state = state_of(id) }
+    if e.state == 's' and e.r.group ~= '' then
+      if is_held(id, e.r) then
+        e.held = held_member(e.r.group, e.r.run_at, id)
+      else
+        e.admit = rcall('HGET', K_GADMIT, id) or nil
+      end
+    end
     job_of[id] = e
   end
   if e and (mode == 'k' or e.state == 'i') then
@@ -97,7 +107,8 @@ for i = 1, n do
   else
     local v = tonumber(ARGV[base + 2])
     local r = { run_at = ARGV[base + 1] == 'd' and now + v or v, trace = trace, attempts = 0,
-      max = tonumber(ARGV[base + 3]), err = '', payload = ARGV[base + 4], retry = ARGV[base + 6] }
+      max = tonumber(ARGV[base + 3]), err = '', payload = ARGV[base + 4], retry = ARGV[base + 6],
+      group = ARGV[base + 7] }
     local code = 1
     if not e then
       e = {}
@@ -122,12 +133,14 @@ for i = 1, n do
     out[#out + 1] = 's'
   end
 end
-local days = {}
+local days, admitted = {}, {}
 for _, id in ipairs(order) do
   local e = job_of[id]
   days[#days + 1] = day_of(e.r.run_at)
-  if e.old then days[#days + 1] = day_of(e.old) end
+  if e.old and not e.held then days[#days + 1] = day_of(e.old) end
+  if e.admit then admitted[#admitted + 1] = { id, e.admit } end
 end
+if #admitted > 0 then days[#days + 1] = day_of(now) end
 local err = require_days(days)
 if err then return err end
 
@@ -139,7 +152,9 @@ for _, id in ipairs(order) do
   local r = e.r
   fields[#fields + 1] = id
   fields[#fields + 1] = encode(r)
-  if e.old then
+  if e.held then
+    rcall('ZREM', K_GHELD, e.held)
+  elseif e.old then
     local old_day = day_of(e.old)
     rcall('ZREM', shard_of_day[old_day], id)
     left[old_day] = true
@@ -181,4 +196,5 @@ if #fields > 0 then
     reset_next()
   end
 end
+group_release(admitted, now, channel)
 return out

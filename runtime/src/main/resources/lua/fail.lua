@@ -1,6 +1,7 @@
 -- fail.lua: records a failed attempt: reschedules the job after a backoff, or moves it to dead
 -- after its last attempt or when the failure is permanent.
--- KEYS: see lib.lua; the day shard of Redis now + delay
+-- KEYS: see lib.lua; the day shard of Redis now + delay, and today's (a job of a group frees its
+--       group's slot: see lib.lua's group_release)
 -- ARGV[A]   = id
 -- ARGV[A+1] = lease token of the failing attempt
 -- ARGV[A+2] = retry delay ms (computed by the retry policy in Java)
@@ -14,6 +15,11 @@
 local id, token = ARGV[A], ARGV[A + 1]
 if rcall('HGET', K_LEASES, id) ~= token then return { 'stale' } end
 local now = now_ms()
+local admitted = admitted_of({ id })
+if #admitted > 0 then
+  local err = require_days({ day_of(now) })
+  if err then return err end
+end
 local r = decode(rcall('HGET', K_JOBS, id))
 r.attempts = r.attempts + 1
 r.err = ARGV[A + 3]
@@ -25,6 +31,7 @@ if r.attempts >= max or ARGV[A + 6] == '1' then
   rcall('ZREM', K_INFLIGHT, id)
   rcall('HDEL', K_LEASES, id)
   bury(id, r, now, ARGV[A + 7])
+  group_release(admitted, now, ARGV[A + 5])
   free_slots(ARGV[A + 5])
   return { 'dead', now, r.attempts }
 end
@@ -35,5 +42,6 @@ rcall('ZREM', K_INFLIGHT, id)
 rcall('HDEL', K_LEASES, id)
 rcall('HSET', K_JOBS, id, encode(r))
 schedule(id, r.run_at, ARGV[A + 5])
+group_release(admitted, now, ARGV[A + 5])
 free_slots(ARGV[A + 5])
 return { 'retry', r.run_at, r.attempts }

@@ -30,7 +30,7 @@ elseif what == 'clear' then
   if rcall('EXISTS', K_FORGOTTEN) == 0 then return { -1, 0, 0, 0 } end
   -- The day shards go with their jobs (Redis drops an empty sorted set); "days" may name stale ones.
   rcall('DEL', K_DAYS, K_NEXT, K_INFLIGHT, K_LEASES, K_DEAD, K_LEASE_NEXT, K_DONE, K_TICKS, K_PAUSED, K_RATE,
-    K_RATE_TAT, K_CBDATA, K_CBFAILED, K_CBNEXT, K_HELD, K_MAX_INFLIGHT, K_CAPPED)
+    K_RATE_TAT, K_CBDATA, K_CBFAILED, K_CBNEXT, K_HELD, K_MAX_INFLIGHT, K_CAPPED, K_GROUPS, K_GHELD, K_GADMIT)
   return { 0, 0, 0, 0 }
 end
 return redis.error_reply('forget.lua: unknown step ' .. what)

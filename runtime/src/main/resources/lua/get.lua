@@ -1,7 +1,8 @@
 -- get.lua: one job's record and state, read atomically.
 -- KEYS: see lib.lua (no day shards)
 -- ARGV[A] = id, ARGV[A+1] = dedup window ms of the topic, 0 = none
--- Returns {} when unknown, else {record, state letter (s, i, d), lease deadline or death time or ''},
+-- Returns {} when unknown, else {record, state letter (s, i, d), lease deadline or death time or '',
+-- '1' when a scheduled job is held back by its group (see lib.lua's gheld) else ''},
 -- or {'', 'c', time it succeeded} for an id that succeeded within the dedup window.
 local id = ARGV[A]
 local rec = rcall('HGET', K_JOBS, id)
@@ -17,4 +18,4 @@ local lease = rcall('ZSCORE', K_INFLIGHT, id)
 if lease then return { rec, 'i', lease } end
 local died = rcall('ZSCORE', K_DEAD, id)
 if died then return { rec, 'd', died } end
-return { rec, 's', '' }
+return { rec, 's', '', is_held(id, decode(rec)) and '1' or '' }

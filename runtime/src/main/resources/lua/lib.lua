@@ -41,7 +41,18 @@
 --                               were due: every script that frees a slot of the partition deletes it
 --                               and wakes the takers (see free_slots), so that only a capped
 --                               partition pays for a wake-up, and a held-back taker sleeps until then
---   KEYS[21..20+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
+--   KEYS[21] -> groups   HASH   group -> how many of the group's jobs are admitted (in flight, or
+--                               released to run next: see gadmit); field '' = the topic's
+--                               group-max-in-flight as the last take saw it (absent = no limit)
+--   KEYS[22] -> gheld    ZSET   the jobs a take held back because their group was at its limit,
+--                               all scores 0, member "<group>\0<runAt, 13 digits>\0<id>": a
+--                               group's held jobs are one lexical range, in runAt order. A held
+--                               job is scheduled (its record stays in jobs) but in no day shard
+--   KEYS[23] -> gadmit   HASH   job id -> group, for every admitted job: the ones a count in groups
+--                               stands for. A job leaving its admission (acked, failed, snoozed,
+--                               reclaimed, drained, or a released one cancelled or moved) gives its
+--                               slot to its group's first held job (see group_release)
+--   KEYS[24..23+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
 -- ARGV[1] = k, the number of day shards passed; ARGV[2..1+k] = their days (yyyymmdd).
 -- A script that needs a shard it was not given fails with "DQNEEDDAY d1 d2 ..." before any write;
 -- Java then adds those keys and calls again. Scripts never build key names themselves.
@@ -53,13 +64,14 @@ local K_FORGOTTEN = KEYS[13]
 local K_CALLBACKS, K_CBDATA, K_CBFAILED, K_CBNEXT = KEYS[14], KEYS[15], KEYS[16], KEYS[17]
 local K_HELD = KEYS[18]
 local K_MAX_INFLIGHT, K_CAPPED = KEYS[19], KEYS[20]
+local K_GROUPS, K_GHELD, K_GADMIT = KEYS[21], KEYS[22], KEYS[23]
 local DAY_MS = 86400000
 -- Lua's unpack() is bounded by the C stack (LUAI_MAXCSTACK 8000): variadic calls go in chunks.
 local CHUNK = 1000
 
 local shard_count = tonumber(ARGV[1])
 local shard_of_day = {}
-for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[20 + i] end
+for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[23 + i] end
 local A = 2 + shard_count -- first script-specific ARGV
 local floor = math.floor
 
@@ -141,6 +153,10 @@ local LOST_MARK = '\31'
 -- topic, and a release that predates it shows it as part of the error text (and drops it when it
 -- rewrites the error), never a malformed record.
 local RETRY_MARK = '\29'
+-- A job's group (the enqueue's "group", see flow control) rides after its retry backoff: "\28"
+-- (FS) + the group + "\28" + the error. Absent = no group. A release that predates it shows it
+-- as part of the error text (and drops it when it rewrites the error), never a malformed record.
+local GROUP_MARK = '\28'
 
 -- base 36 of a non-negative integer, lowercase. The digits above the last three change once in
 -- 36^3 ms (47 s): the runAts of a batch share them, so they are made once per call and kept;
@@ -178,7 +194,8 @@ end
 local function decode(rec)
   local nl = string.find(rec, '\n', 1, true)
   local head = string.sub(rec, 1, nl - 1)
-  local r = { payload = string.sub(rec, nl + 1), attempts = 0, max = 0, err = '', trace = '', lost = 0, retry = '' }
+  local r = { payload = string.sub(rec, nl + 1), attempts = 0, max = 0, err = '', trace = '', lost = 0, retry = '',
+    group = '' }
   local c1 = string.find(head, ',', 1, true)
   if not c1 then
     r.run_at = tonumber(head, 36)
@@ -210,6 +227,13 @@ local function decode(rec)
         r.err = string.sub(r.err, e + 1)
       end
     end
+    if string.sub(r.err, 1, 1) == GROUP_MARK then
+      local e = string.find(r.err, GROUP_MARK, 2, true)
+      if e then
+        r.group = string.sub(r.err, 2, e - 1)
+        r.err = string.sub(r.err, e + 1)
+      end
+    end
   else
     r.max = tonumber(string.sub(head, c2 + 1))
   end
@@ -219,6 +243,7 @@ end
 local function encode(r)
   local head = b36(r.run_at)
   local err = r.err
+  if r.group and r.group ~= '' then err = GROUP_MARK .. r.group .. GROUP_MARK .. err end
   if r.retry and r.retry ~= '' then err = RETRY_MARK .. r.retry .. RETRY_MARK .. err end
   if r.lost and r.lost > 0 then err = LOST_MARK .. r.lost .. LOST_MARK .. err end
   if r.trace and r.trace ~= '' then err = TRACE_MARK .. r.trace .. err end
@@ -263,6 +288,74 @@ local function schedule(id, run_at, channel)
     rcall('SET', K_NEXT, run_at)
     wake(channel, run_at)
   end
+end
+
+-- Groups (a topic with group-max-in-flight): a held job's member in gheld. A group's held jobs
+-- are one lexical range of it, in runAt order.
+local function held_member(group, run_at, id)
+  return group .. '\0' .. string.format('%013d', run_at) .. '\0' .. id
+end
+
+-- The first job a group holds back (its member in gheld), nil when it holds none.
+local function first_held(group)
+  return rcall('ZRANGEBYLEX', K_GHELD, '[' .. group .. '\0', '(' .. group .. '\1', 'LIMIT', 0, 1)[1]
+end
+
+-- Whether a scheduled job (its record r) is held back by its group: in gheld, in no day shard.
+local function is_held(id, r)
+  return r.group ~= '' and rcall('ZSCORE', K_GHELD, held_member(r.group, r.run_at, id)) ~= false
+end
+
+-- The admitted ones among ids, as {id, group} pairs: read before any write, so that a caller that
+-- goes on to free them (group_release) can first check it was given today's shard, where a
+-- released job goes (DQNEEDDAY before any write). One HMGET per chunk (of an absent key, for a
+-- topic without groups).
+local function admitted_of(ids)
+  local out = {}
+  for i = 1, #ids, CHUNK do
+    local part = rcall('HMGET', K_GADMIT, unpack(ids, i, math.min(i + CHUNK - 1, #ids)))
+    for j = 1, #part do
+      if part[j] then out[#out + 1] = { ids[i + j - 1], part[j] } end
+    end
+  end
+  return out
+end
+
+-- Ends the admissions of jobs that leave them (admitted_of: in flight no more, or a released one
+-- cancelled or moved), and gives each freed slot to its group's first held job while the group
+-- is under its limit (the one the last take stored; none stored = no limit): out of gheld, into
+-- today's shard due now, admitted. Its runAt becomes now, so it queues behind the jobs already
+-- due: groups are served in turn, and a busy group's next job does not jump the others. Today's
+-- shard must have been passed (checked by the caller before its first write). Returns how many
+-- jobs were released.
+local function group_release(admitted, now, channel)
+  if #admitted == 0 then return 0 end
+  local limit = tonumber(rcall('HGET', K_GROUPS, ''))
+  local released = 0
+  for _, a in ipairs(admitted) do
+    local id, g = a[1], a[2]
+    rcall('HDEL', K_GADMIT, id)
+    local c = rcall('HINCRBY', K_GROUPS, g, -1)
+    while not limit or c < limit do
+      local member = first_held(g)
+      if not member then break end
+      rcall('ZREM', K_GHELD, member)
+      local next_id = string.sub(member, #g + 16)
+      local rec = rcall('HGET', K_JOBS, next_id)
+      if rec then
+        local r = decode(rec)
+        r.run_at = now
+        rcall('HSET', K_JOBS, next_id, encode(r))
+        rcall('HSET', K_GADMIT, next_id, g)
+        c = rcall('HINCRBY', K_GROUPS, g, 1)
+        schedule(next_id, now, channel)
+        released = released + 1
+        break
+      end
+    end
+    if c <= 0 then rcall('HDEL', K_GROUPS, g) end
+  end
+  return released
 end
 
 -- Puts a dead job back to scheduled, due at now, its attempts and lost attempts reset, in one
@@ -404,13 +497,24 @@ end
 -- remembers them as succeeded at now (Redis ms; read here when not given). Returns the ids whose
 -- lease is held by another attempt (theirs expired and the job was retaken): those are left alone;
 -- and how many were acked (slots freed).
-local function ack_leases(at, n, window, now)
+-- The admitted ones among them give their slots to their groups' next jobs (group_release): that
+-- needs today's shard, so without it the call returns nil and the DQNEEDDAY error, before any
+-- write; else also how many jobs that released.
+local function ack_leases(at, n, window, now, channel)
   local done, stale = by_lease(at, n)
+  local released = 0
   if #done > 0 then
+    local admitted = admitted_of(done)
+    if #admitted > 0 then
+      now = now or now_ms()
+      local err = require_days({ day_of(now) })
+      if err then return nil, err end
+    end
     variadic('ZREM', K_INFLIGHT, done)
     variadic('HDEL', K_LEASES, done)
     variadic('HDEL', K_JOBS, done)
     if window > 0 then remember_done(done, window, now or now_ms()) end
+    released = group_release(admitted, now, channel)
   end
-  return stale, #done
+  return stale, #done, released
 end

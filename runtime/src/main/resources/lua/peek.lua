@@ -6,7 +6,8 @@
 -- Returns {now, due now (runAt <= now, not taken), oldest due runAt or -1, {bucket counts},
 --          {id, runAt, record, ...} of the next jobs by runAt (due ones first),
 --          {id, lease deadline, lease token, record, ...} of in-flight jobs by lease deadline,
---          all jobs (records), in flight, dead}.
+--          all jobs (records), in flight, dead, held back by their groups (see lib.lua's gheld),
+--          {id, runAt, group, record, ...} of the first held ones (by group, then runAt)}.
 -- Every loop is bounded by the limits above (a dashboard read must never scan a partition).
 local now = now_ms()
 local width, buckets = tonumber(ARGV[A]), tonumber(ARGV[A + 1])
@@ -95,5 +96,27 @@ if want_inflight > 0 then
   end
 end
 
+-- Held back by their groups: the first ones, in gheld's order (a group's jobs together, in runAt order).
+local held = {}
+if want_next > 0 then
+  local members = rcall('ZRANGE', K_GHELD, 0, want_next - 1)
+  local held_ids, groups_of, runs = {}, {}, {}
+  for _, m in ipairs(members) do
+    local z = string.find(m, '\0', 1, true)
+    held_ids[#held_ids + 1] = string.sub(m, z + 15)
+    groups_of[#groups_of + 1] = string.sub(m, 1, z - 1)
+    runs[#runs + 1] = tonumber(string.sub(m, z + 1, z + 13))
+  end
+  if #held_ids > 0 then
+    local recs = rcall('HMGET', K_JOBS, unpack(held_ids))
+    for i = 1, #held_ids do
+      held[#held + 1] = held_ids[i]
+      held[#held + 1] = runs[i]
+      held[#held + 1] = groups_of[i]
+      held[#held + 1] = recs[i] or ''
+    end
+  end
+end
+
 return { now, due, oldest, counts, listed, running, rcall('HLEN', K_JOBS), rcall('ZCARD', K_INFLIGHT),
-  rcall('ZCARD', K_DEAD) }
+  rcall('ZCARD', K_DEAD), rcall('ZCARD', K_GHELD), held }

@@ -120,6 +120,11 @@ for _, id in ipairs(ids) do
     todo[#todo + 1] = job
   end
 end
+local moved = {}
+for _, job in ipairs(todo) do moved[#moved + 1] = job.id end
+-- Jobs of a group give their slots back (their next held job is released: today's shard).
+local admitted = admitted_of(moved)
+if #admitted > 0 and not seen_day[day_of(now)] then needed[#needed + 1] = day_of(now) end
 local err = require_days(needed)
 if err then return err end
 local back, dead = 0, 0
@@ -146,5 +151,6 @@ for _, job in ipairs(todo) do
   end
 end
 set_lease_next()
+group_release(admitted, now, ARGV[A + 2])
 if back + dead > 0 then free_slots(ARGV[A + 2]) end
 return { back, dead }

@@ -10,6 +10,8 @@ local now = now_ms()
 local err = require_days({ day_of(now) })
 if err then return err end
 local back = 0
+-- A job of a group keeps its admission (gadmit, and its group's count): it is due at once, ahead
+-- of the group's held jobs, as a released one is, so the group's order and limit stay as they were.
 for i = 1, n do
   local id, token = ARGV[A + (i - 1) * 2 + 2], ARGV[A + (i - 1) * 2 + 3]
   if rcall('HGET', K_LEASES, id) == token then

@@ -2,7 +2,7 @@
 -- asked, its attempts and lastError as they were before the attempt (the attempt is not counted).
 -- Its lost attempts stay too: a snooze costs no attempt, so were it to reset them, a job that
 -- snoozes and then kills its replica, over and over, would never reach max lost attempts.
--- KEYS: see lib.lua; the day shard of the new runAt
+-- KEYS: see lib.lua; the day shard of the new runAt, and today's (see fail.lua)
 -- ARGV[A]   = id
 -- ARGV[A+1] = lease token of the snoozing attempt
 -- ARGV[A+2] = 'd': ARGV[A+3] is a delay ms from Redis now; 'a': ARGV[A+3] is epoch ms (a time
@@ -14,6 +14,11 @@
 local id, token = ARGV[A], ARGV[A + 1]
 if rcall('HGET', K_LEASES, id) ~= token then return { 'stale' } end
 local now = now_ms()
+local admitted = admitted_of({ id })
+if #admitted > 0 then
+  local err = require_days({ day_of(now) })
+  if err then return err end
+end
 local r = decode(rcall('HGET', K_JOBS, id))
 local ms = tonumber(ARGV[A + 3])
 local run_at = ARGV[A + 2] == 'd' and now + ms or math.max(now, ms)
@@ -24,5 +29,6 @@ rcall('ZREM', K_INFLIGHT, id)
 rcall('HDEL', K_LEASES, id)
 rcall('HSET', K_JOBS, id, encode(r))
 schedule(id, run_at, ARGV[A + 4])
+group_release(admitted, now, ARGV[A + 4])
 free_slots(ARGV[A + 4])
 return { 'snoozed', run_at }

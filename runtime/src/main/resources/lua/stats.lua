@@ -1,7 +1,8 @@
 -- stats.lua: counts of one partition for the metrics gauges, read atomically; writes nothing.
 -- KEYS: see lib.lua; the shards of the non-empty days up to today (the first 32: DQNEEDDAY)
 -- Returns {jobs (all records), inflight, dead, oldest due runAt ms or -1, Redis now ms,
---          due now (runAt <= now, not taken), 1 if the partition is paused else 0}.
+--          due now (runAt <= now, not taken), 1 if the partition is paused else 0, held back by their
+--          groups (scheduled, in none of the shards: see lib.lua's gheld)}.
 -- It runs for every partition at every scrape of every replica, so it stays at a few O(1) or
 -- O(log n) commands: "next" (a lower bound of every runAt) answers "nothing due" alone, and only
 -- a partition with due jobs pays for the day index, a ZCOUNT per past shard and its head.
@@ -26,4 +27,4 @@ if head and head <= now then
   end
 end
 return { rcall('HLEN', K_JOBS), rcall('ZCARD', K_INFLIGHT), rcall('ZCARD', K_DEAD), oldest, now, due,
-         rcall('EXISTS', K_PAUSED) }
+         rcall('EXISTS', K_PAUSED), rcall('ZCARD', K_GHELD) }

@@ -19,7 +19,10 @@
 -- ARGV[A+8] = i, this partition's index (0 .. P-1): its share of a cap N is floor(N / P), plus one
 --             when i < N mod P (the shares sum to N, and every replica computes the same)
 -- ARGV[A+9] = wake channel (a take that freed slots of a capped partition wakes the other takers)
--- ARGV[A+10] = m, acks carried by this call; then m pairs: id, lease token
+-- ARGV[A+10] = M, the topic's group-max-in-flight in the caller's configuration, 0 = none: a due job
+--             of a group with M jobs admitted, or holding jobs back already, is held back (see
+--             lib.lua's groups, gheld, gadmit)
+-- ARGV[A+11] = m, acks carried by this call; then m pairs: id, lease token
 -- Returns {now, next, wait, held, s, stale ack id 1..s, id1, record1, id2, record2, ...}: next =
 -- the earliest runAt still scheduled after this take (-1 when none); wait = -1 while the topic is
 -- paused (nothing was taken: sleep until a wake-up), -2 when the concurrency cap held the take back
@@ -104,7 +107,21 @@ local function pace(taken)
   return math.ceil(rate_tat - SLACK_MS)
 end
 
-local stale = ack_leases(A + 11, tonumber(ARGV[A + 10]), tonumber(ARGV[A + 4]), now)
+local stale, acked, released = ack_leases(A + 12, tonumber(ARGV[A + 11]), tonumber(ARGV[A + 4]), now, ARGV[A + 9])
+if not stale then return acked end
+-- A carried ack that freed a group's slot put its next job into today's shard, due now: this take
+-- may have it (today's shard is always passed).
+if released > 0 and limit > 0 then
+  head = tonumber(rcall('GET', K_NEXT))
+  if not due then
+    due = true
+    fast = day_of(head) == today
+  elseif not fast then
+    local listed = false
+    for _, d in ipairs(wanted) do listed = listed or d == today end
+    if not listed then wanted[#wanted + 1] = today end
+  end
+end
 
 -- The concurrency cap: the partition's share of it, against its in-flight set after the carried
 -- acks (leases that expired and are not yet reclaimed still count: their replica may be running
@@ -144,12 +161,80 @@ if not due then
   return out
 end
 
+-- Groups: with a limit M, a due job of a group that has M jobs admitted, or that holds jobs back
+-- already (those come first: runAt order), is held back, out of its shard into gheld in the same
+-- step; the others are taken and admitted (a released job, admitted already, is taken). A call
+-- looks at no more than SCAN jobs, held ones included, so that a big group's backlog costs
+-- bounded time per call: the other groups' jobs behind it come within a few calls (every such
+-- call leaves "next" due, so the taker comes straight back).
+local group_limit = tonumber(ARGV[A + 10])
+local SCAN = 1000
+local looked, groups, recs_of = 0, {}, {}
+if group_limit > 0 and tonumber(rcall('HGET', K_GROUPS, '')) ~= group_limit then
+  rcall('HSET', K_GROUPS, '', group_limit)
+end
+local function group_state(g)
+  local st = groups[g]
+  if not st then
+    st = { c = tonumber(rcall('HGET', K_GROUPS, g)) or 0, held = first_held(g) ~= nil, added = 0 }
+    groups[g] = st
+  end
+  return st
+end
+-- The group of a record ('' = none), from its head alone (the marks never occur in a payload).
+local function group_of(rec)
+  local nl = string.find(rec, '\n', 1, true)
+  local s = string.find(rec, GROUP_MARK, 1, true)
+  if not s or s > nl then return '' end
+  return string.sub(rec, s + 1, string.find(rec, GROUP_MARK, s + 1, true) - 1)
+end
+-- Moves up to want due jobs of a shard into taken (held ones aside); true when the shard has no
+-- due job left.
+local function pull(shard, want, taken)
+  if group_limit <= 0 then
+    local ids = rcall('ZRANGEBYSCORE', shard, '-inf', now, 'LIMIT', 0, want)
+    if #ids > 0 then variadic('ZREM', shard, ids) end
+    for i = 1, #ids do taken[#taken + 1] = ids[i] end
+    return #ids < want
+  end
+  while want > 0 and looked < SCAN do
+    local ask = math.min(want, SCAN - looked)
+    local ids = rcall('ZRANGEBYSCORE', shard, '-inf', now, 'LIMIT', 0, ask)
+    if #ids == 0 then return true end
+    looked = looked + #ids
+    rcall('ZREM', shard, unpack(ids))
+    local recs = rcall('HMGET', K_JOBS, unpack(ids))
+    local admitted = rcall('HMGET', K_GADMIT, unpack(ids))
+    for i, id in ipairs(ids) do
+      local rec = recs[i]
+      local g = (rec and not admitted[i]) and group_of(rec) or ''
+      local take_it = true
+      if g ~= '' then
+        local st = group_state(g)
+        if st.held or st.c >= group_limit then
+          rcall('ZADD', K_GHELD, 0, held_member(g, decode(rec).run_at, id))
+          st.held, take_it = true, false
+        else
+          st.c, st.added = st.c + 1, st.added + 1
+          rcall('HSET', K_GADMIT, id, g)
+        end
+      end
+      if take_it then
+        taken[#taken + 1] = id
+        recs_of[id] = rec or ''
+        want = want - 1
+      end
+    end
+    if #ids < ask then return true end
+  end
+  return false
+end
+
 local taken = {}
 local next_due = -2 -- unknown: look it up below
 if fast then
   local shard = shard_of_day[today]
-  taken = rcall('ZRANGEBYSCORE', shard, '-inf', now, 'LIMIT', 0, limit)
-  if #taken > 0 then variadic('ZREM', shard, taken) end
+  pull(shard, limit, taken)
   local top = rcall('ZRANGE', shard, 0, 0, 'WITHSCORES')
   if #top > 0 then
     next_due = tonumber(top[2])
@@ -160,14 +245,14 @@ if fast then
 else
   for _, day in ipairs(wanted) do
     local shard = shard_of_day[day]
-    local want = limit - #taken
-    local ids = rcall('ZRANGEBYSCORE', shard, '-inf', now, 'LIMIT', 0, want)
-    for i = 1, #ids do taken[#taken + 1] = ids[i] end
-    if #ids > 0 then variadic('ZREM', shard, ids) end
+    local dry = pull(shard, limit - #taken, taken)
     if rcall('ZCARD', shard) == 0 then rcall('ZREM', K_DAYS, day) end
     -- Stop when the limit is reached, or at today's shard (later days hold nothing due).
-    if #ids == want or day == today then break end
+    if not dry or day == today then break end
   end
+end
+for g, st in pairs(groups) do
+  if st.added > 0 then rcall('HINCRBY', K_GROUPS, g, st.added) end
 end
 
 if next_due == -2 then next_due = reset_next() end
@@ -191,12 +276,19 @@ if #taken > 0 then
   -- "next", in the same MGET, to find expired leases in any partition within a poll.
   local lease_next = tonumber(rcall('GET', K_LEASE_NEXT))
   if not lease_next or deadline < lease_next then rcall('SET', K_LEASE_NEXT, deadline) end
-  for i = 1, #taken, CHUNK do
-    local part = { unpack(taken, i, math.min(i + CHUNK - 1, #taken)) }
-    local recs = rcall('HMGET', K_JOBS, unpack(part))
-    for j = 1, #part do
-      out[#out + 1] = part[j]
-      out[#out + 1] = recs[j] or ''
+  if group_limit > 0 then
+    for _, id in ipairs(taken) do
+      out[#out + 1] = id
+      out[#out + 1] = recs_of[id]
+    end
+  else
+    for i = 1, #taken, CHUNK do
+      local part = { unpack(taken, i, math.min(i + CHUNK - 1, #taken)) }
+      local recs = rcall('HMGET', K_JOBS, unpack(part))
+      for j = 1, #part do
+        out[#out + 1] = part[j]
+        out[#out + 1] = recs[j] or ''
+      end
     end
   end
 end

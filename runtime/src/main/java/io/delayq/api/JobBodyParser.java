@@ -34,7 +34,7 @@ public class JobBodyParser {
      */
     private static final JsonFactory STRICT = new JsonFactory();
     private static final Set<String> FIELDS = Set.of("topic", "id", "payload", "delayMs", "runAt", "maxAttempts",
-            "ifExists", "retry");
+            "ifExists", "retry", "group");
     private static final Set<String> RETRY_FIELDS = new java.util.TreeSet<>(Set.of("initialMs", "maxMs"));
     private static final Set<String> RESCHEDULE_FIELDS = new java.util.TreeSet<>(Set.of("delayMs", "runAt"));
     private final ObjectMapper mapper;
@@ -286,7 +286,8 @@ public class JobBodyParser {
             }
             JsonNode p = node.get("payload");
             String payload = p == null || p.isNull() ? null : rawPayload;
-            return validator.validate(topic, id, delayMs, runAt, maxAttempts, payload, ifExists(node), retry(node));
+            return validator.validate(topic, id, delayMs, runAt, maxAttempts, payload, ifExists(node), retry(node),
+                    text(node, "group"));
         } catch (InvalidJobException e) {
             throw at.isEmpty() ? e : e.inItem(at);
         }

@@ -301,7 +301,11 @@ public class OpenApiContract implements OASFilter {
                         + " the job as it is; replace gives a scheduled job this payload, runAt, maxAttempts and retry"
                         + " (replaced: true); extend does the same but never moves runAt earlier. A job in flight is not changed"
                         + " (409, in a batch the item's status); a dead id, or one within the dedup window, is enqueued anew")
-                        .enumeration(List.of("keep", "replace", "extend")));
+                        .enumeration(List.of("keep", "replace", "extend")))
+                .addProperty("group", type(Schema.SchemaType.STRING, "The job's group (same pattern as an id): with the"
+                        + " topic's delayq.topics.<t>.group-max-in-flight=M at most M jobs of one group run at once over all"
+                        + " replicas, in runAt order; a group at its limit holds back its own jobs only (GET shows them with"
+                        + " held: true). The group picks the job's partition: give a job the same group each time"));
         Schema jobs = OASFactory.createSchema().addType(Schema.SchemaType.ARRAY).maxItems(1000)
                 .items(OASFactory.createSchema().ref("NewJob"));
         return Map.of(

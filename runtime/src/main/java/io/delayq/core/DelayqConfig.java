@@ -408,6 +408,18 @@ public interface DelayqConfig {
          */
         OptionalInt maxInFlight();
 
+        /**
+         * Most jobs of one group of this topic running at once, over all replicas together (an
+         * enqueue names its job's {@code group}: "one job per customer at a time"). A group's jobs
+         * start in runAt order, so 1 runs each group's jobs one after the other, in order. A due job
+         * of a group at its limit is held back (state {@code scheduled}, {@code held: true}) without
+         * delaying other groups' jobs, and when one of the group's jobs ends, the group's next job
+         * queues behind the jobs due by then, so that groups are served in turn. A group's jobs all
+         * live in one partition (the group picks it). Give every replica that serves the topic the
+         * same value. Unset (the default): the group is recorded and shown, no limit.
+         */
+        OptionalInt groupMaxInFlight();
+
         /** An HTTP endpoint that runs this topic's jobs (see {@code io.delayq.http}). */
         Http http();
 

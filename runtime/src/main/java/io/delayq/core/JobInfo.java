@@ -26,9 +26,18 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
 @RegisterForReflection
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer lostAttempts,
-        Integer maxAttempts, JobRetry retry, String lastError, Instant deadAt, Instant finishedAt,
+        Integer maxAttempts, JobRetry retry, String group, Boolean held, String lastError, Instant deadAt,
+        Instant finishedAt,
         @com.fasterxml.jackson.annotation.JsonIgnore boolean created,
         @com.fasterxml.jackson.annotation.JsonIgnore boolean replaced) {
+
+    /** A job of no group. */
+    public JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer lostAttempts,
+            Integer maxAttempts, JobRetry retry, String lastError, Instant deadAt, Instant finishedAt, boolean created,
+            boolean replaced) {
+        this(id, topic, runAt, state, attempts, lostAttempts, maxAttempts, retry, null, null, lastError, deadAt,
+                finishedAt, created, replaced);
+    }
 
     /** A job whose own retry backoff is not told. */
     public JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer lostAttempts,

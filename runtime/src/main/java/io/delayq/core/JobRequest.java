@@ -18,6 +18,7 @@ public final class JobRequest {
     IfExists ifExists;
     Duration retryInitial;
     Duration retryMax;
+    String group;
 
     private JobRequest(String topic) {
         this.topic = topic;
@@ -58,6 +59,18 @@ public final class JobRequest {
      */
     public JobRequest ifExists(IfExists ifExists) {
         this.ifExists = ifExists;
+        return this;
+    }
+
+    /**
+     * The job's group ("customer-7"; same pattern as an id): with the topic's
+     * {@code delayq.topics.<t>.group-max-in-flight=M}, at most M jobs of one group run at once
+     * over all replicas, in runAt order, and a busy group never holds back the others' jobs.
+     * A group's jobs live in the group's partition: give a job the same group each time it is
+     * scheduled (an id is looked for in the partition its group picks). Null means none.
+     */
+    public JobRequest group(String group) {
+        this.group = group;
         return this;
     }
 

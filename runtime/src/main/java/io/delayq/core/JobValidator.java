@@ -67,7 +67,16 @@ public class JobValidator {
     /** As above, with the job's own retry backoff (null: the topic's). */
     public NewJob validate(String topic, String id, Long delayMs, String runAt, Integer maxAttempts, String payloadJson,
             IfExists ifExists, JobRetry retry) {
+        return validate(topic, id, delayMs, runAt, maxAttempts, payloadJson, ifExists, retry, null);
+    }
+
+    /** As above, with the job's group (null: none), which follows the id's pattern. */
+    public NewJob validate(String topic, String id, Long delayMs, String runAt, Integer maxAttempts, String payloadJson,
+            IfExists ifExists, JobRetry retry, String group) {
         checkTopic("topic", topic);
+        if (group != null) {
+            checkId("group", group);
+        }
         if (id == null) {
             id = newId();
         } else {
@@ -86,7 +95,7 @@ public class JobValidator {
             }
         }
         return new NewJob(topic, id, when.delayed(), when.millis(), maxAttempts == null ? 0 : maxAttempts, payloadJson,
-                ifExists, retry);
+                ifExists, retry, group);
     }
 
     /**

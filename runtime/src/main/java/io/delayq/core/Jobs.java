@@ -76,7 +76,7 @@ public class Jobs {
             return validator.validate(request.topic, request.id, request.delay == null ? null : millis(request.delay),
                     request.runAt == null ? null : request.runAt.toString(), request.maxAttempts, json,
                     request.ifExists, JobRetry.of(request.retryInitial == null ? null : millis(request.retryInitial),
-                            request.retryMax == null ? null : millis(request.retryMax)));
+                            request.retryMax == null ? null : millis(request.retryMax)), request.group);
         } catch (InvalidJobException e) {
             throw prefix.isEmpty() ? e : e.inItem(prefix);
         }
@@ -188,7 +188,7 @@ public class Jobs {
         Map<Partition, List<Integer>> byPartition = new LinkedHashMap<>();
         for (int i = 0; i < jobs.size(); i++) {
             NewJob job = jobs.get(i);
-            byPartition.computeIfAbsent(store.partitionOf(job.topic(), job.id()), p -> new ArrayList<>()).add(i);
+            byPartition.computeIfAbsent(store.partitionOf(job.topic(), job.id(), job.group()), p -> new ArrayList<>()).add(i);
         }
         JobInfo[] out = new JobInfo[jobs.size()];
         Future<Void> done = Future.succeededFuture();

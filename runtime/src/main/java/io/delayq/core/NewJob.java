@@ -10,12 +10,23 @@ package io.delayq.core;
  * @param retry the job's own retry backoff, null = the topic's
  */
 public record NewJob(String topic, String id, boolean delayed, long millis, int maxAttempts, String payloadJson,
-        IfExists ifExists, JobRetry retry) {
+        IfExists ifExists, JobRetry retry, String group) {
 
     public NewJob {
         if (ifExists == null) {
             ifExists = IfExists.KEEP;
         }
+    }
+
+    /** A job of no group. */
+    public NewJob(String topic, String id, boolean delayed, long millis, int maxAttempts, String payloadJson,
+            IfExists ifExists, JobRetry retry) {
+        this(topic, id, delayed, millis, maxAttempts, payloadJson, ifExists, retry, null);
+    }
+
+    /** The key that picks the job's partition: its group's when it has one, else its id. */
+    public String partitionKey() {
+        return group == null ? id : group;
     }
 
     /** A job that follows its topic's retry backoff. */

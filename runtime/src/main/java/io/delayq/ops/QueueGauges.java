@@ -54,6 +54,9 @@ public class QueueGauges {
             // Due jobs of a paused topic wait for its resume, not for replicas: the autoscaling
             // queries leave paused topics out (more replicas would take none of them).
             gauge("delayq.topic.paused", topic, 5, "1 while the topic is paused (no replica takes its jobs), else 0", null);
+            // Part of scheduled; not due now: more replicas would not run them sooner.
+            gauge("delayq.queue.held", topic, 6, "Jobs whose group is at its group-max-in-flight, waiting for the group's"
+                    + " running jobs to end (part of scheduled)", null);
         }
     }
 

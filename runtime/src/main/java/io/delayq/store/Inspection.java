@@ -42,8 +42,54 @@ public class Inspection extends StorePart {
 
     /** As {@link #get}, holding no thread. */
     public Future<Optional<JobInfo>> getAsync(String topic, String id) {
-        return runAsync("get", partitionOf(topic, id), Set.of(), List.of(id, dedupWindow(topic)), 0, null)
-                .map(r -> parseGet(topic, id, r).map(JobDetail::info));
+        return byId(topic, id, p -> runAsync("get", p, Set.of(), List.of(id, dedupWindow(topic)), 0, null),
+                r -> r.size() > 0).map(r -> parseGet(topic, id, r).map(JobDetail::info));
+    }
+
+    /**
+     * A call about one job by id: in the partition of its id, where a job of no group lives; when
+     * that one answers "no such job" ({@code found} false) and the topic has several partitions,
+     * in the others, one after the other: a job of a group lives in its group's partition (see
+     * {@link #partitionOf(String, String, String)}). The first answer that found it, else the
+     * last; only a miss pays for more than one call.
+     */
+    private Future<Response> byId(String topic, String id, java.util.function.Function<Partition, Future<Response>> call,
+            java.util.function.Predicate<Response> found) {
+        Partition home = partitionOf(topic, id);
+        Future<Response> first = call.apply(home);
+        if (partitions == 1) {
+            return first;
+        }
+        return first.compose(r -> found.test(r) ? Future.succeededFuture(r) : elsewhere(topic, home.index(), 0, r, call,
+                found));
+    }
+
+    private Future<Response> elsewhere(String topic, int home, int i, Response last,
+            java.util.function.Function<Partition, Future<Response>> call, java.util.function.Predicate<Response> found) {
+        if (i >= partitions) {
+            return Future.succeededFuture(last);
+        }
+        if (i == home) {
+            return elsewhere(topic, home, i + 1, last, call, found);
+        }
+        return call.apply(new Partition(topic, i)).compose(r -> found.test(r) ? Future.succeededFuture(r)
+                : elsewhere(topic, home, i + 1, r, call, found));
+    }
+
+    /** The partition that holds job {@code id} (see {@link #byId}); its id's when none does. */
+    private Partition holder(String topic, String id) {
+        Partition home = partitionOf(topic, id);
+        if (partitions == 1) {
+            return home;
+        }
+        int[] at = { home.index() };
+        redis.await(byId(topic, id, p -> runAsync("get", p, Set.of(), List.of(id, "0"), 0, null).map(r -> {
+            if (r.size() > 0) {
+                at[0] = p.index();
+            }
+            return r;
+        }), r -> r.size() > 0));
+        return new Partition(topic, at[0]);
     }
 
     /** A job with its payload (JSON as enqueued, null when none or succeeded), for the dashboard. */
@@ -51,7 +97,8 @@ public class Inspection extends StorePart {
     }
 
     public Optional<JobDetail> lookup(String topic, String id) {
-        return parseGet(topic, id, run("get", partitionOf(topic, id), Set.of(), List.of(id, dedupWindow(topic))));
+        return parseGet(topic, id, redis.await(byId(topic, id,
+                p -> runAsync("get", p, Set.of(), List.of(id, dedupWindow(topic)), 0, null), r -> r.size() > 0)));
     }
 
     private static Optional<JobDetail> parseGet(String topic, String id, Response r) {
@@ -65,8 +112,10 @@ public class Inspection extends StorePart {
         JobRecord rec = JobRecord.decode(r.get(0).toString());
         JobState state = JobState.ofLetter(r.get(1).toString());
         Instant deadAt = state == JobState.DEAD ? Instant.ofEpochMilli((long) Double.parseDouble(r.get(2).toString())) : null;
+        // A job its group holds back is scheduled, in no day shard: held says so (absent otherwise).
+        Boolean held = r.size() > 3 && "1".equals(r.get(3).toString()) ? Boolean.TRUE : null;
         return Optional.of(new JobDetail(new JobInfo(id, topic, Instant.ofEpochMilli(rec.runAt()), state, rec.attempts(),
-                rec.lostAttempts(), rec.maxAttempts() == 0 ? null : rec.maxAttempts(), rec.retry(),
+                rec.lostAttempts(), rec.maxAttempts() == 0 ? null : rec.maxAttempts(), rec.retry(), rec.group(), held,
                 rec.lastError().isEmpty() ? null : rec.lastError(), deadAt, null, false, false), rec.payloadOrNull()));
     }
 
@@ -76,7 +125,8 @@ public class Inspection extends StorePart {
 
     /** As {@link #cancel}, holding no thread. */
     public Future<CancelOutcome> cancelAsync(String topic, String id) {
-        return runAsync("cancel", partitionOf(topic, id), Set.of(), List.of(id), 0, null).map(r -> switch (r.toInteger()) {
+        return byId(topic, id, p -> runAsync("cancel", p, Set.of(), List.of(id, scriptChannel(p)), 0, null),
+                r -> r.toInteger() != 0).map(r -> switch (r.toInteger()) {
             case 1 -> CancelOutcome.CANCELLED;
             case -1 -> CancelOutcome.INFLIGHT;
             case -2 -> CancelOutcome.DEAD;
@@ -90,7 +140,7 @@ public class Inspection extends StorePart {
      * wakes the takers. A job in flight or dead is not moved.
      */
     public RescheduleResult reschedule(String topic, String id, boolean delayed, long ms) {
-        Partition p = partitionOf(topic, id);
+        Partition p = holder(topic, id);
         // The new runAt's shard is known here; the old one's day is in the record, and the first
         // call names it (DQNEEDDAY) unless it is among these.
         Set<Integer> days = new TreeSet<>();
@@ -148,10 +198,11 @@ public class Inspection extends StorePart {
     /**
      * Gauge values of a topic summed over its partitions: {scheduled, inflight, dead, age in ms of
      * the oldest overdue scheduled job (0 when none is overdue), due now (runAt passed, not taken),
-     * 1 if paused (any partition) else 0}. One script call per partition.
+     * 1 if paused (any partition) else 0, held back by their groups (part of scheduled)}. One script
+     * call per partition.
      */
     public long[] gauges(String topic) {
-        long jobs = 0, inflight = 0, dead = 0, oldest = -1, now = 0, due = 0, paused = 0;
+        long jobs = 0, inflight = 0, dead = 0, oldest = -1, now = 0, due = 0, paused = 0, held = 0;
         for (Partition p : partitionsOf(topic)) {
             Response r = run("stats", p, aroundNow(), List.of());
             jobs += r.get(0).toLong();
@@ -161,11 +212,12 @@ public class Inspection extends StorePart {
             now = r.get(4).toLong();
             due += r.get(5).toLong();
             paused = Math.max(paused, r.get(6).toLong());
+            held += r.size() > 7 ? r.get(7).toLong() : 0;
             if (o >= 0) {
                 oldest = oldest < 0 ? o : Math.min(oldest, o);
             }
         }
-        return new long[] { jobs - inflight - dead, inflight, dead, oldest < 0 ? 0 : now - oldest, due, paused };
+        return new long[] { jobs - inflight - dead, inflight, dead, oldest < 0 ? 0 : now - oldest, due, paused, held };
     }
 
     /** How many topics the topics SET holds (SCARD). */
@@ -189,9 +241,10 @@ public class Inspection extends StorePart {
      * {@code nextLimit} jobs, {@code inflightLimit} jobs in flight), merged.
      */
     public TopicSnapshot peek(String topic, long bucketMs, int buckets, int nextLimit, int inflightLimit) {
-        long now = 0, due = 0, oldest = -1, jobs = 0, inflightCount = 0, dead = 0;
+        long now = 0, due = 0, oldest = -1, jobs = 0, inflightCount = 0, dead = 0, heldCount = 0;
         long[] timeline = new long[buckets];
         List<TopicSnapshot.Scheduled> next = new ArrayList<>();
+        List<TopicSnapshot.Held> held = new ArrayList<>();
         List<TopicSnapshot.Running> inflight = new ArrayList<>();
         for (Partition p : partitionsOf(topic)) {
             Response r = run("peek", p, aroundNow(), List.of(Long.toString(bucketMs), Integer.toString(buckets),
@@ -201,6 +254,12 @@ public class Inspection extends StorePart {
             jobs += r.get(6).toLong();
             inflightCount += r.get(7).toLong();
             dead += r.get(8).toLong();
+            heldCount += r.get(9).toLong();
+            Response h = r.get(10);
+            for (int i = 0; i + 3 < h.size(); i += 4) {
+                held.add(new TopicSnapshot.Held(h.get(i).toString(), h.get(i + 1).toLong(), h.get(i + 2).toString(),
+                        record(h.get(i + 3))));
+            }
             long o = r.get(2).toLong();
             if (o >= 0) {
                 oldest = oldest < 0 ? o : Math.min(oldest, o);
@@ -226,7 +285,8 @@ public class Inspection extends StorePart {
         inflight.sort(java.util.Comparator.comparingLong(TopicSnapshot.Running::leaseDeadlineMs));
         return new TopicSnapshot(now, jobs - inflightCount - dead, due, oldest, inflightCount, dead, timeline,
                 next.size() > nextLimit ? next.subList(0, nextLimit) : next,
-                inflight.size() > inflightLimit ? inflight.subList(0, inflightLimit) : inflight);
+                inflight.size() > inflightLimit ? inflight.subList(0, inflightLimit) : inflight, heldCount,
+                held.size() > nextLimit ? held.subList(0, nextLimit) : held);
     }
 
     // ---------------------------------------------------------------- dead set
@@ -265,12 +325,12 @@ public class Inspection extends StorePart {
 
     /** Dead job back to scheduled, due now, attempts reset; empty when the id is not dead. */
     public Optional<Instant> revive(String topic, String id) {
-        Partition p = partitionOf(topic, id);
+        Partition p = holder(topic, id);
         Response r = run("revive", p, aroundNow(), List.of(id, scriptChannel(p)));
         return r.size() == 0 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(r.get(0).toLong()));
     }
 
     public boolean purge(String topic, String id) {
-        return run("purge", partitionOf(topic, id), Set.of(), List.of(id)).toInteger() == 1;
+        return run("purge", holder(topic, id), Set.of(), List.of(id)).toInteger() == 1;
     }
 }

@@ -92,7 +92,7 @@ public class JobQueue extends StorePart {
     Future<Response> enqueueScript(Partition p, List<NewJob> jobs, String trace, String schedule, long tickMs) {
         Set<Integer> days = new TreeSet<>();
         long localNow = System.currentTimeMillis();
-        List<String> args = new ArrayList<>(6 + jobs.size() * 7);
+        List<String> args = new ArrayList<>(6 + jobs.size() * 8);
         args.add(scriptChannel(p));
         args.add(JobRecord.storableTrace(trace));
         args.add(dedupWindow(p.topic()));
@@ -112,6 +112,7 @@ public class JobQueue extends StorePart {
             args.add(job.payloadJson() == null ? "" : job.payloadJson());
             args.add(job.ifExists().letter());
             args.add(JobRecord.encodeRetry(job.retry()));
+            args.add(job.group() == null ? "" : job.group());
         }
         // One job with neither a dedup window nor a tick that keeps an existing id (most calls):
         // the script of fewer commands. A replace or extend reads the job first, as a batch does.
@@ -186,6 +187,7 @@ public class JobQueue extends StorePart {
         args.add(Integer.toString(maxInFlights.getOrDefault(p.topic(), 0)));
         args.add(Integer.toString(p.index()));
         args.add(scriptChannel(p));
+        args.add(Integer.toString(groupMaxInFlights.getOrDefault(p.topic(), 0)));
         addLeases(args, acks);
         // A reply that comes after we stopped waiting for it (Redis ran the take before the
         // deadline, the reply was slow): its jobs are leased to a token nobody holds. Put them
@@ -275,7 +277,8 @@ public class JobQueue extends StorePart {
         args.add(dedupWindow(p.topic()));
         args.add(scriptChannel(p));
         addLeases(args, leases);
-        return runAsync("ack", p, Set.of(), args, 0, null).map(StorePart::ids);
+        // Today's shard: an acked job of a group releases the group's next held job into it.
+        return runAsync("ack", p, aroundNow(), args, 0, null).map(StorePart::ids);
     }
 
     /** Records a failed attempt: retry after {@code delayMs}, or dead after the last attempt. */
@@ -286,7 +289,8 @@ public class JobQueue extends StorePart {
     /** As above; a {@code permanent} failure is dead at once, whatever attempts remain. */
     public FailOutcome fail(Partition p, Lease lease, long delayMs, String error, int defaultMaxAttempts,
             boolean permanent) {
-        Set<Integer> days = new TreeSet<>();
+        // And today's: a job of a group releases the group's next held job into it.
+        Set<Integer> days = aroundNow();
         aroundDay(days, System.currentTimeMillis() + delayMs);
         Response r = run("fail", p, days, List.of(lease.id(), lease.token(), Long.toString(delayMs),
                 oneLine(error), Integer.toString(defaultMaxAttempts), scriptChannel(p), permanent ? "1" : "0",
@@ -307,7 +311,7 @@ public class JobQueue extends StorePart {
      * empty when the lease was no longer ours (nothing changed).
      */
     public OptionalLong snooze(Partition p, Lease lease, boolean absolute, long ms) {
-        Set<Integer> days = new TreeSet<>();
+        Set<Integer> days = aroundNow(); // today's too, as for fail
         aroundDay(days, absolute ? Math.max(ms, System.currentTimeMillis()) : System.currentTimeMillis() + ms);
         Response r = run("snooze", p, days, List.of(lease.id(), lease.token(), absolute ? "a" : "d",
                 Long.toString(ms), scriptChannel(p)));

@@ -8,7 +8,8 @@ import io.delayq.core.JobRetry;
  * job's lastError field starts with RS (0x1E) and its 50-digit trace context, and a job with lost
  * attempts has them next (after the trace context) as US (0x1F), the count in decimal, US, and a
  * job with its own retry backoff has it next as GS (0x1D), the initial delay ms, a comma, the max
- * delay ms (either empty when not given), GS. The Lua side of the same format is
+ * delay ms (either empty when not given), GS, and a job of a group has it next as FS (0x1C), the
+ * group, FS. The Lua side of the same format is
  * {@code encode}/{@code decode} in {@code lib.lua}, which says why it is there.
  *
  * @param trace the W3C trace context of the enqueue as 32 + 16 + 2 hex digits (trace id, span
@@ -22,11 +23,18 @@ import io.delayq.core.JobRetry;
  *        written before there was one)
  */
 public record JobRecord(long runAt, String trace, int attempts, int maxAttempts, String lastError, String payload,
-        int lostAttempts, JobRetry retry) {
+        int lostAttempts, JobRetry retry, String group) {
     private static final char TRACE_MARK = 0x1E;
     private static final int TRACE_LENGTH = 50;
     private static final char LOST_MARK = 0x1F;
     private static final char RETRY_MARK = 0x1D;
+    private static final char GROUP_MARK = 0x1C;
+
+    /** A record of no group. */
+    public JobRecord(long runAt, String trace, int attempts, int maxAttempts, String lastError, String payload,
+            int lostAttempts, JobRetry retry) {
+        this(runAt, trace, attempts, maxAttempts, lastError, payload, lostAttempts, retry, null);
+    }
 
     /** A record with no lost attempt. */
     public JobRecord(long runAt, String trace, int attempts, int maxAttempts, String lastError, String payload) {
@@ -73,7 +81,14 @@ public record JobRecord(long runAt, String trace, int attempts, int maxAttempts,
             retry = decodeRetry(error.substring(1, end));
             error = error.substring(end + 1);
         }
-        return new JobRecord(Long.parseLong(head.substring(0, c1), 36), trace, attempts, max, error, payload, lost, retry);
+        String group = null;
+        end = !error.isEmpty() && error.charAt(0) == GROUP_MARK ? error.indexOf(GROUP_MARK, 1) : -1;
+        if (end > 0) {
+            group = error.substring(1, end);
+            error = error.substring(end + 1);
+        }
+        return new JobRecord(Long.parseLong(head.substring(0, c1), 36), trace, attempts, max, error, payload, lost, retry,
+                group);
     }
 
     /**

@@ -280,6 +280,27 @@ public class Keys {
         return base(p) + "capped";
     }
 
+    /**
+     * HASH group → how many of its jobs are admitted (in flight, or released to run next); field
+     * {@code ''} = the topic's {@code group-max-in-flight} as the last take saw it (see lib.lua).
+     */
+    public String groups(Partition p) {
+        return base(p) + "groups";
+    }
+
+    /**
+     * ZSET (scores 0) of the jobs a take held back because their group was at its limit, member
+     * {@code <group>\0<runAt, 13 digits>\0<id>}: a group's held jobs are one lexical range.
+     */
+    public String groupsHeld(Partition p) {
+        return base(p) + "gheld";
+    }
+
+    /** HASH job id → group of every admitted job (what the counts of {@link #groups} stand for). */
+    public String groupsAdmitted(Partition p) {
+        return base(p) + "gadmit";
+    }
+
     /** HASH schedule name → definition (JSON) of the schedules created over REST. */
     public String schedules() {
         return prefix + ":schedules";

@@ -41,6 +41,7 @@ public class StoreLayer {
     private final Map<String, Double> rateLimits = new HashMap<>();
     /** Concurrency cap of the topics that configure one ({@code delayq.topics.<t>.max-in-flight}). */
     private final Map<String, Integer> maxInFlights = new HashMap<>();
+    private final Map<String, Integer> groupMaxInFlights = new HashMap<>();
     /** Topics with {@code delayq.topics.<t>.dead-url}: their burials record a dead-job callback. */
     private final Set<String> callbackTopics = new java.util.HashSet<>();
     /** Told of a partition where a burial just recorded a callback (the sender sends it at once). */
@@ -85,6 +86,13 @@ public class StoreLayer {
             }
             maxInFlights.put(topic, n);
         }));
+        config.topics().forEach((topic, t) -> t.groupMaxInFlight().ifPresent(n -> {
+            if (n < 1) {
+                throw new IllegalStateException("delayq.topics." + topic + ".group-max-in-flight must be at least 1, not "
+                        + n + " (leave it unset for no limit per group)");
+            }
+            groupMaxInFlights.put(topic, n);
+        }));
     }
 
     RedisGateway redis() {
@@ -128,6 +136,11 @@ public class StoreLayer {
     /** Concurrency cap of the topics that configure one. */
     Map<String, Integer> maxInFlights() {
         return maxInFlights;
+    }
+
+    /** Group limit (group-max-in-flight) of the topics that configure one. */
+    Map<String, Integer> groupMaxInFlights() {
+        return groupMaxInFlights;
     }
 
     TopicListing listing() {

@@ -42,6 +42,7 @@ public abstract class StorePart {
     protected final Map<String, Double> rateLimits;
     /** Concurrency cap of the topics that configure one ({@code delayq.topics.<t>.max-in-flight}). */
     protected final Map<String, Integer> maxInFlights;
+    protected final Map<String, Integer> groupMaxInFlights;
 
     protected StorePart(StoreLayer layer) {
         this.layer = layer;
@@ -55,6 +56,7 @@ public abstract class StorePart {
         this.dedupWindows = layer.dedupWindows();
         this.rateLimits = layer.rateLimits();
         this.maxInFlights = layer.maxInFlights();
+        this.groupMaxInFlights = layer.groupMaxInFlights();
     }
 
     /**
@@ -73,6 +75,14 @@ public abstract class StorePart {
     /** The partition that owns a job id: stable across processes (String.hashCode is specified). */
     public Partition partitionOf(String topic, String id) {
         return new Partition(topic, Math.floorMod(id.hashCode(), partitions));
+    }
+
+    /**
+     * The partition a new job goes to: its group's when it has one (all of a group's jobs in one
+     * partition, one slot on a cluster, so that one script sees the whole group), else its id's.
+     */
+    public Partition partitionOf(String topic, String id, String group) {
+        return partitionOf(topic, group == null ? id : group);
     }
 
     public List<Partition> partitionsOf(String topic) {
@@ -194,7 +204,7 @@ public abstract class StorePart {
 
     protected Future<Response> runWithDays(String script, Partition p, Set<Integer> shardDays, List<String> args,
             int replicas, Consumer<Response> late, int attempt) {
-        List<String> k = new ArrayList<>(20 + shardDays.size());
+        List<String> k = new ArrayList<>(23 + shardDays.size());
         k.add(keys.jobs(p));
         k.add(keys.days(p));
         k.add(keys.next(p));
@@ -215,6 +225,9 @@ public abstract class StorePart {
         k.add(keys.held(p));
         k.add(keys.maxInFlight(p));
         k.add(keys.capped(p));
+        k.add(keys.groups(p));
+        k.add(keys.groupsHeld(p));
+        k.add(keys.groupsAdmitted(p));
         List<String> a = new ArrayList<>(1 + shardDays.size() + args.size());
         a.add(Integer.toString(shardDays.size()));
         for (int day : shardDays) {
@@ -251,11 +264,11 @@ public abstract class StorePart {
     }
 
     static String oneLine(String s) {
-        // RS, US and GS mark the trace context, the lost attempts and the job's own retry backoff
-        // in the record's error field.
+        // RS, US, GS and FS mark the trace context, the lost attempts, the job's own retry backoff
+        // and its group in the record's error field.
         String line = s == null ? ""
                 : s.replace('\n', ' ').replace('\r', ' ').replace('\u001e', ' ').replace('\u001f', ' ')
-                        .replace('\u001d', ' ');
+                        .replace('\u001d', ' ').replace('\u001c', ' ');
         return line.length() > 500 ? line.substring(0, 500) + "..." : line;
     }
 }

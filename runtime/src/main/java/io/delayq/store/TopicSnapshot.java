@@ -19,13 +19,17 @@ import java.util.List;
  */
 public record TopicSnapshot(long redisNowMs, long scheduled, long dueNow, long oldestDueMs, long inflightCount, long dead,
         long[] timeline,
-        List<Scheduled> next, List<Running> inflight) {
+        List<Scheduled> next, List<Running> inflight, long heldCount, List<Held> held) {
 
     /** A scheduled job; {@code record} is null if it went between the two reads of a partition. */
     public record Scheduled(String id, long runAtMs, JobRecord record) {
     }
 
     /** A job in flight: {@code holder} is the replica id its lease token starts with. */
+    /** A job its group holds back (scheduled, in no day shard), with its group and runAt. */
+    public record Held(String id, long runAtMs, String group, JobRecord record) {
+    }
+
     public record Running(String id, long leaseDeadlineMs, String holder, JobRecord record) {
     }
 }
