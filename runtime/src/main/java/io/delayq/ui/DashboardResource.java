@@ -153,13 +153,14 @@ public class DashboardResource {
         Optional<Inspection.JobDetail> found = store.lookup(topic, id);
         if (found.isEmpty()) {
             return Response.status(404).entity(pages.render("job",
-                    new Views.Job(page, topic, id, false, null, 0, null, null, 0, null, null, null, null))).build();
+                    new Views.Job(page, topic, id, false, null, 0, null, null, 0, null, null, null, null, null, false))).build();
         }
         JobInfo j = found.get().info();
         return Response.ok(pages.render("job", new Views.Job(page, topic, id, true, j.state().json(), j.attempts(),
                 j.maxAttempts() == null ? "topic default" : j.maxAttempts().toString(), retry(j.retry()),
                 j.lostAttempts() == null ? 0 : j.lostAttempts(), time(j.runAt()),
-                time(j.finishedAt()), j.lastError(), pretty(found.get().payload())))).build();
+                time(j.finishedAt()), j.lastError(), pretty(found.get().payload()), j.group(),
+                Boolean.TRUE.equals(j.held())))).build();
     }
 
     /**
@@ -571,6 +572,14 @@ public class DashboardResource {
                             : "in " + duration(j.runAtMs() - s.redisNowMs()),
                     r == null ? 0 : r.attempts(), preview(r == null ? null : r.payloadOrNull())));
         }
+        List<Views.HeldRow> held = new ArrayList<>();
+        for (TopicSnapshot.Held j : s.held()) {
+            JobRecord r = j.record();
+            held.add(new Views.HeldRow(j.id(), j.group(), TIME.format(Instant.ofEpochMilli(j.runAtMs())),
+                    j.runAtMs() <= s.redisNowMs() ? "due " + age(j.runAtMs(), s.redisNowMs()) + " ago"
+                            : "in " + duration(j.runAtMs() - s.redisNowMs()),
+                    r == null ? 0 : r.attempts(), preview(r == null ? null : r.payloadOrNull())));
+        }
         List<Views.InflightRow> running = new ArrayList<>();
         for (TopicSnapshot.Running j : s.inflight()) {
             JobRecord r = j.record();
@@ -594,7 +603,7 @@ public class DashboardResource {
         return new Views.Topic(page, topic, message, s.scheduled(), s.dueNow(), age(s.oldestDueMs(), s.redisNowMs()),
                 s.inflightCount(), s.dead(), flow.paused(), throttledUntil(flow), rateLimit(flow), maxInFlight(flow),
                 servedBy(live, topic), bars,
-                next, running, dead,
+                next, s.heldCount(), held, running, dead,
                 failedCallbacks, TIME.format(Instant.ofEpochMilli(s.redisNowMs())) + " UTC", deadFilter);
     }
 

@@ -42,7 +42,7 @@ public final class Views {
     @RegisterForReflection
     public record Topic(Page page, String topic, String message, long scheduled, long dueNow, String oldestDue, long inflight,
             long dead, boolean paused, String throttledUntil, String rateLimit, String maxInFlight, String servedBy,
-            List<Bar> timeline, List<JobRow> next,
+            List<Bar> timeline, List<JobRow> next, long heldCount, List<HeldRow> held,
             List<InflightRow> running, List<DeadRow> deadJobs, List<FailedCallbackRow> failedCallbacks, String at,
             DeadFilter deadFilter) {
     }
@@ -77,6 +77,11 @@ public final class Views {
     public record JobRow(String id, String runAt, String due, int attempts, String preview) {
     }
 
+    /** A job its group holds back: due (or not yet), waiting for the group's running jobs to end. */
+    @RegisterForReflection
+    public record HeldRow(String id, String group, String runAt, String due, int attempts, String preview) {
+    }
+
     @RegisterForReflection
     public record InflightRow(String id, String holder, int attempt, String age, String leaseLeft) {
     }
@@ -93,6 +98,7 @@ public final class Views {
     /** A job's page; {@code retry} is its own retry backoff as shown ("200 ms → 400 ms"), null when it has none. */
     @RegisterForReflection
     public record Job(Page page, String topic, String id, boolean found, String state, int attempts, String maxAttempts,
-            String retry, int lostAttempts, String runAt, String finishedAt, String lastError, String payload) {
+            String retry, int lostAttempts, String runAt, String finishedAt, String lastError, String payload, String group,
+            boolean held) {
     }
 }

@@ -104,6 +104,19 @@ public final class Receiver implements AutoCloseable {
         return url() + "?via=" + via;
     }
 
+    /**
+     * Counts calls in progress per key (e.g. a job's group, from its id) beside the total: see
+     * {@link #peakBy}. Set before the calls come.
+     */
+    public void countBy(java.util.function.Function<Delivery, String> key) {
+        countKey = key;
+    }
+
+    /** The most calls of each key (see {@link #countBy}) that were in progress at once. */
+    public final Map<String, AtomicLong> peakBy = new ConcurrentHashMap<>();
+    private final Map<String, AtomicLong> inProgressBy = new ConcurrentHashMap<>();
+    private volatile java.util.function.Function<Delivery, String> countKey;
+
     public void holdFor(long ms) {
         hold = d -> ms;
     }
@@ -148,6 +161,12 @@ public final class Receiver implements AutoCloseable {
         }
         deliveries.computeIfAbsent(id, k -> new CopyOnWriteArrayList<>()).add(d);
         peakInProgress.accumulateAndGet(inProgress.incrementAndGet(), Math::max);
+        java.util.function.Function<Delivery, String> byKey = countKey;
+        String key = byKey == null ? null : byKey.apply(d);
+        if (key != null) {
+            long n = inProgressBy.computeIfAbsent(key, k -> new AtomicLong()).incrementAndGet();
+            peakBy.computeIfAbsent(key, k -> new AtomicLong()).accumulateAndGet(n, Math::max);
+        }
         long began = System.nanoTime();
         try {
             long ms = hold.applyAsLong(d);
@@ -175,6 +194,9 @@ public final class Receiver implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
+            if (key != null) {
+                inProgressBy.get(key).decrementAndGet();
+            }
             inProgress.decrementAndGet();
             busyNanos.addAndGet(System.nanoTime() - began);
             ex.close();
