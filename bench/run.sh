@@ -26,7 +26,9 @@
 #                                     taken and acked (INFO commandstats, used_memory)
 #   bench/run.sh flow [--n 50000]    flow (on request only): a burst of N jobs on a topic without a
 #                                     concurrency cap, with one that does not bind (256) and one that
-#                                     binds (16): throughput, Redis commands, CPU µs and script µs per job
+#                                     binds (16), then with 1 group (a limit that does not bind), 100
+#                                     and 10,000 groups (group-max-in-flight 1): throughput, Redis
+#                                     commands, CPU µs and script µs per job
 #   bench/run.sh history --n 50000   (on request only) the dashboard history's cost: an N-job burst
 #                                     with the history off, then on (flushed every second), throughput
 #                                     and Redis commands per job of each; idle commands/s with it on and off

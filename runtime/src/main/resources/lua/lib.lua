@@ -290,6 +290,13 @@ local function schedule(id, run_at, channel)
   end
 end
 
+-- Calls a variadic command with fixed leading args and a flat list, in CHUNK-sized pieces.
+local function variadic(cmd, key, list)
+  for i = 1, #list, CHUNK do
+    rcall(cmd, key, unpack(list, i, math.min(i + CHUNK - 1, #list)))
+  end
+end
+
 -- Groups (a topic with group-max-in-flight): a held job's member in gheld. A group's held jobs
 -- are one lexical range of it, in runAt order.
 local function held_member(group, run_at, id)
@@ -330,32 +337,78 @@ end
 -- jobs were released.
 local function group_release(admitted, now, channel)
   if #admitted == 0 then return 0 end
-  local limit = tonumber(rcall('HGET', K_GROUPS, ''))
-  local released = 0
+  -- Batched: a carried ack or the acker's flush ends many admissions at once, mostly of a few
+  -- groups: one write per group, one per structure for the jobs released.
+  local ending, order, gone = {}, {}, {}
   for _, a in ipairs(admitted) do
-    local id, g = a[1], a[2]
-    rcall('HDEL', K_GADMIT, id)
-    local c = rcall('HINCRBY', K_GROUPS, g, -1)
-    while not limit or c < limit do
-      local member = first_held(g)
-      if not member then break end
-      rcall('ZREM', K_GHELD, member)
-      local next_id = string.sub(member, #g + 16)
-      local rec = rcall('HGET', K_JOBS, next_id)
-      if rec then
-        local r = decode(rec)
-        r.run_at = now
-        rcall('HSET', K_JOBS, next_id, encode(r))
-        rcall('HSET', K_GADMIT, next_id, g)
-        c = rcall('HINCRBY', K_GROUPS, g, 1)
-        schedule(next_id, now, channel)
-        released = released + 1
-        break
+    local g = a[2]
+    gone[#gone + 1] = a[1]
+    if not ending[g] then
+      ending[g] = 0
+      order[#order + 1] = g
+    end
+    ending[g] = ending[g] + 1
+  end
+  variadic('HDEL', K_GADMIT, gone)
+  local limit = tonumber(rcall('HGET', K_GROUPS, ''))
+  local ids, groups_of = {}, {}
+  for i = 1, #order, CHUNK do
+    local part = { unpack(order, i, math.min(i + CHUNK - 1, #order)) }
+    local counts = rcall('HMGET', K_GROUPS, unpack(part))
+    for j, g in ipairs(part) do
+      local c = math.max(0, (tonumber(counts[j]) or 0) - ending[g])
+      -- A freed slot goes to a held job while the group is under its limit (none stored: no limit).
+      local room = ending[g]
+      if limit then room = math.min(room, limit - c) end
+      if room > 0 then
+        local members = rcall('ZRANGEBYLEX', K_GHELD, '[' .. g .. '\0', '(' .. g .. '\1', 'LIMIT', 0, room)
+        if #members > 0 then
+          rcall('ZREM', K_GHELD, unpack(members))
+          for _, m in ipairs(members) do
+            ids[#ids + 1] = string.sub(m, #g + 16)
+            groups_of[#ids] = g
+          end
+          c = c + #members
+        end
+      end
+      if c > 0 then rcall('HSET', K_GROUPS, g, c) else rcall('HDEL', K_GROUPS, g) end
+    end
+  end
+  if #ids == 0 then return 0 end
+  local records, admit, due, missing = {}, {}, {}, {}
+  for i = 1, #ids, CHUNK do
+    local recs = rcall('HMGET', K_JOBS, unpack(ids, i, math.min(i + CHUNK - 1, #ids)))
+    for j = 1, #recs do
+      local k = i + j - 1
+      if recs[j] then
+        -- The runAt leads the record, up to its first ',' or newline: replaced as text, without
+        -- decoding the rest (the payload included).
+        records[#records + 1] = ids[k]
+        records[#records + 1] = b36(now) .. string.sub(recs[j], (string.find(recs[j], '[,\n]')))
+        admit[#admit + 1] = ids[k]
+        admit[#admit + 1] = groups_of[k]
+        due[#due + 1] = now
+        due[#due + 1] = ids[k]
+      else
+        missing[#missing + 1] = groups_of[k] -- a member without a record: its slot was counted
       end
     end
-    if c <= 0 then rcall('HDEL', K_GROUPS, g) end
   end
-  return released
+  for _, g in ipairs(missing) do
+    if rcall('HINCRBY', K_GROUPS, g, -1) <= 0 then rcall('HDEL', K_GROUPS, g) end
+  end
+  if #admit == 0 then return 0 end
+  variadic('HSET', K_JOBS, records)
+  variadic('HSET', K_GADMIT, admit)
+  local day = day_of(now)
+  variadic('ZADD', shard_of_day[day], due)
+  rcall('ZADD', K_DAYS, day, day)
+  local head = tonumber(rcall('GET', K_NEXT))
+  if not head or now < head then
+    rcall('SET', K_NEXT, now)
+    wake(channel, now)
+  end
+  return #admit / 2
 end
 
 -- Puts a dead job back to scheduled, due at now, its attempts and lost attempts reset, in one
@@ -432,13 +485,6 @@ local function bury(id, r, now, callback)
     rcall('ZADD', K_CALLBACKS, now, member)
     rcall('HSET', K_CBDATA, member, '0,' .. string.format('%d', now) .. ',\n' .. rec)
     cb_next()
-  end
-end
-
--- Calls a variadic command with fixed leading args and a flat list, in CHUNK-sized pieces.
-local function variadic(cmd, key, list)
-  for i = 1, #list, CHUNK do
-    rcall(cmd, key, unpack(list, i, math.min(i + CHUNK - 1, #list)))
   end
 end
 

@@ -169,17 +169,9 @@ end
 -- call leaves "next" due, so the taker comes straight back).
 local group_limit = tonumber(ARGV[A + 10])
 local SCAN = 1000
-local looked, groups, recs_of = 0, {}, {}
+local looked, groups, recs_of, admit = 0, {}, {}, {}
 if group_limit > 0 and tonumber(rcall('HGET', K_GROUPS, '')) ~= group_limit then
   rcall('HSET', K_GROUPS, '', group_limit)
-end
-local function group_state(g)
-  local st = groups[g]
-  if not st then
-    st = { c = tonumber(rcall('HGET', K_GROUPS, g)) or 0, held = first_held(g) ~= nil, added = 0 }
-    groups[g] = st
-  end
-  return st
 end
 -- The group of a record ('' = none), from its head alone (the marks never occur in a payload).
 local function group_of(rec)
@@ -199,32 +191,57 @@ local function pull(shard, want, taken)
   end
   while want > 0 and looked < SCAN do
     local ask = math.min(want, SCAN - looked)
-    local ids = rcall('ZRANGEBYSCORE', shard, '-inf', now, 'LIMIT', 0, ask)
-    if #ids == 0 then return true end
+    local found = rcall('ZRANGEBYSCORE', shard, '-inf', now, 'WITHSCORES', 'LIMIT', 0, ask)
+    if #found == 0 then return true end
+    local ids, runs = {}, {}
+    for i = 1, #found, 2 do
+      ids[#ids + 1] = found[i]
+      runs[#ids] = found[i + 1]
+    end
     looked = looked + #ids
     rcall('ZREM', shard, unpack(ids))
     local recs = rcall('HMGET', K_JOBS, unpack(ids))
     local admitted = rcall('HMGET', K_GADMIT, unpack(ids))
+    -- The admitted counts of the groups first met in this batch, in one read.
+    local of, new_groups = {}, {}
+    for i = 1, #ids do
+      local g = (recs[i] and not admitted[i]) and group_of(recs[i]) or ''
+      of[i] = g
+      if g ~= '' and not groups[g] and not new_groups[g] then
+        new_groups[g] = true
+        new_groups[#new_groups + 1] = g
+      end
+    end
+    if #new_groups > 0 then
+      local counts = rcall('HMGET', K_GROUPS, unpack(new_groups))
+      for i, g in ipairs(new_groups) do groups[g] = { c = tonumber(counts[i]) or 0, added = 0 } end
+    end
+    local held = {}
     for i, id in ipairs(ids) do
-      local rec = recs[i]
-      local g = (rec and not admitted[i]) and group_of(rec) or ''
+      local g = of[i]
       local take_it = true
       if g ~= '' then
-        local st = group_state(g)
-        if st.held or st.c >= group_limit then
-          rcall('ZADD', K_GHELD, 0, held_member(g, decode(rec).run_at, id))
+        local st = groups[g]
+        -- Whether the group holds jobs back already (they come first) matters only below its
+        -- limit: at it, the job is held anyway.
+        if st.c < group_limit and st.held == nil then st.held = first_held(g) ~= nil end
+        if st.c >= group_limit or st.held then
+          held[#held + 1] = 0
+          held[#held + 1] = g .. '\0' .. string.format('%013d', tonumber(runs[i])) .. '\0' .. id
           st.held, take_it = true, false
         else
           st.c, st.added = st.c + 1, st.added + 1
-          rcall('HSET', K_GADMIT, id, g)
+          admit[#admit + 1] = id
+          admit[#admit + 1] = g
         end
       end
       if take_it then
         taken[#taken + 1] = id
-        recs_of[id] = rec or ''
+        recs_of[id] = recs[i] or ''
         want = want - 1
       end
     end
+    if #held > 0 then rcall('ZADD', K_GHELD, unpack(held)) end
     if #ids < ask then return true end
   end
   return false
@@ -254,6 +271,7 @@ end
 for g, st in pairs(groups) do
   if st.added > 0 then rcall('HINCRBY', K_GROUPS, g, st.added) end
 end
+if #admit > 0 then variadic('HSET', K_GADMIT, admit) end
 
 if next_due == -2 then next_due = reset_next() end
 out[2] = next_due

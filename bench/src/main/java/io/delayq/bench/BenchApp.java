@@ -277,6 +277,9 @@ public class BenchApp implements QuarkusApplication {
         emit(r);
     }
 
+    /** Groups of the jobs {@link #enqueue} makes: job i in group "g" + (i mod groups); 0 = no group. */
+    volatile int groups;
+
     private void enqueue(String topic, int n, java.util.function.IntToLongFunction dueOf, boolean viaRest) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(4);
         try {
@@ -284,7 +287,8 @@ public class BenchApp implements QuarkusApplication {
             for (int from = 0; from < n; from += 1000) {
                 List<NewJob> chunk = new ArrayList<>(1000);
                 for (int i = from; i < Math.min(n, from + 1000); i++) {
-                    chunk.add(new NewJob(topic, Integer.toString(i), false, dueOf.applyAsLong(i), 0, PAYLOAD));
+                    chunk.add(new NewJob(topic, Integer.toString(i), false, dueOf.applyAsLong(i), 0, PAYLOAD,
+                            io.delayq.core.IfExists.KEEP, null, groups > 0 ? "g" + (i % groups) : null));
                 }
                 sent.add(pool.submit(() -> {
                     if (viaRest) {
@@ -309,7 +313,11 @@ public class BenchApp implements QuarkusApplication {
         for (NewJob j : chunk) {
             b.append(b.length() > 1 ? "," : "").append("{\"topic\":\"").append(topic).append("\",\"id\":\"").append(j.id())
                     .append("\",\"runAt\":\"").append(Instant.ofEpochMilli(j.millis())).append("\",\"payload\":")
-                    .append(j.payloadJson()).append('}');
+                    .append(j.payloadJson());
+            if (j.group() != null) {
+                b.append(",\"group\":\"").append(j.group()).append('"');
+            }
+            b.append('}');
         }
         HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(base + "/jobs/batch"))
                 .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(b.append(']').toString()))

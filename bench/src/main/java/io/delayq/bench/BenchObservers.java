@@ -31,6 +31,14 @@ public class BenchObservers {
         recorder.record(job.id());
     }
 
+    void groupsLoose(@Observes @JobTopic(FlowScenario.GROUPS_LOOSE) Job job) {
+        recorder.record(job.id());
+    }
+
+    void groupsOne(@Observes @JobTopic(FlowScenario.GROUPS_ONE) Job job) {
+        recorder.record(job.id());
+    }
+
     void backlogBig(@Observes @JobTopic("bench-big") Job job) {
         recorder.record(job.id());
     }
