@@ -17,7 +17,8 @@
 --             one that is dead, or within the dedup window, is enqueued anew; retry: the job's own
 --             backoff as the record keeps it ("<initial ms>,<max ms>", see lib.lua), '' = the topic's;
 --             group ('' = none; Java sent the job to its group's partition). A replaced job that its
---             group held back leaves gheld; a released one gives its slot to the group's next held
+--             group held back stays held when still due in the same group, else leaves gheld; a
+--             released one gives its slot to the group's next held
 --             job (lib.lua's group_release; that needs today's shard too)
 -- Returns {now, then 4 values per job: created (1), replaced (2) or already there (0), runAt ms
 --          (for state c: when it succeeded), attempts, state letter (s, i, d, or c = succeeded)},
@@ -87,7 +88,7 @@ for i = 1, n do
     e = { r = decode(existing[i]), state = state_of(id) }
     if e.state == 's' and e.r.group ~= '' then
       if is_held(id, e.r) then
-        e.held = held_member(e.r.group, e.r.run_at, id)
+        e.held, e.held_group = held_member(e.r.group, e.r.run_at, id), e.r.group
       else
         e.admit = rcall('HGET', K_GADMIT, id) or nil
       end
@@ -152,8 +153,12 @@ for _, id in ipairs(order) do
   local r = e.r
   fields[#fields + 1] = id
   fields[#fields + 1] = encode(r)
+  -- A held job replaced in its group, still due, keeps its place among the group's held jobs (by
+  -- its runAt): out of gheld into a shard, a later job of its group could start before it.
+  local stays_held = e.held and r.group == e.held_group and r.run_at <= now
   if e.held then
     rcall('ZREM', K_GHELD, e.held)
+    if stays_held then rcall('ZADD', K_GHELD, 0, held_member(r.group, r.run_at, id)) end
   elseif e.old then
     local old_day = day_of(e.old)
     rcall('ZREM', shard_of_day[old_day], id)
@@ -161,18 +166,20 @@ for _, id in ipairs(order) do
     if head and e.old <= head then head_left = true end
   end
   if e.dead then revived[#revived + 1] = id end
-  local d = day_of(r.run_at)
-  local shard = shard_of_day[d]
-  local list = by_shard[shard]
-  if not list then
-    list = {}
-    by_shard[shard] = list
-    rcall('ZADD', K_DAYS, d, d)
-    left[d] = nil
+  if not stays_held then
+    local d = day_of(r.run_at)
+    local shard = shard_of_day[d]
+    local list = by_shard[shard]
+    if not list then
+      list = {}
+      by_shard[shard] = list
+      rcall('ZADD', K_DAYS, d, d)
+      left[d] = nil
+    end
+    list[#list + 1] = r.run_at
+    list[#list + 1] = id
+    if not earliest or r.run_at < earliest then earliest = r.run_at end
   end
-  list[#list + 1] = r.run_at
-  list[#list + 1] = id
-  if not earliest or r.run_at < earliest then earliest = r.run_at end
 end
 
 if recurring ~= '' then rcall('HSET', K_TICKS, recurring, ARGV[A + 4]) end
@@ -187,7 +194,9 @@ if #fields > 0 then
     if rcall('ZCARD', shard_of_day[d]) == 0 then rcall('ZREM', K_DAYS, d) end
   end
   if not head and forgotten_since() then out[#out + 1] = 'relist' end
-  if not head or earliest < head then
+  if not earliest then
+    -- Only held jobs were written: no shard changed.
+  elseif not head or earliest < head then
     rcall('SET', K_NEXT, earliest)
     wake(channel, earliest)
   elseif head_left then

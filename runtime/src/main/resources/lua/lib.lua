@@ -191,11 +191,8 @@ local function b36(n)
   return prefix .. string.char(b36_digit(c), b36_digit(b), b36_digit(a))
 end
 
-local function decode(rec)
-  local nl = string.find(rec, '\n', 1, true)
-  local head = string.sub(rec, 1, nl - 1)
-  local r = { payload = string.sub(rec, nl + 1), attempts = 0, max = 0, err = '', trace = '', lost = 0, retry = '',
-    group = '' }
+-- The fields of a record's head (its text before the first newline) into r.
+local function decode_head(head, r)
   local c1 = string.find(head, ',', 1, true)
   if not c1 then
     r.run_at = tonumber(head, 36)
@@ -238,6 +235,22 @@ local function decode(rec)
     r.max = tonumber(string.sub(head, c2 + 1))
   end
   return r
+end
+
+local function decode(rec)
+  local nl = string.find(rec, '\n', 1, true)
+  return decode_head(string.sub(rec, 1, nl - 1), { payload = string.sub(rec, nl + 1), attempts = 0, max = 0,
+    err = '', trace = '', lost = 0, retry = '', group = '' })
+end
+
+-- A record's group ('' = none), read as decode reads it (the mark counts only where decode looks
+-- for it: an error text may hold the byte, in a record written before groups), without copying
+-- its payload.
+local function group_of(rec)
+  local nl = string.find(rec, '\n', 1, true)
+  local head = string.sub(rec, 1, nl - 1)
+  if not string.find(head, GROUP_MARK, 1, true) then return '' end
+  return decode_head(head, { attempts = 0, max = 0, err = '', trace = '', lost = 0, retry = '', group = '' }).group
 end
 
 local function encode(r)
@@ -303,11 +316,6 @@ local function held_member(group, run_at, id)
   return group .. '\0' .. string.format('%013d', run_at) .. '\0' .. id
 end
 
--- The first job a group holds back (its member in gheld), nil when it holds none.
-local function first_held(group)
-  return rcall('ZRANGEBYLEX', K_GHELD, '[' .. group .. '\0', '(' .. group .. '\1', 'LIMIT', 0, 1)[1]
-end
-
 -- Whether a scheduled job (its record r) is held back by its group: in gheld, in no day shard.
 local function is_held(id, r)
   return r.group ~= '' and rcall('ZSCORE', K_GHELD, held_member(r.group, r.run_at, id)) ~= false
@@ -328,28 +336,10 @@ local function admitted_of(ids)
   return out
 end
 
--- Ends the admissions of jobs that leave them (admitted_of: in flight no more, or a released one
--- cancelled or moved), and gives each freed slot to its group's first held job while the group
--- is under its limit (the one the last take stored; none stored = no limit): out of gheld, into
--- today's shard due now, admitted. Its runAt becomes now, so it queues behind the jobs already
--- due: groups are served in turn, and a busy group's next job does not jump the others. Today's
--- shard must have been passed (checked by the caller before its first write). Returns how many
--- jobs were released.
-local function group_release(admitted, now, channel)
-  if #admitted == 0 then return 0 end
-  -- Batched: a carried ack or the acker's flush ends many admissions at once, mostly of a few
-  -- groups: one write per group, one per structure for the jobs released.
-  local ending, order, gone = {}, {}, {}
-  for _, a in ipairs(admitted) do
-    local g = a[2]
-    gone[#gone + 1] = a[1]
-    if not ending[g] then
-      ending[g] = 0
-      order[#order + 1] = g
-    end
-    ending[g] = ending[g] + 1
-  end
-  variadic('HDEL', K_GADMIT, gone)
+-- The release itself (group_release; take.lua when the limit was raised): each group of order,
+-- its count less ending[g] (jobs leaving their admissions, 0 = none), takes its first held jobs up
+-- to the stored limit. Returns how many jobs were released.
+local function group_fill(order, ending, now, channel)
   local limit = tonumber(rcall('HGET', K_GROUPS, ''))
   local ids, groups_of = {}, {}
   for i = 1, #order, CHUNK do
@@ -357,9 +347,9 @@ local function group_release(admitted, now, channel)
     local counts = rcall('HMGET', K_GROUPS, unpack(part))
     for j, g in ipairs(part) do
       local c = math.max(0, (tonumber(counts[j]) or 0) - ending[g])
-      -- A freed slot goes to a held job while the group is under its limit (none stored: no limit).
-      local room = ending[g]
-      if limit then room = math.min(room, limit - c) end
+      -- Held jobs take the group up to its limit (more than the slots freed when the limit was
+      -- raised); none stored: no limit, a held job per slot freed.
+      local room = limit and limit - c or ending[g]
       if room > 0 then
         local members = rcall('ZRANGEBYLEX', K_GHELD, '[' .. g .. '\0', '(' .. g .. '\1', 'LIMIT', 0, room)
         if #members > 0 then
@@ -394,8 +384,32 @@ local function group_release(admitted, now, channel)
       end
     end
   end
-  for _, g in ipairs(missing) do
-    if rcall('HINCRBY', K_GROUPS, g, -1) <= 0 then rcall('HDEL', K_GROUPS, g) end
+  -- A member without a record (none is left so by the scripts; a record written before groups
+  -- could have been misread as grouped) gave its slot back: the group's next held job takes it.
+  local retry = {}
+  for _, g in ipairs(missing) do retry[g] = (retry[g] or 0) + 1 end
+  for g, n in pairs(retry) do
+    local got = 0
+    while n > 0 do
+      local members = rcall('ZRANGEBYLEX', K_GHELD, '[' .. g .. '\0', '(' .. g .. '\1', 'LIMIT', 0, n)
+      if #members == 0 then break end
+      rcall('ZREM', K_GHELD, unpack(members))
+      for _, m in ipairs(members) do
+        local id = string.sub(m, #g + 16)
+        local rec = rcall('HGET', K_JOBS, id)
+        if rec then
+          records[#records + 1] = id
+          records[#records + 1] = b36(now) .. string.sub(rec, (string.find(rec, '[,\n]')))
+          admit[#admit + 1] = id
+          admit[#admit + 1] = g
+          due[#due + 1] = now
+          due[#due + 1] = id
+          n, got = n - 1, got + 1
+        end
+      end
+    end
+    -- The count had the missing ones: the ones found instead stay counted.
+    if rcall('HINCRBY', K_GROUPS, g, got - retry[g]) <= 0 then rcall('HDEL', K_GROUPS, g) end
   end
   if #admit == 0 then return 0 end
   variadic('HSET', K_JOBS, records)
@@ -409,6 +423,31 @@ local function group_release(admitted, now, channel)
     wake(channel, now)
   end
   return #admit / 2
+end
+
+-- Ends the admissions of jobs that leave them (admitted_of: in flight no more, or a released one
+-- cancelled or moved), and gives each freed slot to its group's first held job while the group
+-- is under its limit (the one the last take stored; none stored = no limit): out of gheld, into
+-- today's shard due now, admitted. Its runAt becomes now, so it queues behind the jobs already
+-- due: groups are served in turn, and a busy group's next job does not jump the others. Today's
+-- shard must have been passed (checked by the caller before its first write). Returns how many
+-- jobs were released.
+local function group_release(admitted, now, channel)
+  if #admitted == 0 then return 0 end
+  -- Batched: a carried ack or the acker's flush ends many admissions at once, mostly of a few
+  -- groups: one write per group, one per structure for the jobs released.
+  local ending, order, gone = {}, {}, {}
+  for _, a in ipairs(admitted) do
+    local g = a[2]
+    gone[#gone + 1] = a[1]
+    if not ending[g] then
+      ending[g] = 0
+      order[#order + 1] = g
+    end
+    ending[g] = ending[g] + 1
+  end
+  variadic('HDEL', K_GADMIT, gone)
+  return group_fill(order, ending, now, channel)
 end
 
 -- Puts a dead job back to scheduled, due at now, its attempts and lost attempts reset, in one

@@ -6,8 +6,8 @@
 -- ARGV[A+1] = mode: 'd' = the new runAt is Redis now + value, 'a' = it is value (epoch ms)
 -- ARGV[A+2] = value ms
 -- ARGV[A+3] = wake channel (published to when the job becomes the partition's earliest)
--- A job its group holds back leaves gheld for the new shard (it is a new candidate when due); a
--- released one gives its slot to the group's next held job (lib.lua's group_release: today's shard).
+-- A job its group holds back leaves gheld for the new shard when its new runAt is later than now
+-- (it is a new candidate when due), else stays held under its new runAt; a released one gives its slot to the group's next held job (lib.lua's group_release: today's shard).
 -- Returns {1, record} when moved (the record as stored now), {0} when there is no such job,
 -- {-1} when it is in flight, {-2} when it is dead (neither is moved).
 local id = ARGV[A]
@@ -35,6 +35,12 @@ end
 r.run_at = run_at
 rec = encode(r)
 rcall('HSET', K_JOBS, id, rec)
+if held and run_at <= now then
+  -- Still due: it keeps its place among its group's held jobs (by its runAt); in a shard, a later
+  -- job of its group could start before it.
+  rcall('ZADD', K_GHELD, 0, held_member(r.group, run_at, id))
+  return { 1, rec }
+end
 local head = tonumber(rcall('GET', K_NEXT))
 -- Into the new shard (the day index gets its day); an earlier runAt than every other lowers
 -- "next" and wakes the takers.

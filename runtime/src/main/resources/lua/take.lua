@@ -38,6 +38,7 @@ local take_deadline = tonumber(ARGV[A + 3])
 local now = now_ms()
 if take_deadline > 0 and now > take_deadline then limit = 0 end
 local today = day_of(now)
+local group_limit = tonumber(ARGV[A + 10])
 
 -- Flow control, from Redis state so that every replica obeys it at once: a paused partition
 -- leases nothing (the carried acks still count). A rate limit is a GCRA over Redis time, shared
@@ -109,6 +110,55 @@ end
 
 local stale, acked, released = ack_leases(A + 12, tonumber(ARGV[A + 11]), tonumber(ARGV[A + 4]), now, ARGV[A + 9])
 if not stale then return acked end
+-- The stored limit, which releases obey, follows the callers' configuration. Raised (or set again
+-- while jobs are still held), the groups that hold jobs start them up to the new limit now: their
+-- jobs may all be held, none in a shard for a take to meet.
+if group_limit > 0 then
+  local stored = tonumber(rcall('HGET', K_GROUPS, ''))
+  if stored ~= group_limit then
+    rcall('HSET', K_GROUPS, '', group_limit)
+    if not stored or group_limit > stored then
+      local order, ending = {}, {}
+      for _, m in ipairs(rcall('ZRANGE', K_GHELD, 0, 999)) do
+        local g = string.sub(m, 1, string.find(m, '\0', 1, true) - 1)
+        if not ending[g] then
+          ending[g] = 0
+          order[#order + 1] = g
+        end
+      end
+      if #order > 0 then released = released + group_fill(order, ending, now, ARGV[A + 9]) end
+    end
+  end
+end
+-- A topic whose group-max-in-flight was turned off (0 in this call) while its groups held jobs
+-- back: nothing holds them any more. Back into today's shard, due, in their order (runAt rewritten
+-- as a release does), before this take looks; the stored limit goes once none is left, so that a
+-- job still admitted frees its slot without a limit. One EXISTS per due take of such a topic.
+if group_limit <= 0 and due and rcall('EXISTS', K_GHELD) == 1 then
+  local members = rcall('ZRANGE', K_GHELD, 0, 999)
+  rcall('ZREM', K_GHELD, unpack(members))
+  local ids = {}
+  for i, m in ipairs(members) do ids[i] = string.sub(m, string.find(m, '\0', 1, true) + 15) end
+  local recs = rcall('HMGET', K_JOBS, unpack(ids))
+  local records, due_at, first = {}, {}, math.max(day_start(today), now - #ids)
+  for i, id in ipairs(ids) do
+    if recs[i] then
+      local at = math.min(now, first + i)
+      records[#records + 1] = id
+      records[#records + 1] = b36(at) .. string.sub(recs[i], (string.find(recs[i], '[,\n]')))
+      due_at[#due_at + 1] = at
+      due_at[#due_at + 1] = id
+    end
+  end
+  if #records > 0 then
+    variadic('HSET', K_JOBS, records)
+    variadic('ZADD', shard_of_day[today], due_at)
+    rcall('ZADD', K_DAYS, today, today)
+    if not head or due_at[1] < head then rcall('SET', K_NEXT, due_at[1]) end
+    released = released + #records / 2
+  end
+  if rcall('EXISTS', K_GHELD) == 0 then rcall('HDEL', K_GROUPS, '') end
+end
 -- A carried ack that freed a group's slot put its next job into today's shard, due now: this take
 -- may have it (today's shard is always passed).
 if released > 0 and limit > 0 then
@@ -163,25 +213,42 @@ end
 
 -- Groups: with a limit M, a due job of a group that has M jobs admitted, or that holds jobs back
 -- already (those come first: runAt order), is held back, out of its shard into gheld in the same
--- step; the others are taken and admitted (a released job, admitted already, is taken). A call
+-- step; the others are taken and admitted (a released job, admitted already, is taken). A group
+-- below its limit that holds jobs starts those first (take_held). A call
 -- looks at no more than SCAN jobs, held ones included, so that a big group's backlog costs
 -- bounded time per call: the other groups' jobs behind it come within a few calls (every such
 -- call leaves "next" due, so the taker comes straight back).
-local group_limit = tonumber(ARGV[A + 10])
 local SCAN = 1000
 local looked, groups, recs_of, admit = 0, {}, {}, {}
-if group_limit > 0 and tonumber(rcall('HGET', K_GROUPS, '')) ~= group_limit then
-  rcall('HSET', K_GROUPS, '', group_limit)
-end
--- The group of a record ('' = none), from its head alone (the marks never occur in a payload).
-local function group_of(rec)
-  local nl = string.find(rec, '\n', 1, true)
-  local s = string.find(rec, GROUP_MARK, 1, true)
-  if not s or s > nl then return '' end
-  return string.sub(rec, s + 1, string.find(rec, GROUP_MARK, s + 1, true) - 1)
+-- A group below its limit that holds jobs back (its limit was raised, or a release found a member
+-- without a record) starts them first, taken straight out of gheld in runAt order, up to its room
+-- and the take's want. Returns how many were taken, and whether gheld may hold more of the group.
+local function take_held(g, room, taken)
+  local got = 0
+  while room > 0 do
+    local asked = room
+    local members = rcall('ZRANGEBYLEX', K_GHELD, '[' .. g .. '\0', '(' .. g .. '\1', 'LIMIT', 0, asked)
+    if #members == 0 then return got, false end
+    rcall('ZREM', K_GHELD, unpack(members))
+    local ids = {}
+    for i, m in ipairs(members) do ids[i] = string.sub(m, #g + 16) end
+    local recs = rcall('HMGET', K_JOBS, unpack(ids))
+    for i, id in ipairs(ids) do
+      if recs[i] then
+        taken[#taken + 1] = id
+        recs_of[id] = recs[i]
+        admit[#admit + 1] = id
+        admit[#admit + 1] = g
+        got, room = got + 1, room - 1
+      end
+    end
+    if #members < asked then return got, false end
+  end
+  return got, true
 end
 -- Moves up to want due jobs of a shard into taken (held ones aside); true when the shard has no
--- due job left.
+-- due job left. A round reads want jobs, and twice as many as the last when that one held jobs
+-- back: a big group's backlog is set aside in a few rounds even by a take with one free slot.
 local function pull(shard, want, taken)
   if group_limit <= 0 then
     local ids = rcall('ZRANGEBYSCORE', shard, '-inf', now, 'LIMIT', 0, want)
@@ -189,17 +256,17 @@ local function pull(shard, want, taken)
     for i = 1, #ids do taken[#taken + 1] = ids[i] end
     return #ids < want
   end
+  local ask = want
   while want > 0 and looked < SCAN do
-    local ask = math.min(want, SCAN - looked)
-    local found = rcall('ZRANGEBYSCORE', shard, '-inf', now, 'WITHSCORES', 'LIMIT', 0, ask)
+    ask = math.min(math.max(ask, want), SCAN - looked)
+    local asked = ask
+    local found = rcall('ZRANGEBYSCORE', shard, '-inf', now, 'WITHSCORES', 'LIMIT', 0, asked)
     if #found == 0 then return true end
     local ids, runs = {}, {}
     for i = 1, #found, 2 do
       ids[#ids + 1] = found[i]
       runs[#ids] = found[i + 1]
     end
-    looked = looked + #ids
-    rcall('ZREM', shard, unpack(ids))
     local recs = rcall('HMGET', K_JOBS, unpack(ids))
     local admitted = rcall('HMGET', K_GADMIT, unpack(ids))
     -- The admitted counts of the groups first met in this batch, in one read.
@@ -216,16 +283,24 @@ local function pull(shard, want, taken)
       local counts = rcall('HMGET', K_GROUPS, unpack(new_groups))
       for i, g in ipairs(new_groups) do groups[g] = { c = tonumber(counts[i]) or 0, added = 0 } end
     end
-    local held = {}
+    -- The jobs of this round are looked at in order until the take has what it wants; the rest
+    -- stay in the shard.
+    local held, done = {}, 0
     for i, id in ipairs(ids) do
+      if want <= 0 then break end
+      done = i
       local g = of[i]
       local take_it = true
       if g ~= '' then
         local st = groups[g]
-        -- Whether the group holds jobs back already (they come first) matters only below its
-        -- limit: at it, the job is held anyway.
-        if st.c < group_limit and st.held == nil then st.held = first_held(g) ~= nil end
-        if st.c >= group_limit or st.held then
+        -- Below its limit, the group's held jobs come first (runAt order). Whether it holds any
+        -- matters only there: at its limit, the job is held anyway.
+        if st.c < group_limit and st.held ~= false then
+          local got, more = take_held(g, math.min(group_limit - st.c, want), taken)
+          st.c, st.added, want = st.c + got, st.added + got, want - got
+          st.held = more
+        end
+        if st.c >= group_limit or st.held or want <= 0 then
           held[#held + 1] = 0
           held[#held + 1] = g .. '\0' .. string.format('%013d', tonumber(runs[i])) .. '\0' .. id
           st.held, take_it = true, false
@@ -241,8 +316,14 @@ local function pull(shard, want, taken)
         want = want - 1
       end
     end
-    if #held > 0 then rcall('ZADD', K_GHELD, unpack(held)) end
-    if #ids < ask then return true end
+    looked = looked + done
+    rcall('ZREM', shard, unpack(ids, 1, done))
+    if #held > 0 then
+      rcall('ZADD', K_GHELD, unpack(held))
+      ask = ask * 2
+    end
+    if done < #ids then return false end
+    if #ids < asked then return true end
   end
   return false
 end
