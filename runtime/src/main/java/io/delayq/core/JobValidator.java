@@ -1,13 +1,15 @@
 package io.delayq.core;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 import java.time.Instant;
 import java.util.regex.Pattern;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
-import io.delayq.store.RedisClock;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 
 /**
  * The rules every job must pass, for REST and Java producers alike; each failure names its field.
@@ -19,9 +21,9 @@ public class JobValidator {
     private static final char[] ID_CHARS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".toCharArray();
 
     private final DelayqConfig config;
-    private final RedisClock clock;
+    private final RedisTime clock;
 
-    public JobValidator(DelayqConfig config, RedisClock clock) {
+    public JobValidator(DelayqConfig config, RedisTime clock) {
         this.config = config;
         this.clock = clock;
     }
@@ -43,6 +45,36 @@ public class JobValidator {
         // such a job could be created but never read or cancelled.
         if (id.equals(".") || id.equals("..")) {
             throw new InvalidJobException(field, field + " must not be \".\" or \"..\" (not addressable in a URL path)");
+        }
+    }
+
+    /**
+     * Checks a job asked for from Java code and returns it ready for the store: its payload
+     * written as JSON with {@code mapper}, then every rule of {@link #validate(String, String, Long,
+     * String, Integer, String, IfExists, JobRetry, String)}.
+     */
+    public NewJob validate(JobRequest request, ObjectMapper mapper) {
+        String json;
+        try {
+            json = request.payload == null ? null : mapper.writeValueAsString(request.payload);
+        } catch (JsonProcessingException e) {
+            throw new InvalidJobException("payload", "payload cannot be written as JSON: " + e.getOriginalMessage());
+        }
+        return validate(request.topic, request.id, request.delay == null ? null : millis(request.delay),
+                request.runAt == null ? null : request.runAt.toString(), request.maxAttempts, json,
+                request.ifExists, JobRetry.of(request.retryInitial == null ? null : millis(request.retryInitial),
+                        request.retryMax == null ? null : millis(request.retryMax)), request.group);
+    }
+
+    /**
+     * A delay in ms, saturated rather than overflowing (Duration.toMillis throws past Long.MAX_VALUE
+     * ms): the validator then refuses it as beyond the horizon, naming delayMs.
+     */
+    public static long millis(Duration delay) {
+        try {
+            return delay.toMillis();
+        } catch (ArithmeticException e) {
+            return delay.isNegative() ? Long.MIN_VALUE : Long.MAX_VALUE;
         }
     }
 
@@ -174,7 +206,7 @@ public class JobValidator {
      * without a round trip: a pod whose own clock is off accepts what the others accept. (A
      * {@code delayMs} needs no clock: it is added to Redis' now in the script.)
      */
-    private static void checkRunAt(Instant at, long horizonMs, RedisClock clock) {
+    private static void checkRunAt(Instant at, long horizonMs, RedisTime clock) {
         long ms;
         try {
             ms = at.toEpochMilli();

@@ -5,6 +5,8 @@ import java.util.function.LongSupplier;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 
+import io.delayq.core.RedisTime;
+
 /**
  * Redis server time as seen from this host. Due times are Redis time (one clock for all pods);
  * sleeping needs a local clock. Every take reports Redis "now"; this clock keeps the sample with
@@ -14,7 +16,7 @@ import jakarta.inject.Inject;
  * harmless: the script decides with Redis' own TIME).
  */
 @ApplicationScoped
-public class RedisClock {
+public class RedisClock implements RedisTime {
     private static final long REFRESH_NANOS = 5_000_000_000L;
     private final LongSupplier nanos;
     /** Redis time at a monotonic instant; one immutable object, so no reader sees half of one. */
@@ -68,6 +70,7 @@ public class RedisClock {
     }
 
     /** Current Redis time estimated from the last good sample and the monotonic clock. */
+    @Override
     public long redisNow() {
         Sample s = sample;
         return s.redisMs() + (nanos.getAsLong() - s.atNanos()) / 1_000_000;

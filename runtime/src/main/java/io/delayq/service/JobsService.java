@@ -1,0 +1,171 @@
+package io.delayq.service;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import io.delayq.core.CancelOutcome;
+import io.delayq.core.InvalidJobException;
+import io.delayq.core.JobInfo;
+import io.delayq.core.JobRequest;
+import io.delayq.core.JobValidator;
+import io.delayq.core.Jobs;
+import io.delayq.core.NewJob;
+import io.delayq.core.RescheduleResult;
+import io.delayq.ops.DelayqMetrics;
+import io.delayq.ops.tracing.JobTracing;
+import io.delayq.store.EnqueueOutcome;
+import io.delayq.store.Inspection;
+import io.delayq.store.JobQueue;
+import io.delayq.store.Partition;
+import io.delayq.store.StoreUnavailableException;
+import io.vertx.core.Future;
+
+/**
+ * {@link Jobs} over the store: each request checked by the {@link JobValidator}, enqueued one
+ * atomic script per topic partition ({@link JobQueue}), read and changed through
+ * {@link Inspection}, counted in the metrics and carried in the caller's trace. The
+ * {@link io.delayq.core.ReactiveJobs} bean ({@link ReactiveJobsService}) runs on its futures.
+ */
+@ApplicationScoped
+public class JobsService implements Jobs {
+    private final JobQueue store;
+    private final Inspection inspection;
+    private final JobValidator validator;
+    private final ObjectMapper mapper;
+    private final DelayqMetrics metrics;
+    private final JobTracing tracing;
+
+    public JobsService(JobQueue store, Inspection inspection, JobValidator validator, ObjectMapper mapper, DelayqMetrics metrics,
+            JobTracing tracing) {
+        this.store = store;
+        this.inspection = inspection;
+        this.validator = validator;
+        this.mapper = mapper;
+        this.metrics = metrics;
+        this.tracing = tracing;
+    }
+
+    @Override
+    public JobInfo schedule(JobRequest request) {
+        return scheduleAll(List.of(newJob(request, ""))).get(0);
+    }
+
+    /**
+     * The request as the store takes it: the payload written as JSON, every rule checked
+     * ({@link InvalidJobException} names the field, under {@code prefix} when not empty).
+     */
+    NewJob newJob(JobRequest request, String prefix) {
+        try {
+            return validator.validate(request, mapper);
+        } catch (InvalidJobException e) {
+            throw prefix.isEmpty() ? e : e.inItem(prefix);
+        }
+    }
+
+    @Override
+    public Optional<JobInfo> get(String topic, String id) {
+        return store.await(getAsync(topic, id));
+    }
+
+    /** As {@link #get}, holding no thread; the checks throw before anything is sent. */
+    Future<Optional<JobInfo>> getAsync(String topic, String id) {
+        JobValidator.checkTopic("topic", topic);
+        JobValidator.checkId("id", id);
+        return inspection.getAsync(topic, id);
+    }
+
+    @Override
+    public CancelOutcome cancel(String topic, String id) {
+        return store.await(cancelAsync(topic, id));
+    }
+
+    /** As {@link #cancel}, holding no thread; the checks throw before anything is sent. */
+    Future<CancelOutcome> cancelAsync(String topic, String id) {
+        JobValidator.checkTopic("topic", topic);
+        JobValidator.checkId("id", id);
+        return inspection.cancelAsync(topic, id);
+    }
+
+    @Override
+    public RescheduleResult reschedule(String topic, String id, Instant runAt) {
+        if (runAt == null) {
+            throw new InvalidJobException("runAt", "runAt is required");
+        }
+        return reschedule(topic, id, validator.timing(null, runAt));
+    }
+
+    @Override
+    public RescheduleResult reschedule(String topic, String id, Duration delay) {
+        if (delay == null) {
+            throw new InvalidJobException("delayMs", "delayMs is required");
+        }
+        return reschedule(topic, id, validator.timing(JobValidator.millis(delay), null));
+    }
+
+    @Override
+    public RescheduleResult reschedule(String topic, String id, JobValidator.Timing when) {
+        JobValidator.checkTopic("topic", topic);
+        JobValidator.checkId("id", id);
+        return inspection.reschedule(topic, id, when.delayed(), when.millis());
+    }
+
+    @Override
+    public List<JobInfo> scheduleAll(List<NewJob> jobs) {
+        return store.await(scheduleAllAsync(jobs));
+    }
+
+    @Override
+    public Future<List<JobInfo>> scheduleAllAsync(List<NewJob> jobs, String traceparent) {
+        String trace = JobTracing.forEnqueue(tracing.currentContext(), traceparent);
+        Map<Partition, List<Integer>> byPartition = new LinkedHashMap<>();
+        for (int i = 0; i < jobs.size(); i++) {
+            NewJob job = jobs.get(i);
+            byPartition.computeIfAbsent(store.partitionOf(job.topic(), job.id(), job.group()), p -> new ArrayList<>()).add(i);
+        }
+        JobInfo[] out = new JobInfo[jobs.size()];
+        Future<Void> done = Future.succeededFuture();
+        for (Map.Entry<Partition, List<Integer>> e : byPartition.entrySet()) {
+            List<NewJob> part = new ArrayList<>(e.getValue().size());
+            e.getValue().forEach(i -> part.add(jobs.get(i)));
+            done = done.compose(v -> store.enqueueAsync(e.getKey(), part, trace).recover(failure -> Future
+                    .failedFuture(failure instanceof StoreUnavailableException u ? unavailable(u, jobs, out, e.getValue())
+                            : failure))).map(results -> {
+                int created = 0;
+                for (int j = 0; j < results.size(); j++) {
+                    out[e.getValue().get(j)] = results.get(j);
+                    created += results.get(j).created() ? 1 : 0;
+                }
+                metrics.enqueued(e.getKey().topic(), created);
+                return null;
+            });
+        }
+        return done.map(v -> List.of(out));
+    }
+
+    /**
+     * The failure of one partition's script, with what is known of every job of the request: the
+     * partitions before it are written ({@code out} holds their results), its own may or may not
+     * be (Redis refused it, or it timed out), the later ones were never sent.
+     */
+    private static StoreUnavailableException unavailable(StoreUnavailableException failure, List<NewJob> jobs,
+            JobInfo[] out, List<Integer> failed) {
+        List<EnqueueOutcome> outcomes = new ArrayList<>(jobs.size());
+        java.util.Set<Integer> inFailed = new java.util.HashSet<>(failed);
+        for (int i = 0; i < jobs.size(); i++) {
+            EnqueueOutcome.Stored stored = out[i] != null ? EnqueueOutcome.Stored.STORED
+                    : inFailed.contains(i) && !failure.refused() ? EnqueueOutcome.Stored.UNKNOWN
+                            : EnqueueOutcome.Stored.NOT_STORED;
+            outcomes.add(new EnqueueOutcome(jobs.get(i).id(), jobs.get(i).topic(), stored));
+        }
+        return failure.naming(outcomes);
+    }
+}
