@@ -12,54 +12,49 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
-import jakarta.inject.Inject;
-
 import org.junit.jupiter.api.Test;
 
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.delayq.core.DelayqConfig;
 import io.delayq.core.JobRequest;
 import io.delayq.core.JobState;
-import io.delayq.core.Jobs;
+import io.delayq.core.JobValidator;
+import io.delayq.core.NewJob;
 import io.delayq.dev.Resp;
-import io.delayq.support.RedisTestResource;
-import io.delayq.support.Topics;
-import io.quarkus.test.common.QuarkusTestResource;
-import io.quarkus.test.junit.QuarkusTest;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
 /** The scripts' lease rules, driven directly on topics no replica serves. */
-@QuarkusTest
-@QuarkusTestResource(RedisTestResource.class)
 class LeaseScriptsTest {
-    @Inject
-    Jobs jobs;
-    @Inject
-    JobQueue store;
-    @Inject
-    Inspection inspection;
-    @Inject
-    DelayqConfig config;
-    @Inject
-    Keys keys;
-    @Inject
-    io.vertx.redis.client.Redis redisClient;
+    private static final HandBuiltStore STORE = HandBuiltStore.configured();
+    JobQueue store = STORE.queue;
+    Inspection inspection = STORE.inspection;
+    DelayqConfig config = STORE.config;
+    Keys keys = STORE.keys;
+    io.vertx.redis.client.Redis redisClient = STORE.client;
+    private final JobValidator validator = new JobValidator(config, new RedisClock());
+
+    /** Enqueues a job as {@code Jobs.schedule} writes it (the same rules and record), straight to the store. */
+    private void schedule(JobRequest request) {
+        NewJob job = validator.validate(request, new ObjectMapper());
+        store.enqueue(store.partitionOf(job.topic(), job.id(), job.group()), List.of(job), "");
+    }
 
     @Test
     void takesOnlyJobsWhoseRunAtHasPassedOldestDayFirstAndDropsEmptiedShards() {
-        String topic = Topics.fresh("take");
+        String topic = HandBuiltStore.fresh("take");
         Partition p = store.partitionsOf(topic).get(0);
         Instant fiveDaysAgo = Instant.now().minus(Duration.ofDays(5));
-        jobs.schedule(JobRequest.topic(topic).id("old").runAt(fiveDaysAgo));
-        jobs.schedule(JobRequest.topic(topic).id("now").delay(Duration.ZERO));
-        jobs.schedule(JobRequest.topic(topic).id("later").delay(Duration.ofHours(1)));
+        schedule(JobRequest.topic(topic).id("old").runAt(fiveDaysAgo));
+        schedule(JobRequest.topic(topic).id("now").delay(Duration.ZERO));
+        schedule(JobRequest.topic(topic).id("later").delay(Duration.ofHours(1)));
         Set<Integer> older = new HashSet<>();
         TakeResult r = store.take(p, 10, 30_000, "t1:", older, List.of(), 0);
         assertEquals(List.of("old", "now"), r.jobs().stream().map(j -> j.lease().id()).toList());
         assertTrue(older.contains(Keys.dayOf(fiveDaysAgo.toEpochMilli())), "learnt the old day: " + older);
         assertTrue(r.nextDue() > r.now(), "next due is the job in an hour");
-        try (Resp redis = RedisTestResource.resp()) {
-            String k = Topics.keys(topic);
+        try (Resp redis = HandBuiltStore.resp()) {
+            String k = HandBuiltStore.keysOf(topic);
             assertNull(redis.str("ZSCORE", k + "days", Keys.dayOf(fiveDaysAgo.toEpochMilli())), "emptied shard left the index");
             assertEquals(0L, redis.num("EXISTS", k + "due:" + Keys.dayOf(fiveDaysAgo.toEpochMilli())));
             assertEquals(2L, redis.num("ZCARD", k + "inflight"));
@@ -70,7 +65,7 @@ class LeaseScriptsTest {
 
     @Test
     void aStaleHoldersLateAckOrFailDoesNotTouchTheNewAttempt() throws Exception {
-        String topic = Topics.fresh("stale");
+        String topic = HandBuiltStore.fresh("stale");
         Partition p = store.partitionsOf(topic).get(0);
         Set<Integer> older = new HashSet<>();
         Lease first = staleLeaseOfJ(topic, p, older);
@@ -83,8 +78,8 @@ class LeaseScriptsTest {
                 "a late ack carried by a take is stale too");
         assertEquals(FailOutcome.Kind.STALE, store.fail(p, first, 10, "late", 10).kind());
         assertEquals(List.of("j"), store.extend(p, 30_000, List.of(first)));
-        try (Resp redis = RedisTestResource.resp()) {
-            String k = Topics.keys(topic);
+        try (Resp redis = HandBuiltStore.resp()) {
+            String k = HandBuiltStore.keysOf(topic);
             assertEquals("B:1", redis.str("HGET", k + "leases", "j"));
             assertNotNull(redis.str("ZSCORE", k + "inflight", "j"));
             assertNotNull(redis.str("HGET", k + "jobs", "j"));
@@ -95,15 +90,15 @@ class LeaseScriptsTest {
 
     @Test
     void aStaleHoldersSnoozeDoesNotTouchTheNewAttemptAndTheHoldersSnoozeKeepsAttemptsAndError() throws Exception {
-        String topic = Topics.fresh("stale-snooze");
+        String topic = HandBuiltStore.fresh("stale-snooze");
         Partition p = store.partitionsOf(topic).get(0);
         Set<Integer> older = new HashSet<>();
         Lease first = staleLeaseOfJ(topic, p, older);
         TakenJob second = store.take(p, 1, 30_000, "B:", older, List.of(), 0).jobs().get(0);
 
         assertTrue(store.snooze(p, first, false, 60_000).isEmpty(), "the stale holder's snooze is refused");
-        try (Resp redis = RedisTestResource.resp()) {
-            String k = Topics.keys(topic);
+        try (Resp redis = HandBuiltStore.resp()) {
+            String k = HandBuiltStore.keysOf(topic);
             assertEquals("B:1", redis.str("HGET", k + "leases", "j"));
             assertNotNull(redis.str("ZSCORE", k + "inflight", "j"));
         }
@@ -123,13 +118,13 @@ class LeaseScriptsTest {
 
     @Test
     void aReclaimedJobWaitsForTheRetryBackoffOfItsLostAttempt() throws Exception {
-        String topic = Topics.fresh("reclaim-backoff");
+        String topic = HandBuiltStore.fresh("reclaim-backoff");
         Partition p = store.partitionsOf(topic).get(0);
-        jobs.schedule(JobRequest.topic(topic).id("crash").delay(Duration.ZERO));
+        schedule(JobRequest.topic(topic).id("crash").delay(Duration.ZERO));
         Set<Integer> older = new HashSet<>();
         store.take(p, 1, 1, "A:", older, List.of(), 0); // a 1 ms lease: its replica "died"
         awaitLeaseExpired(topic, "crash");
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             long before = Long.parseLong(redis.list("TIME").get(0).toString()) * 1000;
             assertEquals(1, store.reclaim(p, 100, 10, 3, List.of(), 0, 60_000, 2.0, 600_000, 0)[0]);
             var info = inspection.get(topic, "crash").orElseThrow();
@@ -142,9 +137,9 @@ class LeaseScriptsTest {
 
     @Test
     void requeuePutsOurUnfinishedJobsBackDueNowWithoutCountingTheAttempt() {
-        String topic = Topics.fresh("requeue");
+        String topic = HandBuiltStore.fresh("requeue");
         Partition p = store.partitionsOf(topic).get(0);
-        jobs.schedule(JobRequest.topic(topic).id("r").delay(Duration.ZERO));
+        schedule(JobRequest.topic(topic).id("r").delay(Duration.ZERO));
         TakenJob t = store.take(p, 1, 30_000, "R:", new HashSet<>(), List.of(), 0).jobs().get(0);
         assertEquals(0, store.requeue(p, List.of(new Lease("r", "not-ours"))));
         assertEquals(1, store.requeue(p, List.of(t.lease())));
@@ -156,9 +151,9 @@ class LeaseScriptsTest {
 
     @Test
     void jobsOfATakeWhoseReplyCameAfterTheTimeoutArePutBackAtOnce() {
-        String topic = Topics.fresh("late-reply");
+        String topic = HandBuiltStore.fresh("late-reply");
         Partition p = store.partitionsOf(topic).get(0);
-        jobs.schedule(JobRequest.topic(topic).id("late").delay(Duration.ZERO));
+        schedule(JobRequest.topic(topic).id("late").delay(Duration.ZERO));
         // A store whose Redis calls give up at once: Redis runs the take (no deadline), the reply
         // comes after the caller stopped waiting, with the job leased to a token nobody holds.
         DelayqConfig impatient = (DelayqConfig) java.lang.reflect.Proxy.newProxyInstance(DelayqConfig.class.getClassLoader(),
@@ -169,7 +164,7 @@ class LeaseScriptsTest {
         JobQueue hasty = new JobQueue(new StoreLayer(gateway, new Scripts(gateway, new SimpleMeterRegistry()), keys, impatient));
         store.requeue(p, List.of()); // Redis knows the requeue script: hasty gives up before a NOSCRIPT retry
         store.take(p, 0, 600_000, "warm:", new HashSet<>(), List.of(), 0); // and the take script
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             // Redis holds every command 300 ms: the take runs then (it has no deadline), well after
             // hasty stopped waiting, however fast this machine answers otherwise.
             redis.call("CLIENT", "PAUSE", "300", "ALL");
@@ -186,10 +181,10 @@ class LeaseScriptsTest {
 
     @Test
     void jobsOfATakeWhoseReplyWasLostArePutBackByItsTokenPrefix() {
-        String topic = Topics.fresh("lost-reply");
+        String topic = HandBuiltStore.fresh("lost-reply");
         Partition p = store.partitionsOf(topic).get(0);
-        jobs.schedule(JobRequest.topic(topic).id("lost").delay(Duration.ZERO));
-        jobs.schedule(JobRequest.topic(topic).id("kept").delay(Duration.ZERO));
+        schedule(JobRequest.topic(topic).id("lost").delay(Duration.ZERO));
+        schedule(JobRequest.topic(topic).id("kept").delay(Duration.ZERO));
         // Two takes applied by Redis; the first one's reply never reached its caller. Both jobs are
         // due in the same or neighbouring milliseconds: which one each take gets is Redis' order.
         TakenJob lost = store.take(p, 1, 600_000, "r:1:", new HashSet<>(), List.of(), 0).jobs().get(0);
@@ -205,8 +200,8 @@ class LeaseScriptsTest {
     @Test
     void aStoreWithTopicsButNoPartitionsMarkerKeepsThePlainTags() {
         // Written by a release from before the marker: partitions 2, plain tags {t#0}, {t#1}.
-        String prefix = Topics.fresh("legacy");
-        try (Resp redis = RedisTestResource.resp()) {
+        String prefix = HandBuiltStore.fresh("legacy");
+        try (Resp redis = HandBuiltStore.resp()) {
             redis.call("SADD", prefix + ":topics", "orders");
             redis.call("ZADD", prefix + ":{orders#1}:due:20261130", "1", "old-job");
         }
@@ -222,7 +217,7 @@ class LeaseScriptsTest {
         JobQueue legacy = new JobQueue(new StoreLayer(gateway, new Scripts(gateway, new SimpleMeterRegistry()), legacyKeys,
                 twoPartitions));
         assertEquals(2, legacy.checkPartitions(2));
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             assertEquals("2", redis.str("GET", prefix + ":partitions"), "marked as the plain rule");
         }
         assertEquals(prefix + ":{orders#1}:jobs", legacyKeys.jobs(new Partition("orders", 1)), "the old jobs' keys");
@@ -230,7 +225,7 @@ class LeaseScriptsTest {
 
     /** Job "j" of the topic, taken under a 1 ms lease by "A:1" that expired and was reclaimed: that stale lease. */
     private Lease staleLeaseOfJ(String topic, Partition p, Set<Integer> older) {
-        jobs.schedule(JobRequest.topic(topic).id("j").delay(Duration.ZERO));
+        schedule(JobRequest.topic(topic).id("j").delay(Duration.ZERO));
         Lease first = store.take(p, 1, 1, "A:", older, List.of(), 0).jobs().get(0).lease();
         awaitLeaseExpired(topic, "j");
         assertEquals(1, store.reclaim(p, 100, 10, 3, List.of(), 0, 0, 1.0, 0, 0)[0]);
@@ -239,8 +234,8 @@ class LeaseScriptsTest {
 
     /** Waits, on Redis' clock, until the lease of a job has expired. */
     private static void awaitLeaseExpired(String topic, String id) {
-        try (Resp redis = RedisTestResource.resp()) {
-            long deadline = (long) Double.parseDouble(redis.str("ZSCORE", Topics.keys(topic) + "inflight", id));
+        try (Resp redis = HandBuiltStore.resp()) {
+            long deadline = (long) Double.parseDouble(redis.str("ZSCORE", HandBuiltStore.keysOf(topic) + "inflight", id));
             org.awaitility.Awaitility.await().until(() -> Long.parseLong(redis.list("TIME").get(0).toString()) * 1000
                     + Long.parseLong(redis.list("TIME").get(1).toString()) / 1000 > deadline);
         }

@@ -9,8 +9,6 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 
-import jakarta.inject.Inject;
-
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
@@ -19,21 +17,16 @@ import io.delayq.core.JobInfo;
 import io.delayq.core.JobState;
 import io.delayq.core.NewJob;
 import io.delayq.dev.Resp;
-import io.delayq.support.RedisTestResource;
-import io.delayq.support.Topics;
-import io.quarkus.test.common.QuarkusTestResource;
-import io.quarkus.test.junit.QuarkusTest;
 
 /**
  * ifExists replace and extend in the enqueue script, on topics no replica serves: the record, the
  * shards, "next" and the wake-up channel after each move; in flight, dead and dedup-window ids.
  */
-@QuarkusTest
-@QuarkusTestResource(RedisTestResource.class)
 class IfExistsScriptsTest {
+    private static final HandBuiltStore STORE = HandBuiltStore.configured(
+            "delayq.topics.dedup-mem.dedup-window", "1h");
     private static final long DAY_MS = 86_400_000L;
-    @Inject
-    JobQueue store;
+    JobQueue store = STORE.queue;
 
     private static NewJob at(String topic, String id, long runAt, String payload, IfExists mode) {
         return new NewJob(topic, id, false, runAt, 0, payload, mode);
@@ -45,7 +38,7 @@ class IfExistsScriptsTest {
 
     @Test
     void replaceMovesAScheduledJobToItsNewDayWithTheNewPayloadAndMaxAttempts() {
-        String topic = Topics.fresh("ifx");
+        String topic = HandBuiltStore.fresh("ifx");
         Partition p = store.partitionsOf(topic).get(0);
         long first = System.currentTimeMillis() + 3_600_000L;
         long later = first + DAY_MS;
@@ -56,8 +49,8 @@ class IfExistsScriptsTest {
         assertFalse(r.created());
         assertEquals(JobState.SCHEDULED, r.state());
         assertEquals(later, r.runAt().toEpochMilli());
-        try (Resp redis = RedisTestResource.resp()) {
-            String k = Topics.keys(topic);
+        try (Resp redis = HandBuiltStore.resp()) {
+            String k = HandBuiltStore.keysOf(topic);
             JobRecord rec = JobRecord.decode(redis.str("HGET", k + "jobs", "j"));
             assertEquals(later, rec.runAt());
             assertEquals(5, rec.maxAttempts());
@@ -76,7 +69,7 @@ class IfExistsScriptsTest {
 
     @Test
     void extendOnlyEverMovesRunAtLaterButTakesThePayload() {
-        String topic = Topics.fresh("ifx");
+        String topic = HandBuiltStore.fresh("ifx");
         Partition p = store.partitionsOf(topic).get(0);
         long t = System.currentTimeMillis() + 3_600_000L;
         enqueue(p, at(topic, "d", t, "1", IfExists.EXTEND));
@@ -86,8 +79,8 @@ class IfExistsScriptsTest {
         JobInfo earlier = enqueue(p, at(topic, "d", t - 60_000, "3", IfExists.EXTEND));
         assertTrue(earlier.replaced());
         assertEquals(t + 60_000, earlier.runAt().toEpochMilli(), "extend never moves runAt earlier");
-        try (Resp redis = RedisTestResource.resp()) {
-            String k = Topics.keys(topic);
+        try (Resp redis = HandBuiltStore.resp()) {
+            String k = HandBuiltStore.keysOf(topic);
             assertEquals("3", JobRecord.decode(redis.str("HGET", k + "jobs", "d")).payload());
             assertEquals(Long.toString(t + 60_000), redis.str("ZSCORE", k + "due:" + Keys.dayOf(t + 60_000), "d"));
         }
@@ -100,29 +93,29 @@ class IfExistsScriptsTest {
      */
     @Test
     void replacingAJobToAnEarlierRunAtWakesTheTakers() {
-        String topic = Topics.fresh("ifx");
+        String topic = HandBuiltStore.fresh("ifx");
         Partition p = store.partitionsOf(topic).get(0);
         long t = System.currentTimeMillis() + 3_600_000L;
         enqueue(p, at(topic, "a", t, "1", IfExists.KEEP));
         enqueue(p, at(topic, "b", t + 1_000, "1", IfExists.KEEP));
-        try (Resp sub = RedisTestResource.resp(); Resp redis = RedisTestResource.resp()) {
+        try (Resp sub = HandBuiltStore.resp(); Resp redis = HandBuiltStore.resp()) {
             sub.list("SUBSCRIBE", store.wakeChannel(p));
             // The script publishes before it answers, so a PING sent after the reply is read after
             // any message: the next read is either the wake-up or the PING's pong.
             enqueue(p, at(topic, "b", t - 30_000, "2", IfExists.REPLACE));
             assertEquals(List.of("message", store.wakeChannel(p), Long.toString(t - 30_000)), sub.list("PING"));
             assertEquals("pong", sub.list("PING").get(0), "one wake-up");
-            assertEquals(Long.toString(t - 30_000), redis.str("GET", Topics.keys(topic) + "next"));
+            assertEquals(Long.toString(t - 30_000), redis.str("GET", HandBuiltStore.keysOf(topic) + "next"));
 
             enqueue(p, at(topic, "b", t + 30_000, "3", IfExists.EXTEND));
             assertEquals("pong", sub.list("PING").get(0), "a job moved later wakes nobody");
-            assertEquals(Long.toString(t), redis.str("GET", Topics.keys(topic) + "next"), "next follows the job");
+            assertEquals(Long.toString(t), redis.str("GET", HandBuiltStore.keysOf(topic) + "next"), "next follows the job");
         }
     }
 
     @Test
     void aJobInFlightIsNotChangedAndADeadOneIsEnqueuedAnew() {
-        String topic = Topics.fresh("ifx");
+        String topic = HandBuiltStore.fresh("ifx");
         Partition p = store.partitionsOf(topic).get(0);
         store.enqueue(p, List.of(new NewJob(topic, "run", true, 0, 1, "1"), new NewJob(topic, "die", true, 0, 1, "1")), "");
         List<TakenJob> taken = new java.util.ArrayList<>();
@@ -143,8 +136,8 @@ class IfExistsScriptsTest {
         assertTrue(anew.created(), "a dead id is a new job");
         assertEquals(JobState.SCHEDULED, anew.state());
         assertEquals(0, anew.attempts());
-        try (Resp redis = RedisTestResource.resp()) {
-            String k = Topics.keys(topic);
+        try (Resp redis = HandBuiltStore.resp()) {
+            String k = HandBuiltStore.keysOf(topic);
             assertNull(redis.str("ZSCORE", k + "dead", "die"));
             JobRecord rec = JobRecord.decode(redis.str("HGET", k + "jobs", "die"));
             assertEquals("3", rec.payload());
@@ -155,16 +148,16 @@ class IfExistsScriptsTest {
         }
     }
 
-    /** "dedup-mem" remembers succeeded ids for an hour (see the test properties). */
+    /** "dedup-mem" remembers succeeded ids for an hour (see {@code STORE}). */
     @Test
     void anIdRememberedByTheDedupWindowIsEnqueuedAnewByReplaceButNotByKeep() {
         String topic = "dedup-mem";
-        String id = Topics.fresh("ifx");
+        String id = HandBuiltStore.fresh("ifx");
         Partition p = store.partitionOf(topic, id);
         store.enqueue(p, List.of(new NewJob(topic, id, true, 0, 0, "1")), "");
         List<TakenJob> taken = new java.util.ArrayList<>();
         Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> {
-            store.take(p, 100, 30_000, Topics.fresh("t") + ":", new HashSet<>(), List.of(), 0).jobs().stream()
+            store.take(p, 100, 30_000, HandBuiltStore.fresh("t") + ":", new HashSet<>(), List.of(), 0).jobs().stream()
                     .filter(j -> j.lease().id().equals(id)).forEach(taken::add);
             return !taken.isEmpty();
         });
@@ -175,8 +168,8 @@ class IfExistsScriptsTest {
         JobInfo anew = enqueue(p, at(topic, id, later, "3", IfExists.EXTEND));
         assertTrue(anew.created());
         assertEquals(JobState.SCHEDULED, anew.state());
-        try (Resp redis = RedisTestResource.resp()) {
-            assertNull(redis.str("ZSCORE", Topics.keys(topic) + "done", id));
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertNull(redis.str("ZSCORE", HandBuiltStore.keysOf(topic) + "done", id));
         }
         assertEquals(later, store.enqueue(p, List.of(at(topic, id, later, "4", IfExists.KEEP)), "").get(0).runAt().toEpochMilli());
     }
@@ -184,7 +177,7 @@ class IfExistsScriptsTest {
     /** In one batch each item sees what the items before it left: created, then replaced, then kept. */
     @Test
     void aBatchPlaysItsItemsInOrder() {
-        String topic = Topics.fresh("ifx");
+        String topic = HandBuiltStore.fresh("ifx");
         Partition p = store.partitionsOf(topic).get(0);
         long t = System.currentTimeMillis() + 3_600_000L;
         List<JobInfo> out = store.enqueue(p, List.of(at(topic, "x", t, "1", IfExists.KEEP),
@@ -195,8 +188,8 @@ class IfExistsScriptsTest {
         assertTrue(out.get(2).replaced());
         assertEquals(t + DAY_MS, out.get(2).runAt().toEpochMilli());
         assertFalse(out.get(3).created() || out.get(3).replaced());
-        try (Resp redis = RedisTestResource.resp()) {
-            String k = Topics.keys(topic);
+        try (Resp redis = HandBuiltStore.resp()) {
+            String k = HandBuiltStore.keysOf(topic);
             assertEquals("3", JobRecord.decode(redis.str("HGET", k + "jobs", "x")).payload());
             assertNull(redis.str("ZSCORE", k + "due:" + Keys.dayOf(t), "x"));
             assertEquals(Long.toString(t + DAY_MS), redis.str("ZSCORE", k + "due:" + Keys.dayOf(t + DAY_MS), "x"));

@@ -8,18 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
-import jakarta.inject.Inject;
-
 import org.junit.jupiter.api.Test;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
 import io.delayq.core.DelayqConfig;
 import io.delayq.dev.Resp;
-import io.delayq.support.RedisTestResource;
-import io.delayq.support.Topics;
-import io.quarkus.test.common.QuarkusTestResource;
-import io.quarkus.test.junit.QuarkusTest;
 
 /**
  * The history's buckets in a real Redis, written by stores built by hand on a prefix of their
@@ -27,13 +21,10 @@ import io.quarkus.test.junit.QuarkusTest;
  * comes from the merged bins, every key expires by itself, every minute is answered, and the
  * size of a full day of one topic.
  */
-@QuarkusTest
-@QuarkusTestResource(RedisTestResource.class)
 class HistoryStoreTest {
-    @Inject
-    DelayqConfig config;
-    @Inject
-    io.vertx.redis.client.Redis redisClient;
+    private static final HandBuiltStore STORE = HandBuiltStore.configured();
+    DelayqConfig config = STORE.config;
+    io.vertx.redis.client.Redis redisClient = STORE.client;
 
     /** A writer (or reader) of the history under {@code prefix}, its minutes read from {@code clock}. */
     private HistoryStore writer(String prefix, AtomicLong clock) {
@@ -68,8 +59,8 @@ class HistoryStoreTest {
 
     @Test
     void twoWritersSumAndTheP99ComesFromTheMergedBins() {
-        String prefix = "hist-" + Topics.fresh("sum");
-        String topic = Topics.fresh("sum");
+        String prefix = "hist-" + HandBuiltStore.fresh("sum");
+        String topic = HandBuiltStore.fresh("sum");
         AtomicLong clockA = new AtomicLong(), clockB = new AtomicLong();
         HistoryStore a = writer(prefix, clockA), b = writer(prefix, clockB);
         long now = a.redisTimeMs();
@@ -131,7 +122,7 @@ class HistoryStoreTest {
         assertEquals(HistoryCounts.upperMs(HistoryCounts.bin(800)), total.get(1).latenessP99Ms());
         assertEquals(5, total.get(3).enqueued());
 
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             long hour = Math.floorDiv(m3, 3_600_000L);
             for (String key : List.of(prefix + ":hist:{" + topic + "}:" + hour, prefix + ":hist:{~all}:" + hour)) {
                 long ttl = redis.num("TTL", key);
@@ -144,8 +135,8 @@ class HistoryStoreTest {
 
     @Test
     void aFullDayOfOneTopicIsReadWithAtMost25CallsAndItsSizeIsMeasured() {
-        String prefix = "hist-" + Topics.fresh("day");
-        String topic = Topics.fresh("day");
+        String prefix = "hist-" + HandBuiltStore.fresh("day");
+        String topic = HandBuiltStore.fresh("day");
         AtomicLong clock = new AtomicLong();
         HistoryStore w = writer(prefix, clock);
         long now = w.redisTimeMs();
@@ -169,7 +160,7 @@ class HistoryStoreTest {
                 "every minute read back");
         long bytes = 0;
         long hours = 0;
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             for (Object key : redis.list("KEYS", prefix + ":hist:{" + topic + "}:*")) {
                 bytes += redis.num("MEMORY", "USAGE", key.toString(), "SAMPLES", "0");
                 hours++;
@@ -201,14 +192,14 @@ class HistoryStoreTest {
      */
     @Test
     void aFailedKeyIsRetriedAloneAndNeitherItNorTheTotalCountsTwice() {
-        String topic = Topics.fresh("part");
+        String topic = HandBuiltStore.fresh("part");
         AtomicLong clock = new AtomicLong();
-        String prefix = "hist-" + Topics.fresh("part");
+        String prefix = "hist-" + HandBuiltStore.fresh("part");
         HistoryStore w = writer(prefix, clock);
         long now = w.redisTimeMs();
         clock.set(now - 2 * 60_000L);
         long minute = Math.floorDiv(clock.get(), 60_000L);
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             redis.call("SET", topicKey(prefix, topic, minute), "not a hash");
             w.counts().enqueued(topic, 7);
             w.counts().succeeded(topic);
@@ -228,7 +219,7 @@ class HistoryStoreTest {
             assertEquals(1, at(w, null, minute, 5).succeeded());
 
             // The total failing while the topic's call goes through.
-            String prefix2 = "hist-" + Topics.fresh("part");
+            String prefix2 = "hist-" + HandBuiltStore.fresh("part");
             HistoryStore v = writer(prefix2, clock);
             redis.call("SET", totalKey(prefix2, minute), "not a hash");
             v.counts().enqueued(topic, 4);
@@ -249,14 +240,14 @@ class HistoryStoreTest {
     /** What a key could not take is kept 60 minutes, then dropped (with a WARN): memory stays bounded. */
     @Test
     void keptMinutesAreDroppedAfterAnHour() {
-        String topic = Topics.fresh("stale");
-        String prefix = "hist-" + Topics.fresh("stale");
+        String topic = HandBuiltStore.fresh("stale");
+        String prefix = "hist-" + HandBuiltStore.fresh("stale");
         AtomicLong clock = new AtomicLong();
         HistoryStore w = writer(prefix, clock);
         long now = w.redisTimeMs();
         clock.set(now - 70 * 60_000L);
         long minute = Math.floorDiv(clock.get(), 60_000L);
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             redis.call("SET", topicKey(prefix, topic, minute), "not a hash");
             w.counts().enqueued(topic, 4);
             assertThrows(RuntimeException.class, w::flush);
@@ -279,9 +270,9 @@ class HistoryStoreTest {
      */
     @Test
     void topicsNotThisReplicasCountInTheTotalAlone() {
-        String mine = Topics.fresh("mine");
-        String stranger = Topics.fresh("stranger");
-        String prefix = "hist-" + Topics.fresh("own");
+        String mine = HandBuiltStore.fresh("mine");
+        String stranger = HandBuiltStore.fresh("stranger");
+        String prefix = "hist-" + HandBuiltStore.fresh("own");
         AtomicLong clock = new AtomicLong();
         HistoryStore w = writer(prefix, clock, mine::equals);
         long now = w.redisTimeMs();
@@ -299,7 +290,7 @@ class HistoryStoreTest {
         assertEquals(1003, at(w, null, minute, 5).enqueued(), "everyone's enqueues in the total");
         assertEquals(1, at(w, null, minute, 5).failed());
         assertEquals(1, at(w, null, minute, 5).succeeded());
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             assertEquals(0, redis.countKeys(prefix + ":hist:{" + stranger + "*"), "no key of a topic not this replica's");
         }
     }

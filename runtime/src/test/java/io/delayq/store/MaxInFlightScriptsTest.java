@@ -11,32 +11,23 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
-import jakarta.inject.Inject;
-
 import org.junit.jupiter.api.Test;
 
 import io.delayq.core.NewJob;
 import io.delayq.dev.Resp;
-import io.delayq.support.RedisTestResource;
-import io.delayq.support.Topics;
-import io.quarkus.test.common.QuarkusTestResource;
-import io.quarkus.test.junit.QuarkusTest;
 
 /**
  * The concurrency cap inside the take script, driven directly on topics no replica serves: a take
  * leases at most the partition's share less its in-flight set, a held-back take leaves the
  * "capped" mark, and the steps that free a slot answer it with a wake-up. "cap-config" has
- * {@code delayq.topics.cap-config.max-in-flight=2} in the test configuration.
+ * {@code delayq.topics.cap-config.max-in-flight=2} in this class's {@code STORE}.
  */
-@QuarkusTest
-@QuarkusTestResource(RedisTestResource.class)
 class MaxInFlightScriptsTest {
-    @Inject
-    JobQueue store;
-    @Inject
-    TopicAdmin topicAdmin;
-    @Inject
-    Keys keys;
+    private static final HandBuiltStore STORE = HandBuiltStore.configured(
+            "delayq.topics.cap-config.max-in-flight", "2");
+    JobQueue store = STORE.queue;
+    TopicAdmin topicAdmin = STORE.topicAdmin;
+    Keys keys = STORE.keys;
 
     private void enqueueDue(Partition p, String prefix, int n) {
         List<NewJob> batch = new ArrayList<>(n);
@@ -54,7 +45,7 @@ class MaxInFlightScriptsTest {
 
     @Test
     void aTakeLeasesAtMostTheCapLessWhatIsInFlightAndCarriedAcksFreeSlots() {
-        String topic = Topics.fresh("cap-take");
+        String topic = HandBuiltStore.fresh("cap-take");
         Partition p = store.partitionsOf(topic).get(0);
         enqueueDue(p, "j", 10);
         assertEquals(3, topicAdmin.setMaxInFlight(topic, 3).maxInFlight());
@@ -65,14 +56,14 @@ class MaxInFlightScriptsTest {
         TakeResult second = take(p, 10, "B:", List.of());
         assertEquals(0, second.jobs().size(), "3 in flight: no room");
         assertTrue(second.capped());
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             assertNotNull(redis.str("GET", keys.capped(p)), "the mark is left for the steps that free a slot");
             assertEquals(3L, redis.num("ZCARD", keys.inflight(p)));
         }
         TakeResult third = take(p, 10, "C:", List.of(first.jobs().get(0).lease(), first.jobs().get(1).lease()));
         assertEquals(2, third.jobs().size(), "the two carried acks freed two slots, and only those");
         assertTrue(third.capped());
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             assertEquals(3L, redis.num("ZCARD", keys.inflight(p)));
         }
         assertEquals(3, topicAdmin.flows(List.of(topic)).get(topic).inflight(), "the flow read counts them");
@@ -80,11 +71,11 @@ class MaxInFlightScriptsTest {
 
     @Test
     void eachStepThatFreesASlotOfACappedPartitionWakesTheTakersAndOnlyThen() throws Exception {
-        String topic = Topics.fresh("cap-free");
+        String topic = HandBuiltStore.fresh("cap-free");
         Partition p = store.partitionsOf(topic).get(0);
         enqueueDue(p, "k", 8);
         topicAdmin.setMaxInFlight(topic, 2);
-        try (Subscriber sub = new Subscriber(keys.wakeChannel(p)); Resp redis = RedisTestResource.resp()) {
+        try (Subscriber sub = new Subscriber(keys.wakeChannel(p)); Resp redis = HandBuiltStore.resp()) {
             // Not held back (fewer wanted than the cap allows): no mark, and an ack publishes nothing.
             TakeResult one = take(p, 1, "A:", List.of());
             assertEquals(1, one.jobs().size());
@@ -123,12 +114,12 @@ class MaxInFlightScriptsTest {
 
     @Test
     void expiredLeasesStillCountUntilReclaimedAndTheReclaimFreesTheirSlots() throws Exception {
-        String topic = Topics.fresh("cap-reclaim");
+        String topic = HandBuiltStore.fresh("cap-reclaim");
         Partition p = store.partitionsOf(topic).get(0);
         enqueueDue(p, "r", 4);
         topicAdmin.setMaxInFlight(topic, 2);
         assertEquals(2, store.take(p, 2, 1, "A:", older, List.of(), 0).jobs().size()); // 1 ms leases: "died"
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             long deadline = (long) Double.parseDouble(redis.str("ZSCORE", keys.inflight(p), "r0"));
             org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() -> {
                 List<Object> t = redis.list("TIME");
@@ -147,7 +138,7 @@ class MaxInFlightScriptsTest {
     void theOperatorsCapWinsOverTheConfiguredOneUntilDeleted() {
         String topic = "cap-config"; // delayq.topics.cap-config.max-in-flight=2
         Partition p = store.partitionsOf(topic).get(0);
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             redis.call("DEL", keys.jobs(p), keys.inflight(p), keys.leases(p), keys.next(p), keys.days(p),
                     keys.maxInFlight(p), keys.capped(p), keys.due(p, Keys.dayOf(System.currentTimeMillis())));
         }
@@ -163,7 +154,7 @@ class MaxInFlightScriptsTest {
 
     @Test
     void raisingTheCapWakesTheTakersItHeldBack() throws Exception {
-        String topic = Topics.fresh("cap-raise");
+        String topic = HandBuiltStore.fresh("cap-raise");
         Partition p = store.partitionsOf(topic).get(0);
         enqueueDue(p, "u", 5);
         topicAdmin.setMaxInFlight(topic, 1);
@@ -184,7 +175,7 @@ class MaxInFlightScriptsTest {
         private final java.io.InputStream in;
 
         Subscriber(String channel) throws java.io.IOException {
-            socket = new java.net.Socket("127.0.0.1", RedisTestResource.redis().port());
+            socket = new java.net.Socket("127.0.0.1", HandBuiltStore.server().port());
             socket.setSoTimeout(10_000);
             in = new java.io.BufferedInputStream(socket.getInputStream());
             send("SUBSCRIBE", channel);

@@ -9,30 +9,23 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
-import jakarta.inject.Inject;
-
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 import io.delayq.core.JobState;
 import io.delayq.core.NewJob;
 import io.delayq.dev.Resp;
-import io.delayq.support.RedisTestResource;
-import io.delayq.support.Topics;
-import io.quarkus.test.common.QuarkusTestResource;
-import io.quarkus.test.junit.QuarkusTest;
 
 /**
  * The dedup window's scripts, driven directly on topics no replica serves: "dedup-store" has a
- * 1 s window, "dedup-mem" an hour (see the test properties).
+ * 1 s window, "dedup-mem" an hour (see {@code STORE}).
  */
-@QuarkusTest
-@QuarkusTestResource(RedisTestResource.class)
 class DedupScriptsTest {
-    @Inject
-    JobQueue store;
-    @Inject
-    Inspection inspection;
+    private static final HandBuiltStore STORE = HandBuiltStore.configured(
+            "delayq.topics.dedup-store.dedup-window", "1s",
+            "delayq.topics.dedup-mem.dedup-window", "1h");
+    JobQueue store = STORE.queue;
+    Inspection inspection = STORE.inspection;
 
     private static NewJob due(String topic, String id) {
         return new NewJob(topic, id, true, 0, 0, "{\"n\":1}");
@@ -56,22 +49,22 @@ class DedupScriptsTest {
     @Test
     void bothAckPathsRememberTheIdsAndExpiredOnesAreDroppedByTheNextAck() {
         String topic = "dedup-store";
-        String run = Topics.fresh("r");
+        String run = HandBuiltStore.fresh("r");
         String a = run + "a", b = run + "b", c = run + "c", d = run + "d", e = run + "e";
         Partition p = store.partitionsOf(topic).get(0);
         List<Lease> leases = runningJobs(topic, List.of(a, b, c), run);
         assertEquals(List.of(), store.ack(p, leases.subList(0, 2)), "ack.lua");
         TakeResult t = store.take(p, 0, 30_000, run + "t:", new HashSet<>(), leases.subList(2, 3), 0);
         assertEquals(List.of(), t.staleAcks(), "an ack carried by take.lua");
-        try (Resp redis = RedisTestResource.resp()) {
-            String done = Topics.keys(topic) + "done";
+        try (Resp redis = HandBuiltStore.resp()) {
+            String done = HandBuiltStore.keysOf(topic) + "done";
             for (String id : List.of(a, b, c)) {
                 assertEquals(JobState.SUCCEEDED, inspection.get(topic, id).orElseThrow().state(), id);
                 assertTrue(redis.str("ZSCORE", done, id) != null, id + " in " + done);
             }
             long ttl = redis.num("PTTL", done);
             assertTrue(ttl > 0 && ttl <= 1000, "the key expires a window after its last write: " + ttl);
-            assertEquals(0, redis.num("HEXISTS", Topics.keys(topic) + "jobs", a), "not kept in the jobs hash");
+            assertEquals(0, redis.num("HEXISTS", HandBuiltStore.keysOf(topic) + "jobs", a), "not kept in the jobs hash");
             assertEquals(0, inspection.gauges(topic)[0], "nothing scheduled");
 
             // Half a window later another success keeps the key alive past a, b and c's window;
@@ -91,12 +84,12 @@ class DedupScriptsTest {
     @Test
     void anEnqueuePastTheWindowSchedulesTheIdAndForgetsItsOldSuccess() {
         String topic = "dedup-store";
-        String id = Topics.fresh("again");
+        String id = HandBuiltStore.fresh("again");
         Partition p = store.partitionsOf(topic).get(0);
         store.ack(p, runningJobs(topic, List.of(id), id));
         assertEquals(JobState.SUCCEEDED, store.enqueue(p, List.of(due(topic, id)), "").get(0).state());
-        try (Resp redis = RedisTestResource.resp()) {
-            String done = Topics.keys(topic) + "done";
+        try (Resp redis = HandBuiltStore.resp()) {
+            String done = HandBuiltStore.keysOf(topic) + "done";
             // Another success half a window later keeps the key, and the old entry, past the window.
             long acked = inspection.get(topic, id).orElseThrow().finishedAt().toEpochMilli();
             Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> redisTime(redis) >= acked + 500);
@@ -118,19 +111,19 @@ class DedupScriptsTest {
 
     @Test
     void onlyATopicWithAWindowKeepsADoneSet() {
-        String topic = Topics.fresh("nowindow");
+        String topic = HandBuiltStore.fresh("nowindow");
         Partition p = store.partitionsOf(topic).get(0);
         List<Lease> leases = runningJobs(topic, List.of("x", "y"), "nw");
         store.ack(p, leases.subList(0, 1));
         store.take(p, 0, 30_000, "nw-t:", new HashSet<>(), leases.subList(1, 2), 0);
-        String id = Topics.fresh("with");
+        String id = HandBuiltStore.fresh("with");
         Partition withWindow = store.partitionsOf("dedup-store").get(0);
         store.ack(withWindow, runningJobs("dedup-store", List.of(id), id));
         assertTrue(inspection.get(topic, "x").isEmpty());
-        try (Resp redis = RedisTestResource.resp()) {
-            assertEquals(0, redis.num("EXISTS", Topics.keys(topic) + "done"), "no window: nothing remembered");
-            assertEquals(0, redis.num("HLEN", Topics.keys(topic) + "jobs"));
-            assertTrue(redis.str("ZSCORE", Topics.keys("dedup-store") + "done", id) != null, "a window: remembered");
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(0, redis.num("EXISTS", HandBuiltStore.keysOf(topic) + "done"), "no window: nothing remembered");
+            assertEquals(0, redis.num("HLEN", HandBuiltStore.keysOf(topic) + "jobs"));
+            assertTrue(redis.str("ZSCORE", HandBuiltStore.keysOf("dedup-store") + "done", id) != null, "a window: remembered");
         }
         assertTrue(store.enqueue(p, List.of(due(topic, "x")), "").get(0).created());
         assertEquals(JobState.SUCCEEDED, store.enqueue(withWindow, List.of(due("dedup-store", id)), "").get(0).state());
@@ -145,11 +138,11 @@ class DedupScriptsTest {
     @Test
     void tenThousandRememberedIdsCostAboutAHundredBytesEach() {
         int n = 10_000;
-        long without = residue(Topics.fresh("nowindow-mem"), n);
+        long without = residue(HandBuiltStore.fresh("nowindow-mem"), n);
         long with = residue("dedup-mem", n);
         long perId = (with - without) / n;
-        try (Resp redis = RedisTestResource.resp()) {
-            long keyBytes = redis.num("MEMORY", "USAGE", Topics.keys("dedup-mem") + "done", "SAMPLES", 0);
+        try (Resp redis = HandBuiltStore.resp()) {
+            long keyBytes = redis.num("MEMORY", "USAGE", HandBuiltStore.keysOf("dedup-mem") + "done", "SAMPLES", 0);
             System.out.printf("dedup window: used_memory after %d acked jobs: %+d bytes without a window, %+d with one:"
                     + " %d bytes per remembered id (MEMORY USAGE of the done key: %d bytes, %d per id)%n",
                     n, without, with, perId, keyBytes, keyBytes / n);
@@ -160,7 +153,7 @@ class DedupScriptsTest {
     /** used_memory after minus before n jobs (13-character ids) were enqueued, taken and acked. */
     private long residue(String topic, int n) {
         Partition p = store.partitionsOf(topic).get(0);
-        String run = Topics.fresh("m").replace("-", "");
+        String run = HandBuiltStore.fresh("m").replace("-", "");
         runningJobs(topic, List.of(run + "warm"), run + "w").forEach(l -> store.ack(p, List.of(l)));
         List<String> ids = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
@@ -175,7 +168,7 @@ class DedupScriptsTest {
     }
 
     private static long usedMemory() {
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             for (String line : redis.str("INFO", "memory").split("\r?\n")) {
                 if (line.startsWith("used_memory:")) {
                     return Long.parseLong(line.substring("used_memory:".length()).trim());
@@ -190,10 +183,10 @@ class DedupScriptsTest {
         // A job enqueued by a process without the window while its id is still remembered: once
         // it is cancelled (or dies and is purged), the old success must not answer for its id.
         String topic = "dedup-store";
-        String id = Topics.fresh("again");
+        String id = HandBuiltStore.fresh("again");
         Partition p = store.partitionsOf(topic).get(0);
-        try (Resp redis = RedisTestResource.resp()) {
-            String done = Topics.keys(topic) + "done";
+        try (Resp redis = HandBuiltStore.resp()) {
+            String done = HandBuiltStore.keysOf(topic) + "done";
             store.enqueue(p, List.of(new NewJob(topic, id, true, 3_600_000, 0, "{}")), "");
             redis.call("ZADD", done, Long.toString(redisTime(redis)), id);
             assertEquals(io.delayq.core.CancelOutcome.CANCELLED, inspection.cancel(topic, id));

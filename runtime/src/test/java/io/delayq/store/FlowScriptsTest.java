@@ -11,29 +11,19 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
-import jakarta.inject.Inject;
-
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 import io.delayq.core.JobState;
 import io.delayq.core.NewJob;
 import io.delayq.dev.Resp;
-import io.delayq.support.RedisTestResource;
-import io.delayq.support.Topics;
-import io.quarkus.test.common.QuarkusTestResource;
-import io.quarkus.test.junit.QuarkusTest;
 
 /** Pause and the rate limit inside the take script, driven directly on topics no replica serves. */
-@QuarkusTest
-@QuarkusTestResource(RedisTestResource.class)
 class FlowScriptsTest {
-    @Inject
-    JobQueue store;
-    @Inject
-    Inspection inspection;
-    @Inject
-    TopicAdmin topicAdmin;
+    private static final HandBuiltStore STORE = HandBuiltStore.configured();
+    JobQueue store = STORE.queue;
+    Inspection inspection = STORE.inspection;
+    TopicAdmin topicAdmin = STORE.topicAdmin;
 
     private void enqueueDue(Partition p, String prefix, int n) {
         List<NewJob> batch = new ArrayList<>(n);
@@ -45,7 +35,7 @@ class FlowScriptsTest {
 
     @Test
     void aPausedPartitionLeasesNothingWhileItsCarriedAcksStillCount() {
-        String topic = Topics.fresh("paused-take");
+        String topic = HandBuiltStore.fresh("paused-take");
         Partition p = store.partitionsOf(topic).get(0);
         enqueueDue(p, "j", 3);
         Set<Integer> older = new HashSet<>();
@@ -58,8 +48,8 @@ class FlowScriptsTest {
         assertEquals(0, r.jobs().size(), "two jobs are due, none is taken");
         assertEquals(List.of(), r.staleAcks());
         assertTrue(inspection.get(topic, running.lease().id()).isEmpty(), "the carried ack was applied");
-        try (Resp redis = RedisTestResource.resp()) {
-            String k = Topics.keys(topic);
+        try (Resp redis = HandBuiltStore.resp()) {
+            String k = HandBuiltStore.keysOf(topic);
             assertEquals(String.valueOf(paused.pausedAt()), redis.str("GET", k + "paused"));
             assertEquals(0L, redis.num("ZCARD", k + "inflight"));
             assertEquals(2L, redis.num("HLEN", k + "jobs"));
@@ -74,14 +64,14 @@ class FlowScriptsTest {
 
     @Test
     void leasesThatExpireWhilePausedAreReclaimedAsUsual() {
-        String topic = Topics.fresh("paused-reclaim");
+        String topic = HandBuiltStore.fresh("paused-reclaim");
         Partition p = store.partitionsOf(topic).get(0);
         enqueueDue(p, "k", 1);
         Set<Integer> older = new HashSet<>();
         store.take(p, 1, 1, "A:", older, List.of(), 0); // a 1 ms lease: its replica "died"
         topicAdmin.pause(topic);
-        try (Resp redis = RedisTestResource.resp()) {
-            long deadline = (long) Double.parseDouble(redis.str("ZSCORE", Topics.keys(topic) + "inflight", "k0"));
+        try (Resp redis = HandBuiltStore.resp()) {
+            long deadline = (long) Double.parseDouble(redis.str("ZSCORE", HandBuiltStore.keysOf(topic) + "inflight", "k0"));
             Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> redisTime(redis) > deadline);
         }
         assertEquals(1, store.reclaim(p, 100, 10, 3, java.util.List.of(), 0, 0, 1.0, 0, 0)[0]);
@@ -102,7 +92,7 @@ class FlowScriptsTest {
      */
     @Test
     void theRateLimitHoldsEveryTakeWithinItsScheduleAndSaysWhenToComeBack() {
-        String topic = Topics.fresh("rate-take");
+        String topic = HandBuiltStore.fresh("rate-take");
         Partition p = store.partitionsOf(topic).get(0);
         enqueueDue(p, "r", 60);
         assertEquals(100.0, topicAdmin.setRateLimit(topic, 100).rateLimit());
@@ -115,7 +105,7 @@ class FlowScriptsTest {
         TakeResult held = store.take(p, 60, 30_000, "H:", older, List.of(), 0);
         assertEquals(0, held.jobs().size(), "held back at once");
         assertEquals(first.notBefore(), held.notBefore());
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> redisTime(redis) >= held.notBefore());
         }
         TakeResult batch = store.take(p, 60, 30_000, "N:", older, List.of(), 0);
@@ -132,10 +122,10 @@ class FlowScriptsTest {
             }
             assertTrue(calls < 100_000, "the limit let the jobs go");
         }
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             long span = redisTime(redis) - start;
             assertTrue(span >= 540, "60 jobs at 100/s with a burst of 5 take at least 550 ms: " + span);
-            assertNotNull(redis.str("GET", Topics.keys(topic) + "ratetat"), "the schedule is kept in Redis");
+            assertNotNull(redis.str("GET", HandBuiltStore.keysOf(topic) + "ratetat"), "the schedule is kept in Redis");
         }
 
         topicAdmin.clearRateLimit(topic);
@@ -147,7 +137,7 @@ class FlowScriptsTest {
 
     @Test
     void aRaisedLimitTakesEffectAtOnceAndFlowSettingsAreTheSameInEveryRead() {
-        String topic = Topics.fresh("rate-raise");
+        String topic = HandBuiltStore.fresh("rate-raise");
         Partition p = store.partitionsOf(topic).get(0);
         enqueueDue(p, "x", 10);
         topicAdmin.setRateLimit(topic, 0.1); // one job per 10 s
@@ -162,12 +152,12 @@ class FlowScriptsTest {
         FlowSettings read = topicAdmin.flows(List.of(topic)).get(topic);
         assertEquals(1000.0, read.rateLimit());
         assertTrue(!read.paused());
-        assertNull(topicAdmin.flows(List.of(Topics.fresh("never"))).values().iterator().next().rateLimit());
+        assertNull(topicAdmin.flows(List.of(HandBuiltStore.fresh("never"))).values().iterator().next().rateLimit());
     }
 
     @Test
     void aHeldTopicLeasesNothingInAnyPartitionUntilTheHoldEnds() {
-        String topic = Topics.fresh("held-take");
+        String topic = HandBuiltStore.fresh("held-take");
         List<Partition> ps = store.partitionsOf(topic);
         for (Partition p : ps) {
             enqueueDue(p, "h" + p.index() + "-", 2);
@@ -191,9 +181,9 @@ class FlowScriptsTest {
         assertTrue(!shown.paused());
 
         long end = heldUntil;
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> redisTime(redis) >= end);
-            assertEquals(0L, redis.num("EXISTS", Topics.keys(topic) + "held"), "the hold ends by itself");
+            assertEquals(0L, redis.num("EXISTS", HandBuiltStore.keysOf(topic) + "held"), "the hold ends by itself");
         }
         for (Partition p : ps) {
             TakeResult r = store.take(p, 10, 30_000, "C:", older, List.of(), 0);
@@ -205,7 +195,7 @@ class FlowScriptsTest {
 
     @Test
     void aHoldUntilATimeAlreadyPastHoldsNothing() {
-        String topic = Topics.fresh("held-past");
+        String topic = HandBuiltStore.fresh("held-past");
         Partition p = store.partitionsOf(topic).get(0);
         enqueueDue(p, "p", 1);
         topicAdmin.hold(topic, true, System.currentTimeMillis() - 60_000).toCompletionStage().toCompletableFuture().join();

@@ -13,37 +13,27 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import jakarta.inject.Inject;
-
 import org.junit.jupiter.api.Test;
 
 import io.delayq.core.JobInfo;
 import io.delayq.core.JobState;
 import io.delayq.core.NewJob;
 import io.delayq.dev.Resp;
-import io.delayq.support.RedisTestResource;
-import io.delayq.support.Topics;
-import io.quarkus.test.common.QuarkusTestResource;
-import io.quarkus.test.junit.QuarkusTest;
 
 /**
  * The one-job enqueue script (enqueue1.lua) against the batch one (enqueue.lua), and the
  * assembly of each script from the lib.lua functions it calls; on topics no replica serves.
  */
-@QuarkusTest
-@QuarkusTestResource(RedisTestResource.class)
 class EnqueueScriptsTest {
+    private static final HandBuiltStore STORE = HandBuiltStore.configured();
     private static final String TRACE = "0af7651916cd43dd8448eb211c80319cb7ad6b7169203331" + "01";
-    @Inject
-    JobQueue store;
-    @Inject
-    Scripts scripts;
-    @Inject
-    Keys keys;
+    JobQueue store = STORE.queue;
+    Scripts scripts = STORE.scripts;
+    Keys keys = STORE.keys;
 
     @Test
     void oneJobIsStoredExactlyAsInABatch() {
-        String topic = Topics.fresh("enq1");
+        String topic = HandBuiltStore.fresh("enq1");
         Partition p = store.partitionsOf(topic).get(0);
         long runAt = System.currentTimeMillis() + 3_600_000L;
         JobInfo single = store.enqueue(p, List.of(new NewJob(topic, "one", false, runAt, 7, "{\"a\":1}")), TRACE).get(0);
@@ -52,8 +42,8 @@ class EnqueueScriptsTest {
         assertTrue(single.created());
         assertEquals(JobState.SCHEDULED, single.state());
         assertEquals(runAt, single.runAt().toEpochMilli());
-        try (Resp redis = RedisTestResource.resp()) {
-            String k = Topics.keys(topic);
+        try (Resp redis = HandBuiltStore.resp()) {
+            String k = HandBuiltStore.keysOf(topic);
             assertEquals(redis.str("HGET", k + "jobs", "two"), redis.str("HGET", k + "jobs", "one"), "same record");
             assertEquals(new JobRecord(runAt, TRACE, 0, 7, "", "{\"a\":1}"),
                     JobRecord.decode(redis.str("HGET", k + "jobs", "one")));
@@ -64,11 +54,11 @@ class EnqueueScriptsTest {
 
     @Test
     void aDelayIsCountedFromRedisTimeAndAnExistingIdAnswersWhatIsThere() {
-        String topic = Topics.fresh("enq1");
+        String topic = HandBuiltStore.fresh("enq1");
         Partition p = store.partitionsOf(topic).get(0);
         JobInfo first = store.enqueue(p, List.of(new NewJob(topic, "j", true, 60_000, 0, "1")), "").get(0);
         long redisNow;
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             redisNow = Long.parseLong(redis.list("TIME").get(0).toString()) * 1000;
         }
         assertTrue(Math.abs(first.runAt().toEpochMilli() - (redisNow + 60_000)) < 5_000, first.runAt() + " vs " + redisNow);
@@ -86,7 +76,7 @@ class EnqueueScriptsTest {
 
     @Test
     void aRunAtOnADayNotPassedFailsBeforeAnyWrite() {
-        String topic = Topics.fresh("enq1");
+        String topic = HandBuiltStore.fresh("enq1");
         Partition p = store.partitionsOf(topic).get(0);
         long runAt = System.currentTimeMillis() + 10 * 86_400_000L;
         List<String> k = List.of(keys.jobs(p), keys.days(p), keys.next(p), keys.inflight(p), keys.leases(p), keys.dead(p),
@@ -95,7 +85,7 @@ class EnqueueScriptsTest {
         RedisReplyException e = assertThrows(RedisReplyException.class, () -> scripts.run("enqueue1", k,
                 List.of("0", keys.wakeChannel(p), "", "0", "", "0", "1", "x", "a", Long.toString(runAt), "0", "1")));
         assertTrue(e.getMessage().contains("DQNEEDDAY " + Keys.dayOf(runAt)), e.getMessage());
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             assertEquals(0, redis.num("EXISTS", keys.jobs(p), keys.days(p), keys.next(p)));
         }
     }
@@ -118,7 +108,7 @@ class EnqueueScriptsTest {
                 assertEquals(call.find(), defined, name + ".lua: " + f + (defined ? " carried but never called" : " called but not carried"));
             }
         }
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             for (String name : Scripts.NAMES) {
                 assertEquals(40, redis.str("SCRIPT", "LOAD", Scripts.assemble(lib, read(name))).length(), name + ".lua compiles");
             }

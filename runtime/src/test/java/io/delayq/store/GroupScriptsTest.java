@@ -11,8 +11,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
-import jakarta.inject.Inject;
-
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
@@ -22,27 +20,33 @@ import io.delayq.core.JobInfo;
 import io.delayq.core.JobState;
 import io.delayq.core.NewJob;
 import io.delayq.dev.Resp;
-import io.delayq.support.RedisTestResource;
-import io.quarkus.test.common.QuarkusTestResource;
-import io.quarkus.test.junit.QuarkusTest;
 
 /**
  * Concurrency groups inside the scripts, driven directly: a take holds back a group's due jobs
  * while the group has its group-max-in-flight admitted, and every step that ends an admission gives
  * the slot to the group's first held job. One configured topic per test ({@code grp-N} has
- * {@code group-max-in-flight=1}, {@code grp-two} 2, in the test configuration; no observer takes
+ * {@code group-max-in-flight=1}, {@code grp-two} 2, in this class's {@code STORE}; no observer takes
  * them), each test's own groups. Every path that moves a job of a group (cancel, reschedule, replace,
  * fail, requeue from the dead set, reclaim, drain) has a test that fails without its handling.
  */
-@QuarkusTest
-@QuarkusTestResource(RedisTestResource.class)
 class GroupScriptsTest {
-    @Inject
-    JobQueue store;
-    @Inject
-    Inspection inspection;
-    @Inject
-    Keys keys;
+    private static final HandBuiltStore STORE = HandBuiltStore.configured(
+            "delayq.topics.grp-1.group-max-in-flight", "1",
+            "delayq.topics.grp-2.group-max-in-flight", "1",
+            "delayq.topics.grp-3.group-max-in-flight", "1",
+            "delayq.topics.grp-4.group-max-in-flight", "1",
+            "delayq.topics.grp-5.group-max-in-flight", "1",
+            "delayq.topics.grp-6.group-max-in-flight", "1",
+            "delayq.topics.grp-7.group-max-in-flight", "1",
+            "delayq.topics.grp-8.group-max-in-flight", "1",
+            "delayq.topics.grp-9.group-max-in-flight", "1",
+            "delayq.topics.grp-10.group-max-in-flight", "1",
+            "delayq.topics.grp-11.group-max-in-flight", "1",
+            "delayq.topics.grp-12.group-max-in-flight", "1",
+            "delayq.topics.grp-two.group-max-in-flight", "2");
+    JobQueue store = STORE.queue;
+    Inspection inspection = STORE.inspection;
+    Keys keys = STORE.keys;
 
     private final Set<Integer> older = new HashSet<>();
     private int token;
@@ -83,7 +87,7 @@ class GroupScriptsTest {
     }
 
     private long heldCount(Partition p) {
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             return redis.num("ZCARD", keys.groupsHeld(p));
         }
     }
@@ -104,14 +108,14 @@ class GroupScriptsTest {
         assertEquals(List.of("a2"), ids(take(p, 10, lease(first, "a1"))), "a1's ack, carried: a2 next");
         List<TakenJob> next = take(p, 10);
         assertEquals(List.of(), ids(next));
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             String a2Token = redis.str("HGET", keys.leases(p), "a2");
             assertTrue(store.ack(p, List.of(new Lease("a2", a2Token))).isEmpty());
         }
         List<TakenJob> last = take(p, 10);
         assertEquals(List.of("a3"), ids(last), "a2's ack (the ack script): a3 next");
         store.ack(p, List.of(lease(last, "a3"), lease(first, "b1")));
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             assertEquals(List.of("", "1"), redis.list("HGETALL", keys.groups(p)),
                     "no count left behind, only the limit the take stored");
             assertEquals(0L, redis.num("HLEN", keys.groupsAdmitted(p)));
@@ -249,7 +253,7 @@ class GroupScriptsTest {
         enqueueDue(p, "g", "k", 2, 5_000);
         List<TakenJob> first = store.take(p, 10, 1, "dies:", older, List.of(), 0).jobs(); // 1 ms lease
         assertEquals(List.of("k1"), ids(first));
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             long deadline = (long) Double.parseDouble(redis.str("ZSCORE", keys.inflight(p), "k1"));
             Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> {
                 List<Object> t = redis.list("TIME");

@@ -11,16 +11,10 @@ import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 
-import jakarta.inject.Inject;
-
 import org.junit.jupiter.api.Test;
 
 import io.delayq.dev.Resp;
 import io.delayq.store.DeadSweep.Filter;
-import io.delayq.support.RedisTestResource;
-import io.delayq.support.Topics;
-import io.quarkus.test.common.QuarkusTestResource;
-import io.quarkus.test.junit.QuarkusTest;
 import io.vertx.redis.client.Response;
 
 /**
@@ -31,15 +25,13 @@ import io.vertx.redis.client.Response;
  * says so; a member whose record is missing or unreadable is kept in every mode, and the cursor
  * (the last member left in place) misses no match when a member left in place goes between steps.
  */
-@QuarkusTest
-@QuarkusTestResource(RedisTestResource.class)
 class DeadSweepScriptsTest {
-    @Inject
-    DeadSweep sweep;
+    private static final HandBuiltStore STORE = HandBuiltStore.configured();
+    DeadSweep sweep = new DeadSweep(STORE.layer);
 
     @Test
     void aChunkedRequeueTakesExactlyTheMatchesAmongMembersOfOneScore() {
-        String t = Topics.fresh("sweep-same");
+        String t = HandBuiltStore.fresh("sweep-same");
         long at = System.currentTimeMillis() - 10_000;
         // Eleven jobs dead at the same instant (a reclaim buries a batch in one call), interleaved
         // matches and others, and a few earlier and later ones.
@@ -61,13 +53,13 @@ class DeadSweepScriptsTest {
         long n = sweep.sweep(DeadSweep.REQUEUE, t, new Filter(null, "timed out"), at + 6000, 2);
 
         assertEquals(matches.size(), n);
-        try (Resp redis = RedisTestResource.resp()) {
-            Set<String> dead = new TreeSet<>(strings(redis.list("ZRANGE", Topics.keys(t) + "dead", "0", "-1")));
+        try (Resp redis = HandBuiltStore.resp()) {
+            Set<String> dead = new TreeSet<>(strings(redis.list("ZRANGE", HandBuiltStore.keysOf(t) + "dead", "0", "-1")));
             assertEquals(new TreeSet<>(List.of("jb", "je", "jh", "jk", "other")), dead);
             for (String id : matches) {
                 // scheduled: in a day shard, attempts reset, error cleared
-                assertNull(redis.call("ZSCORE", Topics.keys(t) + "dead", id), id);
-                String rec = redis.str("HGET", Topics.keys(t) + "jobs", id);
+                assertNull(redis.call("ZSCORE", HandBuiltStore.keysOf(t) + "dead", id), id);
+                String rec = redis.str("HGET", HandBuiltStore.keysOf(t) + "jobs", id);
                 assertFalse(rec.contains("timed out") || rec.contains("TIMED"), rec);
                 assertTrue(redis.num("EXISTS", dueKeys(redis, t).get(0)) == 1);
             }
@@ -81,7 +73,7 @@ class DeadSweepScriptsTest {
 
     @Test
     void aJobThatDiesBetweenTwoStepsIsLeftAlone() {
-        String t = Topics.fresh("sweep-between");
+        String t = HandBuiltStore.fresh("sweep-between");
         long asked = System.currentTimeMillis() - 1000;
         for (int i = 0; i < 6; i++) {
             bury(t, "old-" + i, "boom", asked - 6000 + i * 1000);
@@ -108,33 +100,33 @@ class DeadSweepScriptsTest {
             after = r.get(2).toString();
         }
         assertEquals(5, purged, "old-0..old-4, not old-5 that died again, nor new");
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             assertEquals(new TreeSet<>(List.of("new", "old-5")),
-                    new TreeSet<>(strings(redis.list("ZRANGE", Topics.keys(t) + "dead", "0", "-1"))));
+                    new TreeSet<>(strings(redis.list("ZRANGE", HandBuiltStore.keysOf(t) + "dead", "0", "-1"))));
             // record and dead-set entry went together
-            assertEquals(2L, redis.num("HLEN", Topics.keys(t) + "jobs"));
+            assertEquals(2L, redis.num("HLEN", HandBuiltStore.keysOf(t) + "jobs"));
         }
     }
 
     @Test
     void aPurgeByIdPrefixDeletesRecordAndEntryTogether() {
-        String t = Topics.fresh("sweep-prefix");
+        String t = HandBuiltStore.fresh("sweep-prefix");
         long at = System.currentTimeMillis() - 5000;
         for (int i = 0; i < 7; i++) {
             bury(t, (i % 2 == 0 ? "order-" : "user-") + i, "boom", at + i);
         }
         assertEquals(4, sweep.sweep(DeadSweep.PURGE, t, new Filter("order-", null), at + 100, 3));
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             assertEquals(new TreeSet<>(List.of("user-1", "user-3", "user-5")),
-                    new TreeSet<>(strings(redis.list("ZRANGE", Topics.keys(t) + "dead", "0", "-1"))));
+                    new TreeSet<>(strings(redis.list("ZRANGE", HandBuiltStore.keysOf(t) + "dead", "0", "-1"))));
             assertEquals(new TreeSet<>(List.of("user-1", "user-3", "user-5")),
-                    new TreeSet<>(strings(redis.list("HKEYS", Topics.keys(t) + "jobs"))));
+                    new TreeSet<>(strings(redis.list("HKEYS", HandBuiltStore.keysOf(t) + "jobs"))));
         }
     }
 
     @Test
     void aFilteredListExaminesAtMostItsBoundAndSaysItStoppedThere() {
-        String t = Topics.fresh("sweep-list");
+        String t = HandBuiltStore.fresh("sweep-list");
         long at = System.currentTimeMillis() - 60_000;
         bury(t, "needle-old", "rare error", at);
         for (int i = 0; i < 30; i++) {
@@ -165,11 +157,11 @@ class DeadSweepScriptsTest {
         String t = orphans("sweep-orphan", at);
         assertEquals(2, sweep.sweep(DeadSweep.REQUEUE, t, Filter.ALL, at + 100, 2));
         assertEquals(0, sweep.sweep(DeadSweep.PURGE, t, Filter.ALL, at + 100, 2));
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             assertEquals(new TreeSet<>(List.of("b", "d")),
-                    new TreeSet<>(strings(redis.list("ZRANGE", Topics.keys(t) + "dead", "0", "-1"))));
-            assertEquals("no newline", redis.str("HGET", Topics.keys(t) + "jobs", "d"));
-            assertNull(redis.str("HGET", Topics.keys(t) + "jobs", "b"));
+                    new TreeSet<>(strings(redis.list("ZRANGE", HandBuiltStore.keysOf(t) + "dead", "0", "-1"))));
+            assertEquals("no newline", redis.str("HGET", HandBuiltStore.keysOf(t) + "jobs", "d"));
+            assertNull(redis.str("HGET", HandBuiltStore.keysOf(t) + "jobs", "b"));
         }
         // Lists and counts, with and without an error filter, agree: a and c.
         String u = orphans("sweep-orphan-read", at);
@@ -180,29 +172,29 @@ class DeadSweepScriptsTest {
         assertEquals(List.of("c", "a"), sweep.list(u, boom, 10).jobs().stream().map(DeadJob::id).toList());
         assertEquals(0, sweep.sweep(DeadSweep.PURGE, u, new Filter("d", "boom"), at + 100, 2));
         assertEquals(2, sweep.sweep(DeadSweep.PURGE, u, boom, at + 100, 2));
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             assertEquals(new TreeSet<>(List.of("b", "d")),
-                    new TreeSet<>(strings(redis.list("ZRANGE", Topics.keys(u) + "dead", "0", "-1"))));
+                    new TreeSet<>(strings(redis.list("ZRANGE", HandBuiltStore.keysOf(u) + "dead", "0", "-1"))));
         }
     }
 
     /** Dead a, b, c, d in that order; b has no record, d's cannot be read (no newline). */
     private static String orphans(String name, long at) {
-        String t = Topics.fresh(name);
+        String t = HandBuiltStore.fresh(name);
         bury(t, "a", "boom", at);
         bury(t, "b", "boom", at + 1);
         bury(t, "c", "boom", at + 2);
         bury(t, "d", "boom", at + 3);
-        try (Resp redis = RedisTestResource.resp()) {
-            redis.num("HDEL", Topics.keys(t) + "jobs", "b");
-            redis.num("HSET", Topics.keys(t) + "jobs", "d", "no newline");
+        try (Resp redis = HandBuiltStore.resp()) {
+            redis.num("HDEL", HandBuiltStore.keysOf(t) + "jobs", "b");
+            redis.num("HSET", HandBuiltStore.keysOf(t) + "jobs", "d", "no newline");
         }
         return t;
     }
 
     @Test
     void theCursorSkipsNoMatchWhenAMemberLeftInPlaceIsRemovedBetweenTwoSteps() {
-        String t = Topics.fresh("sweep-removed");
+        String t = HandBuiltStore.fresh("sweep-removed");
         long at = System.currentTimeMillis() - 10_000;
         Set<String> matches = new TreeSet<>(List.of("a2", "a3", "a5", "a7", "b1", "b3", "b5", "b7"));
         for (int i = 0; i < 9; i++) {
@@ -215,9 +207,9 @@ class DeadSweepScriptsTest {
         assertEquals(1, first.get(4).toInteger(), "a2 of a0..a2");
         assertEquals("a1", first.get(2).toString());
         // Between two steps a member left in place goes (a single purge of a0).
-        try (Resp redis = RedisTestResource.resp()) {
-            redis.num("ZREM", Topics.keys(t) + "dead", "a0");
-            redis.num("HDEL", Topics.keys(t) + "jobs", "a0");
+        try (Resp redis = HandBuiltStore.resp()) {
+            redis.num("ZREM", HandBuiltStore.keysOf(t) + "dead", "a0");
+            redis.num("HDEL", HandBuiltStore.keysOf(t) + "jobs", "a0");
         }
         String from = first.get(1).toString();
         String after = first.get(2).toString();
@@ -232,19 +224,19 @@ class DeadSweepScriptsTest {
             after = r.get(2).toString();
         }
         assertEquals(8, purged);
-        try (Resp redis = RedisTestResource.resp()) {
-            Set<String> dead = new TreeSet<>(strings(redis.list("ZRANGE", Topics.keys(t) + "dead", "0", "-1")));
+        try (Resp redis = HandBuiltStore.resp()) {
+            Set<String> dead = new TreeSet<>(strings(redis.list("ZRANGE", HandBuiltStore.keysOf(t) + "dead", "0", "-1")));
             assertEquals(9, dead.size());
             dead.forEach(id -> assertFalse(matches.contains(id), id));
         }
         // Newest first too: a count or list over more members of one score than one call examines.
-        String u = Topics.fresh("sweep-run");
-        try (Resp redis = RedisTestResource.resp()) {
+        String u = HandBuiltStore.fresh("sweep-run");
+        try (Resp redis = HandBuiltStore.resp()) {
             for (int i = 0; i < 1100; i++) {
                 String id = String.format("m%04d", i);
-                redis.num("HSET", Topics.keys(u) + "jobs", id, Long.toString(at - 60_000, 36) + ",3,3,"
+                redis.num("HSET", HandBuiltStore.keysOf(u) + "jobs", id, Long.toString(at - 60_000, 36) + ",3,3,"
                         + (i % 2 == 0 ? "timeout" : "refused") + "\n{}");
-                redis.num("ZADD", Topics.keys(u) + "dead", Long.toString(at), id);
+                redis.num("ZADD", HandBuiltStore.keysOf(u) + "dead", Long.toString(at), id);
             }
         }
         assertEquals(550, sweep.count(u, timeout).matching());
@@ -254,8 +246,8 @@ class DeadSweepScriptsTest {
 
     private static List<String> dueKeys(Resp redis, String t) {
         List<String> out = new ArrayList<>();
-        for (String day : strings(redis.list("ZRANGE", Topics.keys(t) + "days", "0", "-1"))) {
-            out.add(Topics.keys(t) + "due:" + day);
+        for (String day : strings(redis.list("ZRANGE", HandBuiltStore.keysOf(t) + "days", "0", "-1"))) {
+            out.add(HandBuiltStore.keysOf(t) + "due:" + day);
         }
         return out;
     }
@@ -267,10 +259,10 @@ class DeadSweepScriptsTest {
     }
 
     private static void bury(String topic, String id, String error, long diedAt) {
-        try (Resp redis = RedisTestResource.resp()) {
-            redis.num("HSET", Topics.keys(topic) + "jobs", id, Long.toString(diedAt - 60_000, 36) + ",3,3," + error
+        try (Resp redis = HandBuiltStore.resp()) {
+            redis.num("HSET", HandBuiltStore.keysOf(topic) + "jobs", id, Long.toString(diedAt - 60_000, 36) + ",3,3," + error
                     + "\n{}");
-            redis.num("ZADD", Topics.keys(topic) + "dead", Long.toString(diedAt), id);
+            redis.num("ZADD", HandBuiltStore.keysOf(topic) + "dead", Long.toString(diedAt), id);
         }
     }
 }
