@@ -13,16 +13,11 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
 
-import jakarta.inject.Inject;
-
 import org.junit.jupiter.api.Test;
 
 import io.delayq.core.IfExists;
 import io.delayq.core.NewJob;
 import io.delayq.dev.Resp;
-import io.delayq.support.RedisTestResource;
-import io.quarkus.test.common.QuarkusTestResource;
-import io.quarkus.test.junit.QuarkusTest;
 import io.vertx.redis.client.Response;
 
 /**
@@ -32,15 +27,11 @@ import io.vertx.redis.client.Response;
  * (package access to {@link StorePart#run}) so that each test chooses its own group-max-in-flight
  * M, on topics of its own (no configuration needed).
  */
-@QuarkusTest
-@QuarkusTestResource(RedisTestResource.class)
 class GroupReviewTest {
-    @Inject
-    JobQueue store;
-    @Inject
-    Inspection inspection;
-    @Inject
-    Keys keys;
+    private static final HandBuiltStore STORE = HandBuiltStore.configured();
+    JobQueue store = STORE.queue;
+    Inspection inspection = STORE.inspection;
+    Keys keys = STORE.keys;
 
     private int token;
 
@@ -88,7 +79,7 @@ class GroupReviewTest {
             java.lang.reflect.Method run = StorePart.class.getDeclaredMethod("run", String.class, Partition.class, Set.class,
                     List.class);
             run.setAccessible(true);
-            r = (Response) run.invoke(io.quarkus.arc.ClientProxy.unwrap(store), "take", p, days, args);
+            r = (Response) run.invoke(store, "take", p, days, args);
         } catch (java.lang.reflect.InvocationTargetException e) {
             throw e.getCause() instanceof RuntimeException re ? re : new IllegalStateException(e.getCause());
         } catch (ReflectiveOperationException e) {
@@ -161,7 +152,7 @@ class GroupReviewTest {
         Partition p = partition("rv-legacy1");
         long ago = System.currentTimeMillis() - 5_000;
         store.enqueue(p, List.of(job(p.topic(), null, "old", ago), job(p.topic(), "g", "new", ago + 1)), "");
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             // As the pre-group fail.lua left it: a retry, attempt 1, error text from the target.
             redis.call("HSET", keys.jobs(p), "old", Long.toString(ago, 36) + ",1,0,bad byte \u001c in body\n\"old\"");
         }
@@ -187,7 +178,7 @@ class GroupReviewTest {
         long ago = System.currentTimeMillis() - 5_000;
         store.enqueue(p, List.of(job(p.topic(), "X", "x1", ago), job(p.topic(), null, "old", ago + 1),
                 job(p.topic(), "X", "x2", ago + 2)), "");
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             redis.call("HSET", keys.jobs(p), "old",
                     Long.toString(ago + 1, 36) + ",1,0,upstream said a\u001cX\u001cb\n\"old\"");
         }
@@ -218,7 +209,7 @@ class GroupReviewTest {
         Partition p = partition("rv-cost");
         enqueueDue(p, "big", "b", 1_200, 60_000);
         assertEquals(List.of("b1"), ids(take(p, 1, 1)));
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             long before = calls(redis, "zrangebyscore");
             long t0 = System.nanoTime();
             take(p, 1, 1);
@@ -237,7 +228,7 @@ class GroupReviewTest {
         long ago = System.currentTimeMillis() - 5_000;
         store.enqueue(p, List.of(job(p.topic(), "X", "x1", ago), job(p.topic(), null, "old", ago + 1),
                 job(p.topic(), "X", "x2", ago + 2)), "");
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             redis.call("HSET", keys.jobs(p), "old",
                     Long.toString(ago + 1, 36) + ",1,0,upstream said a\u001cX\u001cb\n\"old\"");
         }
@@ -261,7 +252,7 @@ class GroupReviewTest {
         enqueueDue(p, "g", "k", 2, 10_000);
         List<Taken> first = take(p, 10, 1);
         assertEquals(List.of("k1"), ids(first));
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             // Before k2's member in the group's range: the first one a release picks.
             redis.call("ZADD", keys.groupsHeld(p), "0", "g\u0000" + "0000000000001\u0000ghost");
         }
@@ -325,13 +316,13 @@ class GroupReviewTest {
     // ------------------------------------------------------------------ randomized invariants
 
     private List<Object> gheld(Partition p) {
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             return redis.list("ZRANGE", keys.groupsHeld(p), 0, -1);
         }
     }
 
     private List<Object> groupsHash(Partition p) {
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             return redis.list("HGETALL", keys.groups(p));
         }
     }
@@ -343,7 +334,7 @@ class GroupReviewTest {
 
     /** Checks the structures of one partition; returns a description of what is wrong, or null. */
     private String check(Partition p, int m, boolean limits) {
-        try (Resp redis = RedisTestResource.resp()) {
+        try (Resp redis = HandBuiltStore.resp()) {
             Map<String, String> jobs = new HashMap<>();
             List<Object> all = redis.list("HGETALL", keys.jobs(p));
             for (int i = 0; i + 1 < all.size(); i += 2) {
@@ -586,7 +577,7 @@ class GroupReviewTest {
                         int[] r = store.reclaim(p, 100, 3, 2, List.of(), 0, Math.max(1, initial), 1.0,
                                 Math.max(1, initial), 0);
                         // What it reclaimed is no longer ours: keep the leases as stale ones.
-                        try (Resp redis = RedisTestResource.resp()) {
+                        try (Resp redis = HandBuiltStore.resp()) {
                             for (Taken t : new ArrayList<>(running.values())) {
                                 if (!t.token().equals(redis.str("HGET", keys.leases(p), t.id()))) {
                                     running.remove(t.id());
