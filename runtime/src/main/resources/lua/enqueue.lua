@@ -139,7 +139,9 @@ for _, id in ipairs(order) do
   local e = job_of[id]
   days[#days + 1] = day_of(e.r.run_at)
   if e.old and not e.held then days[#days + 1] = day_of(e.old) end
-  if e.admit then admitted[#admitted + 1] = { id, e.admit } end
+  -- A released job (admitted, waiting in its shard) replaced in its group, still due, keeps its
+  -- admission: it starts next, as it would have.
+  if e.admit and not (e.r.group == e.admit and e.r.run_at <= now) then admitted[#admitted + 1] = { id, e.admit } end
 end
 if #admitted > 0 then days[#days + 1] = day_of(now) end
 local err = require_days(days)

@@ -348,8 +348,9 @@ local function group_fill(order, ending, now, channel)
     for j, g in ipairs(part) do
       local c = math.max(0, (tonumber(counts[j]) or 0) - ending[g])
       -- Held jobs take the group up to its limit (more than the slots freed when the limit was
-      -- raised); none stored: no limit, a held job per slot freed.
-      local room = limit and limit - c or ending[g]
+      -- raised); none stored: no limit, a held job per slot freed. At most CHUNK per group and
+      -- call (one ZREM): the rest start as the group's jobs end, or when a take meets the group.
+      local room = math.min(limit and limit - c or ending[g], CHUNK)
       if room > 0 then
         local members = rcall('ZRANGEBYLEX', K_GHELD, '[' .. g .. '\0', '(' .. g .. '\1', 'LIMIT', 0, room)
         if #members > 0 then

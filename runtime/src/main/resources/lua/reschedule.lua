@@ -7,7 +7,7 @@
 -- ARGV[A+2] = value ms
 -- ARGV[A+3] = wake channel (published to when the job becomes the partition's earliest)
 -- A job its group holds back leaves gheld for the new shard when its new runAt is later than now
--- (it is a new candidate when due), else stays held under its new runAt; a released one gives its slot to the group's next held job (lib.lua's group_release: today's shard).
+-- (it is a new candidate when due), else stays held under its new runAt; a released one moved later than now gives its slot to the group's next held job (lib.lua's group_release: today's shard).
 -- Returns {1, record} when moved (the record as stored now), {0} when there is no such job,
 -- {-1} when it is in flight, {-2} when it is dead (neither is moved).
 local id = ARGV[A]
@@ -21,7 +21,9 @@ local v = tonumber(ARGV[A + 2])
 local run_at = ARGV[A + 1] == 'd' and now + v or v
 local old_run_at, old_day = r.run_at, day_of(r.run_at)
 local held = is_held(id, r)
-local admitted = held and {} or admitted_of({ id })
+-- A released job (admitted, waiting in its shard) rescheduled to a time already due keeps its
+-- admission: it starts next, as it would have.
+local admitted = (held or run_at <= now) and {} or admitted_of({ id })
 local err = require_days({ old_day, day_of(run_at), day_of(now) })
 if err then return err end
 

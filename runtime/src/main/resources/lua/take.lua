@@ -131,32 +131,52 @@ if group_limit > 0 then
   end
 end
 -- A topic whose group-max-in-flight was turned off (0 in this call) while its groups held jobs
--- back: nothing holds them any more. Back into today's shard, due, in their order (runAt rewritten
--- as a release does), before this take looks; the stored limit goes once none is left, so that a
--- job still admitted frees its slot without a limit. One EXISTS per due take of such a topic.
+-- back: nothing holds them any more. Back into today's shard, due, before this take looks: at
+-- their own runAt when it falls on today, else from today's first millisecond on, their runAt
+-- rewritten as a release does, in their order (a later job of the group due on an older day would
+-- go first). The stored limit goes once none is left, so that a job still admitted frees its slot
+-- without a limit. One EXISTS per due take of such a topic.
 if group_limit <= 0 and due and rcall('EXISTS', K_GHELD) == 1 then
   local members = rcall('ZRANGE', K_GHELD, 0, 999)
   rcall('ZREM', K_GHELD, unpack(members))
-  local ids = {}
-  for i, m in ipairs(members) do ids[i] = string.sub(m, string.find(m, '\0', 1, true) + 15) end
+  local ids, runs = {}, {}
+  for i, m in ipairs(members) do
+    local z = string.find(m, '\0', 1, true)
+    runs[i] = tonumber(string.sub(m, z + 1, z + 13))
+    ids[i] = string.sub(m, z + 15)
+  end
   local recs = rcall('HMGET', K_JOBS, unpack(ids))
-  local records, due_at, first = {}, {}, math.max(day_start(today), now - #ids)
+  local records, by_day, moved, lowest, early = {}, {}, 0, nil, day_start(today)
   for i, id in ipairs(ids) do
     if recs[i] then
-      local at = math.min(now, first + i)
-      records[#records + 1] = id
-      records[#records + 1] = b36(at) .. string.sub(recs[i], (string.find(recs[i], '[,\n]')))
-      due_at[#due_at + 1] = at
-      due_at[#due_at + 1] = id
+      local at, d = runs[i], day_of(runs[i])
+      if d ~= today then
+        at, d = math.min(now, early), today
+        early = early + 1
+        records[#records + 1] = id
+        records[#records + 1] = b36(at) .. string.sub(recs[i], (string.find(recs[i], '[,\n]')))
+      end
+      local list = by_day[d]
+      if not list then
+        list = {}
+        by_day[d] = list
+      end
+      list[#list + 1] = at
+      list[#list + 1] = id
+      moved = moved + 1
+      if not lowest or at < lowest then lowest = at end
     end
   end
-  if #records > 0 then
-    variadic('HSET', K_JOBS, records)
-    variadic('ZADD', shard_of_day[today], due_at)
-    rcall('ZADD', K_DAYS, today, today)
-    if not head or due_at[1] < head then rcall('SET', K_NEXT, due_at[1]) end
-    released = released + #records / 2
+  if #records > 0 then variadic('HSET', K_JOBS, records) end
+  for d, list in pairs(by_day) do
+    variadic('ZADD', shard_of_day[d], list)
+    rcall('ZADD', K_DAYS, d, d)
   end
+  if lowest and (not head or lowest < head) then
+    head = lowest
+    rcall('SET', K_NEXT, lowest)
+  end
+  released = released + moved
   if rcall('EXISTS', K_GHELD) == 0 then rcall('HDEL', K_GROUPS, '') end
 end
 -- A carried ack that freed a group's slot put its next job into today's shard, due now: this take
@@ -221,30 +241,33 @@ end
 local SCAN = 1000
 local looked, groups, recs_of, admit = 0, {}, {}, {}
 -- A group below its limit that holds jobs back (its limit was raised, or a release found a member
--- without a record) starts them first, taken straight out of gheld in runAt order, up to its room
--- and the take's want. Returns how many were taken, and whether gheld may hold more of the group.
-local function take_held(g, room, taken)
-  local got = 0
-  while room > 0 do
-    local asked = room
-    local members = rcall('ZRANGEBYLEX', K_GHELD, '[' .. g .. '\0', '(' .. g .. '\1', 'LIMIT', 0, asked)
-    if #members == 0 then return got, false end
-    rcall('ZREM', K_GHELD, unpack(members))
-    local ids = {}
-    for i, m in ipairs(members) do ids[i] = string.sub(m, #g + 16) end
-    local recs = rcall('HMGET', K_JOBS, unpack(ids))
-    for i, id in ipairs(ids) do
-      if recs[i] then
-        taken[#taken + 1] = id
-        recs_of[id] = recs[i]
-        admit[#admit + 1] = id
-        admit[#admit + 1] = g
-        got, room = got + 1, room - 1
-      end
-    end
-    if #members < asked then return got, false end
+-- without a record) starts those due no later than upto (the job the take met) first, taken
+-- straight out of gheld in runAt order, up to room. Returns how many were taken, and what is known
+-- of the group's held jobs left: the runAt of the first, false when none is left.
+local function take_held(g, room, upto, taken)
+  local members = rcall('ZRANGEBYLEX', K_GHELD, '[' .. g .. '\0', '(' .. g .. '\1', 'LIMIT', 0, room + 1)
+  local n = 0
+  while n < #members and n < room and tonumber(string.sub(members[n + 1], #g + 2, #g + 14)) <= upto do
+    n = n + 1
   end
-  return got, true
+  local left = members[n + 1]
+  local first_left = left and tonumber(string.sub(left, #g + 2, #g + 14)) or false
+  if n == 0 then return 0, first_left end
+  local mine, ids = { unpack(members, 1, n) }, {}
+  rcall('ZREM', K_GHELD, unpack(mine))
+  for k, m in ipairs(mine) do ids[k] = string.sub(m, #g + 16) end
+  local recs = rcall('HMGET', K_JOBS, unpack(ids))
+  local got = 0
+  for k, id in ipairs(ids) do
+    if recs[k] then
+      taken[#taken + 1] = id
+      recs_of[id] = recs[k]
+      admit[#admit + 1] = id
+      admit[#admit + 1] = g
+      got = got + 1
+    end
+  end
+  return got, first_left
 end
 -- Moves up to want due jobs of a shard into taken (held ones aside); true when the shard has no
 -- due job left. A round reads want jobs, and twice as many as the last when that one held jobs
@@ -293,17 +316,19 @@ local function pull(shard, want, taken)
       local take_it = true
       if g ~= '' then
         local st = groups[g]
-        -- Below its limit, the group's held jobs come first (runAt order). Whether it holds any
-        -- matters only there: at its limit, the job is held anyway.
-        if st.c < group_limit and st.held ~= false then
-          local got, more = take_held(g, math.min(group_limit - st.c, want), taken)
+        local run = tonumber(runs[i])
+        -- Below its limit, the group's held jobs due no later than this one start first (runAt
+        -- order). What it holds matters only there: at its limit, the job is held anyway.
+        -- st.held: nil = not looked yet, false = holds none, else the runAt of its first held job.
+        if st.c < group_limit and st.held ~= false and (st.held == nil or st.held <= run) then
+          local got
+          got, st.held = take_held(g, math.min(group_limit - st.c, want, SCAN), run, taken)
           st.c, st.added, want = st.c + got, st.added + got, want - got
-          st.held = more
         end
-        if st.c >= group_limit or st.held or want <= 0 then
+        if st.c >= group_limit or want <= 0 then
           held[#held + 1] = 0
-          held[#held + 1] = g .. '\0' .. string.format('%013d', tonumber(runs[i])) .. '\0' .. id
-          st.held, take_it = true, false
+          held[#held + 1] = g .. '\0' .. string.format('%013d', run) .. '\0' .. id
+          take_it = false
         else
           st.c, st.added = st.c + 1, st.added + 1
           admit[#admit + 1] = id
