@@ -178,6 +178,18 @@ class GroupReviewTest {
     @Test
     void aLegacyErrorWithTwoFsIsReadAsNoGroupAsGetReadsIt() {
         Partition p = partition("rv-legacy2");
+        List<Taken> first = takeBesideALegacyRecord(p);
+        assertTrue(ids(first).contains("old"), "'old' has no group (GET shows none) and should run beside x1: took "
+                + ids(first) + ", gheld = " + gheld(p) + ", GET old held = "
+                + inspection.get(p.topic(), "old").orElseThrow().held() + ", group = "
+                + inspection.get(p.topic(), "old").orElseThrow().group());
+    }
+
+    /**
+     * x1 and x2 of group X and "old" between them, whose record is rewritten as one from before
+     * groups with two FS in its lastError; then a take with M = 1.
+     */
+    private List<Taken> takeBesideALegacyRecord(Partition p) {
         long ago = System.currentTimeMillis() - 5_000;
         store.enqueue(p, List.of(job(p.topic(), "X", "x1", ago), job(p.topic(), null, "old", ago + 1),
                 job(p.topic(), "X", "x2", ago + 2)), "");
@@ -186,10 +198,7 @@ class GroupReviewTest {
                     Long.toString(ago + 1, 36) + ",1,0,upstream said a\u001cX\u001cb\n\"old\"");
         }
         List<Taken> first = take(p, 10, 1);
-        assertTrue(ids(first).contains("old"), "'old' has no group (GET shows none) and should run beside x1: took "
-                + ids(first) + ", gheld = " + gheld(p) + ", GET old held = "
-                + inspection.get(p.topic(), "old").orElseThrow().held() + ", group = "
-                + inspection.get(p.topic(), "old").orElseThrow().group());
+        return first;
     }
 
     private static long calls(Resp redis, String cmd) {
@@ -228,14 +237,7 @@ class GroupReviewTest {
     @Test
     void aCancelOfALegacyRecordLeavesItsNeighbourGroupMoving() {
         Partition p = partition("rv-legacy3");
-        long ago = System.currentTimeMillis() - 5_000;
-        store.enqueue(p, List.of(job(p.topic(), "X", "x1", ago), job(p.topic(), null, "old", ago + 1),
-                job(p.topic(), "X", "x2", ago + 2)), "");
-        try (Resp redis = HandBuiltStore.resp()) {
-            redis.call("HSET", keys.jobs(p), "old",
-                    Long.toString(ago + 1, 36) + ",1,0,upstream said a\u001cX\u001cb\n\"old\"");
-        }
-        List<Taken> first = take(p, 10, 1);
+        List<Taken> first = takeBesideALegacyRecord(p);
         inspection.cancel(p.topic(), "old");
         List<Taken> next = take(p, 10, 1, get(first, "x1"));
         List<Taken> later = take(p, 10, 1);
