@@ -267,6 +267,12 @@ local function encode(r)
   return head .. '\n' .. r.payload
 end
 
+-- A record with its runAt replaced as text (the runAt leads it, up to its first ',' or newline),
+-- without decoding the rest, the payload included.
+local function with_run_at(rec, run_at)
+  return b36(run_at) .. string.sub(rec, (string.find(rec, '[,\n]')))
+end
+
 -- Announces a partition's new earliest runAt on its wake-up channel. A channel passed as
 -- "!<name>" is a sharded channel (Redis 7, used on a Redis Cluster: the message stays on the
 -- partition's own shard instead of being broadcast to every node); else classic pub/sub.
@@ -316,6 +322,17 @@ local function held_member(group, run_at, id)
   return group .. '\0' .. string.format('%013d', run_at) .. '\0' .. id
 end
 
+-- A member's group, runAt and id.
+local function held_split(m)
+  local z = string.find(m, '\0', 1, true)
+  return string.sub(m, 1, z - 1), tonumber(string.sub(m, z + 1, z + 13)), string.sub(m, z + 15)
+end
+
+-- The first n members of a group's held jobs, in runAt order.
+local function held_of(group, n)
+  return rcall('ZRANGEBYLEX', K_GHELD, '[' .. group .. '\0', '(' .. group .. '\1', 'LIMIT', 0, n)
+end
+
 -- Whether a scheduled job (its record r) is held back by its group: in gheld, in no day shard.
 local function is_held(id, r)
   return r.group ~= '' and rcall('ZSCORE', K_GHELD, held_member(r.group, r.run_at, id)) ~= false
@@ -342,6 +359,16 @@ end
 local function group_fill(order, ending, now, channel)
   local limit = tonumber(rcall('HGET', K_GROUPS, ''))
   local ids, groups_of = {}, {}
+  local records, admit, due, missing = {}, {}, {}, {}
+  -- Into today's shard, due now, admitted.
+  local function release(id, rec, g)
+    records[#records + 1] = id
+    records[#records + 1] = with_run_at(rec, now)
+    admit[#admit + 1] = id
+    admit[#admit + 1] = g
+    due[#due + 1] = now
+    due[#due + 1] = id
+  end
   for i = 1, #order, CHUNK do
     local part = { unpack(order, i, math.min(i + CHUNK - 1, #order)) }
     local counts = rcall('HMGET', K_GROUPS, unpack(part))
@@ -352,11 +379,12 @@ local function group_fill(order, ending, now, channel)
       -- call (one ZREM): the rest start as the group's jobs end, or when a take meets the group.
       local room = math.min(limit and limit - c or ending[g], CHUNK)
       if room > 0 then
-        local members = rcall('ZRANGEBYLEX', K_GHELD, '[' .. g .. '\0', '(' .. g .. '\1', 'LIMIT', 0, room)
+        local members = held_of(g, room)
         if #members > 0 then
           rcall('ZREM', K_GHELD, unpack(members))
           for _, m in ipairs(members) do
-            ids[#ids + 1] = string.sub(m, #g + 16)
+            local _, _, id = held_split(m)
+            ids[#ids + 1] = id
             groups_of[#ids] = g
           end
           c = c + #members
@@ -366,20 +394,12 @@ local function group_fill(order, ending, now, channel)
     end
   end
   if #ids == 0 then return 0 end
-  local records, admit, due, missing = {}, {}, {}, {}
   for i = 1, #ids, CHUNK do
     local recs = rcall('HMGET', K_JOBS, unpack(ids, i, math.min(i + CHUNK - 1, #ids)))
     for j = 1, #recs do
       local k = i + j - 1
       if recs[j] then
-        -- The runAt leads the record, up to its first ',' or newline: replaced as text, without
-        -- decoding the rest (the payload included).
-        records[#records + 1] = ids[k]
-        records[#records + 1] = b36(now) .. string.sub(recs[j], (string.find(recs[j], '[,\n]')))
-        admit[#admit + 1] = ids[k]
-        admit[#admit + 1] = groups_of[k]
-        due[#due + 1] = now
-        due[#due + 1] = ids[k]
+        release(ids[k], recs[j], groups_of[k])
       else
         missing[#missing + 1] = groups_of[k] -- a member without a record: its slot was counted
       end
@@ -392,19 +412,14 @@ local function group_fill(order, ending, now, channel)
   for g, n in pairs(retry) do
     local got = 0
     while n > 0 do
-      local members = rcall('ZRANGEBYLEX', K_GHELD, '[' .. g .. '\0', '(' .. g .. '\1', 'LIMIT', 0, n)
+      local members = held_of(g, n)
       if #members == 0 then break end
       rcall('ZREM', K_GHELD, unpack(members))
       for _, m in ipairs(members) do
-        local id = string.sub(m, #g + 16)
+        local _, _, id = held_split(m)
         local rec = rcall('HGET', K_JOBS, id)
         if rec then
-          records[#records + 1] = id
-          records[#records + 1] = b36(now) .. string.sub(rec, (string.find(rec, '[,\n]')))
-          admit[#admit + 1] = id
-          admit[#admit + 1] = g
-          due[#due + 1] = now
-          due[#due + 1] = id
+          release(id, rec, g)
           n, got = n - 1, got + 1
         end
       end

@@ -120,7 +120,7 @@ if group_limit > 0 then
     if not stored or group_limit > stored then
       local order, ending = {}, {}
       for _, m in ipairs(rcall('ZRANGE', K_GHELD, 0, 999)) do
-        local g = string.sub(m, 1, string.find(m, '\0', 1, true) - 1)
+        local g = held_split(m)
         if not ending[g] then
           ending[g] = 0
           order[#order + 1] = g
@@ -141,42 +141,36 @@ if group_limit <= 0 and due and rcall('EXISTS', K_GHELD) == 1 then
   rcall('ZREM', K_GHELD, unpack(members))
   local ids, runs = {}, {}
   for i, m in ipairs(members) do
-    local z = string.find(m, '\0', 1, true)
-    runs[i] = tonumber(string.sub(m, z + 1, z + 13))
-    ids[i] = string.sub(m, z + 15)
+    local _, run_at, id = held_split(m)
+    ids[i], runs[i] = id, run_at
   end
   local recs = rcall('HMGET', K_JOBS, unpack(ids))
-  local records, by_day, moved, lowest, early = {}, {}, 0, nil, day_start(today)
+  local records, due_at, early = {}, {}, day_start(today)
   for i, id in ipairs(ids) do
     if recs[i] then
-      local at, d = runs[i], day_of(runs[i])
-      if d ~= today then
-        at, d = math.min(now, early), today
-        early = early + 1
+      local at = runs[i]
+      if day_of(at) ~= today then
+        at, early = math.min(now, early), early + 1
         records[#records + 1] = id
-        records[#records + 1] = b36(at) .. string.sub(recs[i], (string.find(recs[i], '[,\n]')))
+        records[#records + 1] = with_run_at(recs[i], at)
       end
-      local list = by_day[d]
-      if not list then
-        list = {}
-        by_day[d] = list
-      end
-      list[#list + 1] = at
-      list[#list + 1] = id
-      moved = moved + 1
-      if not lowest or at < lowest then lowest = at end
+      due_at[#due_at + 1] = at
+      due_at[#due_at + 1] = id
     end
   end
-  if #records > 0 then variadic('HSET', K_JOBS, records) end
-  for d, list in pairs(by_day) do
-    variadic('ZADD', shard_of_day[d], list)
-    rcall('ZADD', K_DAYS, d, d)
+  if #due_at > 0 then
+    if #records > 0 then variadic('HSET', K_JOBS, records) end
+    variadic('ZADD', shard_of_day[today], due_at)
+    rcall('ZADD', K_DAYS, today, today)
+    -- Members come in group order: the lowest runAt is anywhere among them.
+    local lowest = due_at[1]
+    for k = 3, #due_at, 2 do lowest = math.min(lowest, due_at[k]) end
+    if not head or lowest < head then
+      head = lowest
+      rcall('SET', K_NEXT, lowest)
+    end
+    released = released + #due_at / 2
   end
-  if lowest and (not head or lowest < head) then
-    head = lowest
-    rcall('SET', K_NEXT, lowest)
-  end
-  released = released + moved
   if rcall('EXISTS', K_GHELD) == 0 then rcall('HDEL', K_GROUPS, '') end
 end
 -- A carried ack that freed a group's slot put its next job into today's shard, due now: this take
@@ -245,20 +239,21 @@ local looked, groups, recs_of, admit = 0, {}, {}, {}
 -- straight out of gheld in runAt order, up to room. Returns how many were taken, and what is known
 -- of the group's held jobs left: the runAt of the first, false when none is left.
 local function take_held(g, room, upto, taken)
-  local members = rcall('ZRANGEBYLEX', K_GHELD, '[' .. g .. '\0', '(' .. g .. '\1', 'LIMIT', 0, room + 1)
-  local n = 0
-  while n < #members and n < room and tonumber(string.sub(members[n + 1], #g + 2, #g + 14)) <= upto do
-    n = n + 1
+  local members = held_of(g, room + 1)
+  local ids, runs = {}, {}
+  for k, m in ipairs(members) do
+    local _
+    _, runs[k], ids[k] = held_split(m)
   end
-  local left = members[n + 1]
-  local first_left = left and tonumber(string.sub(left, #g + 2, #g + 14)) or false
+  local n = 0
+  while n < #members and n < room and runs[n + 1] <= upto do n = n + 1 end
+  local first_left = runs[n + 1] or false
   if n == 0 then return 0, first_left end
-  local mine, ids = { unpack(members, 1, n) }, {}
-  rcall('ZREM', K_GHELD, unpack(mine))
-  for k, m in ipairs(mine) do ids[k] = string.sub(m, #g + 16) end
-  local recs = rcall('HMGET', K_JOBS, unpack(ids))
+  rcall('ZREM', K_GHELD, unpack(members, 1, n))
+  local recs = rcall('HMGET', K_JOBS, unpack(ids, 1, n))
   local got = 0
-  for k, id in ipairs(ids) do
+  for k = 1, n do
+    local id = ids[k]
     if recs[k] then
       taken[#taken + 1] = id
       recs_of[id] = recs[k]
@@ -327,7 +322,7 @@ local function pull(shard, want, taken)
         end
         if st.c >= group_limit or want <= 0 then
           held[#held + 1] = 0
-          held[#held + 1] = g .. '\0' .. string.format('%013d', run) .. '\0' .. id
+          held[#held + 1] = held_member(g, run, id)
           take_it = false
         else
           st.c, st.added = st.c + 1, st.added + 1
