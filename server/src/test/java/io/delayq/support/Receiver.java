@@ -168,6 +168,21 @@ public final class Receiver implements AutoCloseable {
             peakBy.computeIfAbsent(key, k -> new AtomicLong()).accumulateAndGet(n, Math::max);
         }
         long began = System.nanoTime();
+        Runnable ended = new Runnable() {
+            private boolean done;
+
+            @Override
+            public void run() {
+                if (!done) {
+                    done = true;
+                    if (key != null) {
+                        inProgressBy.get(key).decrementAndGet();
+                    }
+                    inProgress.decrementAndGet();
+                    busyNanos.addAndGet(System.nanoTime() - began);
+                }
+            }
+        };
         try {
             long ms = hold.applyAsLong(d);
             if (ms > 0) {
@@ -182,10 +197,15 @@ public final class Receiver implements AutoCloseable {
                 }
             }
             String retryAfter = throttle.apply(d);
+            boolean failed = retryAfter == null && fail.test(d);
+            // The call's work ends here, before the answer leaves: once it has, delayq may start the
+            // next call (of a group, or under a cap) at once, and this thread, descheduled on a busy
+            // machine, would otherwise still count this one as running when the next one arrives.
+            ended.run();
             if (retryAfter != null) {
                 ex.getResponseHeaders().add("Retry-After", retryAfter);
                 ex.sendResponseHeaders(429, -1);
-            } else if (fail.test(d)) {
+            } else if (failed) {
                 ex.sendResponseHeaders(500, -1);
             } else {
                 ex.sendResponseHeaders(204, -1);
@@ -194,11 +214,7 @@ public final class Receiver implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
-            if (key != null) {
-                inProgressBy.get(key).decrementAndGet();
-            }
-            inProgress.decrementAndGet();
-            busyNanos.addAndGet(System.nanoTime() - began);
+            ended.run();
             ex.close();
         }
     }
