@@ -389,13 +389,28 @@ final class DueTaker {
         TakeResult r = done.result();
         acker.confirm(partition, acks); // the carried acks are in Redis: their leases need no more extending
         pool.release(want - r.jobs().size());
+        long answeredAfterMs = (clock.monotonicNanos() - t0) / 1_000_000;
+        boolean tooLate = !r.jobs().isEmpty() && answeredAfterMs >= leaseMs / 2;
+        if (tooLate) {
+            // The reply reached us after half the lease (this replica was frozen, or stalled, with
+            // it unread): the leases may have expired and the jobs been reclaimed and run elsewhere,
+            // or expire before the heartbeat extends them. Starting them would run a job twice at
+            // once (and two of a group, past a cap). Start none; those still leased to us are put
+            // back as a lost reply's are (released below), the others are already someone else's.
+            pool.release(r.jobs().size());
+            if (uncertain.size() < MAX_UNCERTAIN) {
+                uncertain.add(tokenPrefix);
+            }
+            LOG.warnf("take on %s answered after %d ms (lease %d ms): its %d job(s) not started, put back if still ours",
+                    partition, answeredAfterMs, leaseMs, r.jobs().size());
+        }
         metrics.took(partition.topic(), t1 - t0);
         Acker.reportStale(partition, r.staleAcks());
         clock.observe(r.now(), t0, t1);
         partitionClock.observe(r.now(), t0, t1);
         failures = 0;
         heldUntil = r.heldUntil();
-        if (!r.jobs().isEmpty()) {
+        if (!r.jobs().isEmpty() && !tooLate) {
             pool.start(r.jobs()); // also when stopping: a take in progress has its jobs started
         }
         if (!uncertain.isEmpty()) {
