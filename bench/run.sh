@@ -11,9 +11,15 @@
 #                                     started from the same jar (--receiver): its ceiling, a burst,
 #                                     a 5,000 jobs/s spread, delayq CPU per job
 #   bench/run.sh wrk                  single-job POST /jobs under wrk (from PATH; Debian:
-#                                     apt-get install -y wrk), -t2 -c64 -d15s, against a 404 in the
-#                                     same run; BENCH_WRK_THREADS, BENCH_WRK_CONNECTIONS,
-#                                     BENCH_WRK_SECONDS, BENCH_WRK_BATCH_JOBS change it
+#                                     apt-get install -y wrk), -t2 -c64 -d15s, against its floor in
+#                                     the same run: a bare Vert.x route on the same server running the
+#                                     same enqueue script for the same body (ratio, target >= 0.7);
+#                                     then POST /jobs and the floor at a fixed 80 % of the floor's
+#                                     rate (wrk paced by its script's delay()): p50/p99/max, target
+#                                     p99 <= 20 ms; BENCH_WRK_THREADS, BENCH_WRK_CONNECTIONS,
+#                                     BENCH_WRK_SECONDS, BENCH_WRK_BATCH_JOBS change it;
+#                                     BENCH_WRK_JFR=DIR records the two full-speed phases
+#                                     (DIR/floor.jfr, DIR/post.jfr)
 #   bench/run.sh spread,burst --n 50000 --window 10 --start 5
 #   bench/run.sh backlog --small 10000 --big 5000000
 #   bench/run.sh smoke                a few hundred jobs per scenario (CI)
@@ -53,6 +59,7 @@
 #   bench/run.sh spread,burst --cluster 3 [--partitions 3]
 #                                     on a local Redis Cluster of 3 masters (redis-server and
 #                                     redis-cli from PATH): Redis CPU per master and its balance
+# BENCH_JAVA_OPTS: extra JVM options for the bench process (e.g. -XX:StartFlightRecording=...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${JAVA_HOME:-}" ]; then
@@ -68,8 +75,8 @@ if [ "${1:-}" = "coldwarm" ]; then
   # Each kind in a fresh JVM: its first run is cold (no warm-up before it), then the same again warm.
   shift
   status=0
-  "$java" -Xmx2g -jar bench/target/quarkus-app/quarkus-run.jar burst-cold "$@" || status=$?
-  BENCH_APPEND=1 "$java" -Xmx2g -jar bench/target/quarkus-app/quarkus-run.jar spread-cold "$@" || status=$?
+  "$java" -Xmx2g ${BENCH_JAVA_OPTS:-} -jar bench/target/quarkus-app/quarkus-run.jar burst-cold "$@" || status=$?
+  BENCH_APPEND=1 "$java" -Xmx2g ${BENCH_JAVA_OPTS:-} -jar bench/target/quarkus-app/quarkus-run.jar spread-cold "$@" || status=$?
   exit $status
 fi
-exec "$java" -Xmx2g -jar bench/target/quarkus-app/quarkus-run.jar "$@"
+exec "$java" -Xmx2g ${BENCH_JAVA_OPTS:-} -jar bench/target/quarkus-app/quarkus-run.jar "$@"

@@ -22,23 +22,45 @@ import io.delayq.store.Partition;
 import io.quarkus.arc.Arc;
 
 /**
- * Single-job {@code POST /jobs} under wrk (scenario {@code wrk}): the REST path as a client with
- * many connections sees it. wrk (from PATH) posts one job per request, each with an id no other
- * request uses (run, wrk thread, counter) and a 16-byte payload, due in an hour so that no take
- * runs while it measures; then the same wrk settings against a path that answers 404, in the same
- * run, because on 2 cores wrk takes a share of the CPU and the ratio is what carries over to
- * another machine. Afterwards every job must be in Redis exactly once: as many records as due
- * entries, every id one wrk sent, and at least one record per 2xx answer (a request wrk cut off
- * at the end may have been written without being counted). Then, for comparison, batch enqueue
- * over REST ({@code POST /jobs/batch}, 1000 jobs per request, 4 clients).
+ * Single-job {@code POST /jobs} under wrk against its floor (scenario {@code wrk}): the REST path
+ * as a client with many connections sees it, beside a route that does the same store work and
+ * nothing else. wrk (from PATH) posts one job per request, each with an id no other request uses
+ * (run, wrk thread, counter) and a 16-byte payload, due in an hour so that no take runs while it
+ * measures. In one run, with the same wrk settings each time:
+ * <ol>
+ * <li>the floor, {@link FloorRoute} ({@code POST /bench-floor}): a bare Vert.x route on the same
+ * HTTP server that parses the same body and runs the store's enqueue (the same {@code enqueue1}
+ * script through the same Redis client and connections), then answers 201 with a small JSON body;
+ * <li>{@code POST /jobs}, at full speed: its rate against the floor's is the ratio (target
+ * &ge; 0.7);
+ * <li>{@code POST /jobs} at a fixed rate, 80 % of the floor's measured rate, and then the floor at
+ * the same rate: the latency a client sees below saturation (target p99 &le; 20 ms). wrk2 is not
+ * at hand, so wrk paces itself: the script's {@code delay()} gives each wrk thread a schedule of
+ * send times (rate / threads per second, LuaJIT's ffi reading CLOCK_MONOTONIC) and holds each
+ * request until its slot; a connection that comes free late sends at once and the request counts
+ * as behind schedule ({@code behind}: its latency then hides the wait, as in any closed-loop
+ * client, so the share behind says whether the figure is an open-loop one).
+ * </ol>
+ * The ratio of two rates of one run is what carries over to another machine (on 2 cores wrk takes
+ * a share of the CPU). Afterwards every job of each phase must be in Redis exactly once, each phase
+ * on its own topic: as many records as due entries, every id one wrk sent, and at least one record
+ * per 2xx answer (a request wrk cut off at the end may have been written without being counted).
+ * Redis scripts and commands per job of the floor and of {@code POST /jobs} show that both do the
+ * same store work; delayq CPU per job shows what the REST layer adds. Then, for comparison, batch
+ * enqueue over REST ({@code POST /jobs/batch}, 1000 jobs per request, 4 clients).
  * <p>
  * Settings from the environment: {@code BENCH_WRK_THREADS} (2), {@code BENCH_WRK_CONNECTIONS}
- * (64), {@code BENCH_WRK_SECONDS} (15; smoke 3), {@code BENCH_WRK_BATCH_JOBS} (50,000; smoke
- * 2,000).
+ * (64; smoke 16), {@code BENCH_WRK_SECONDS} (15; smoke 2), {@code BENCH_WRK_BATCH_JOBS} (50,000;
+ * smoke 2,000), {@code BENCH_WRK_JFR} (a directory: JFR recordings of the server during the floor's
+ * and {@code POST /jobs}' full-speed phases, {@code floor.jfr} and {@code post.jfr}, with the
+ * "profile" settings; their overhead is in that run's figures).
  */
 final class WrkScenario {
     static final String TOPIC = "bench-wrk";
-    /** The wrk script: a POST of a new job per request; "404" as its argument, a GET of a missing path. */
+    static final String FLOOR_TOPIC = "bench-wrk-floor";
+    static final String PACED_TOPIC = "bench-wrk-paced";
+    static final String FLOOR_PACED_TOPIC = "bench-wrk-floor-paced";
+    /** The wrk script: a POST of a new job per request, to /jobs ("post") or to the floor ("floor"). */
     private static final String SCRIPT = """
             -- delayq bench (WrkScenario): one new job per request, ids unique per run, wrk thread and counter
             local threads, next_tid = {}, 1
@@ -49,30 +71,61 @@ final class WrkScenario {
             end
             -- globals, so that done() can read them from each thread (thread:get)
             sent = 0
-            local mode, run, topic = "post", "", ""
+            behind = 0
+            local mode, run, topic, rate = "post", "", "", 0
+            local path = "/jobs"
             function init(args)
-              mode, run, topic = args[1], args[2], args[3]
+              mode, run, topic, rate = args[1], args[2], args[3], tonumber(args[4] or "0")
+              if mode == "floor" then path = "%FLOOR%" end
             end
             local headers = { ["Content-Type"] = "application/json" }
             function request()
               sent = sent + 1
-              if mode == "404" then
-                return wrk.format("GET", "/bench-wrk-404")
-              end
-              return wrk.format("POST", "/jobs", headers, '{"topic":"' .. topic .. '","id":"' .. run .. '-' .. tid
+              return wrk.format("POST", path, headers, '{"topic":"' .. topic .. '","id":"' .. run .. '-' .. tid
                 .. '-' .. sent .. '","delayMs":3600000,"payload":%PAYLOAD%}')
             end
             function done(summary, latency, requests)
-              local counts = ""
-              for _, t in ipairs(threads) do counts = counts .. t:get("tid") .. ":" .. (t:get("sent") or 0) .. "," end
+              local counts, late = "", 0
+              for _, t in ipairs(threads) do
+                counts = counts .. t:get("tid") .. ":" .. (t:get("sent") or 0) .. ","
+                late = late + (t:get("behind") or 0)
+              end
               local e = summary.errors
               io.write(string.format("WRK requests=%d duration_us=%d p50_us=%d p99_us=%d max_us=%d non2xx=%d"
-                .. " socket_errors=%d sent=%s\\n", summary.requests, summary.duration, latency:percentile(50),
-                latency:percentile(99), latency.max, e.status, e.connect + e.read + e.write + e.timeout, counts))
+                .. " socket_errors=%d behind=%d sent=%s\\n", summary.requests, summary.duration, latency:percentile(50),
+                latency:percentile(99), latency.max, e.status, e.connect + e.read + e.write + e.timeout, late, counts))
             end
-            """.replace("%PAYLOAD%", BenchApp.PAYLOAD);
+            """.replace("%PAYLOAD%", BenchApp.PAYLOAD).replace("%FLOOR%", FloorRoute.PATH);
+    /**
+     * Added for a fixed rate: each wrk thread sends at {@code rate} requests/s (its 4th argument),
+     * each request held until its slot on the thread's schedule; one sent more than 1 ms after its
+     * slot (no connection was free) counts as behind.
+     */
+    private static final String PACED = """
+            local ffi = require("ffi")
+            ffi.cdef[[
+            typedef struct { long tv_sec; long tv_nsec; } dq_timespec;
+            int clock_gettime(int clk, dq_timespec *tp);
+            ]]
+            local ts = ffi.new("dq_timespec")
+            local function now_ms()
+              ffi.C.clock_gettime(1, ts) -- CLOCK_MONOTONIC
+              return tonumber(ts.tv_sec) * 1000 + tonumber(ts.tv_nsec) / 1e6
+            end
+            local slot = nil
+            function delay()
+              local now = now_ms()
+              slot = (slot or now) + 1000 / rate
+              local wait = slot - now
+              if wait < -1 then behind = behind + 1 end
+              if wait <= 0 then return 0 end
+              return math.floor(wait + 0.5)
+            end
+            """;
     private static final Pattern RESULT = Pattern.compile("WRK requests=(\\d+) duration_us=(\\d+) p50_us=(\\d+) "
-            + "p99_us=(\\d+) max_us=(\\d+) non2xx=(\\d+) socket_errors=(\\d+) sent=(\\S*)");
+            + "p99_us=(\\d+) max_us=(\\d+) non2xx=(\\d+) socket_errors=(\\d+) behind=(\\d+) sent=(\\S*)");
+    /** The targets of issue 24: POST /jobs at least 0.7 of the floor's rate, p99 at most 20 ms at 80 % of it. */
+    static final double TARGET_RATIO = 0.7, PACED_SHARE = 0.8, TARGET_P99_MS = 20;
 
     private final BenchApp app;
     private final Keys keys;
@@ -84,9 +137,13 @@ final class WrkScenario {
 
     /** One wrk run's figures. */
     record WrkRun(long requests, double seconds, long p50Us, long p99Us, long maxUs, long non2xx, long socketErrors,
-            Map<Integer, Long> sentByThread) {
+            long behind, Map<Integer, Long> sentByThread) {
         double perSecond() {
             return requests / seconds;
+        }
+
+        boolean clean() {
+            return non2xx == 0 && socketErrors == 0 && requests > 0;
         }
 
         Map<String, Object> json() {
@@ -100,6 +157,16 @@ final class WrkScenario {
             m.put("socket_errors", socketErrors);
             return m;
         }
+
+        Map<String, Object> pacedJson() {
+            Map<String, Object> m = json();
+            m.put("behind_schedule", BenchApp.round(behind / (double) Math.max(1, requests), 4));
+            return m;
+        }
+    }
+
+    /** A full-speed phase with what it cost: Redis scripts and commands, this process' CPU. */
+    private record Measured(WrkRun run, Map<String, Object> costs) {
     }
 
     void run() throws Exception {
@@ -107,53 +174,112 @@ final class WrkScenario {
         boolean smoke = app.o.smoke();
         int threads = env("BENCH_WRK_THREADS", 2);
         int connections = env("BENCH_WRK_CONNECTIONS", smoke ? 16 : 64);
-        int seconds = env("BENCH_WRK_SECONDS", smoke ? 3 : 15);
+        int seconds = env("BENCH_WRK_SECONDS", smoke ? 2 : 15);
+        String jfr = System.getenv("BENCH_WRK_JFR");
         String runId = "r" + Long.toString(System.currentTimeMillis(), 36);
         Path script = Files.createTempFile("delayq-wrk", ".lua");
+        Path paced = Files.createTempFile("delayq-wrk-paced", ".lua");
         try {
             Files.writeString(script, SCRIPT);
-            // a short run first, on another topic (its last requests may still be landing when the
-            // measured run starts): the JIT compiles the enqueue path, the 404 path and wrk's script
+            Files.writeString(paced, SCRIPT + PACED);
+            // a short run first, on other topics (their last requests may still be landing when the
+            // measured run starts): the JIT compiles both paths and wrk's script
             flush();
-            wrk(wrk, script, threads, connections, smoke ? 1 : 3, "404", runId, TOPIC + "-warm");
-            wrk(wrk, script, threads, connections, smoke ? 1 : 3, "post", runId, TOPIC + "-warm");
+            wrk(wrk, script, threads, connections, smoke ? 1 : 3, "floor", runId, FLOOR_TOPIC + "-warm", 0);
+            wrk(wrk, script, threads, connections, smoke ? 1 : 3, "post", runId, TOPIC + "-warm", 0);
 
-            RedisInfo before = RedisInfo.read();
-            double cpu0 = Stats.selfCpuSeconds();
-            WrkRun post = wrk(wrk, script, threads, connections, seconds, "post", runId, TOPIC);
-            double cpu = Stats.selfCpuSeconds() - cpu0;
-            RedisInfo after = RedisInfo.read();
-            WrkRun notFound = wrk(wrk, script, threads, connections, seconds, "404", runId, TOPIC);
-            String problem = checkStored(post, runId);
-            long created = post.requests() - post.non2xx();
+            Measured floor = measured(wrk, script, threads, connections, seconds, "floor", runId, FLOOR_TOPIC,
+                    jfr == null ? null : Path.of(jfr, "floor.jfr"));
+            Measured post = measured(wrk, script, threads, connections, seconds, "post", runId, TOPIC,
+                    jfr == null ? null : Path.of(jfr, "post.jfr"));
+            double rate = Math.max(1, PACED_SHARE * floor.run().perSecond());
+            WrkRun postPaced = wrk(wrk, paced, threads, connections, seconds, "post", runId, PACED_TOPIC, rate / threads);
+            WrkRun floorPaced = wrk(wrk, paced, threads, connections, seconds, "floor", runId, FLOOR_PACED_TOPIC,
+                    rate / threads);
+
+            List<String> problems = new ArrayList<>();
+            for (Map.Entry<String, WrkRun> phase : Map.of(FLOOR_TOPIC, floor.run(), TOPIC, post.run(), PACED_TOPIC,
+                    postPaced, FLOOR_PACED_TOPIC, floorPaced).entrySet()) {
+                String problem = checkStored(phase.getValue(), runId, phase.getKey());
+                if (problem != null) {
+                    problems.add(phase.getKey() + ": " + problem);
+                }
+            }
+            double ratio = post.run().perSecond() / floor.run().perSecond();
 
             Map<String, Object> r = new LinkedHashMap<>();
             r.put("schema", "delayq-bench/v1");
             r.put("scenario", "wrk-post-jobs");
             r.put("params", Map.of("wrk", "-t" + threads + " -c" + connections + " -d" + seconds + "s --latency",
-                    "payload_b", BenchApp.PAYLOAD.length(), "due_in_s", 3600));
-            r.put("ok", problem == null && post.non2xx() == 0 && post.socketErrors() == 0 && created > 0);
-            if (problem != null) {
-                r.put("problem", problem);
+                    "payload_b", BenchApp.PAYLOAD.length(), "due_in_s", 3600, "floor", "POST " + FloorRoute.PATH,
+                    "paced", "wrk delay(): per-thread schedule at " + Math.round(PACED_SHARE * 100) + " % of the floor's rate",
+                    "jfr", jfr == null ? "off" : jfr));
+            r.put("ok", problems.isEmpty() && floor.run().clean() && post.run().clean() && postPaced.clean()
+                    && floorPaced.clean());
+            if (!problems.isEmpty()) {
+                r.put("problem", String.join("; ", problems));
             }
-            r.put("post", post.json());
-            r.put("not_found", notFound.json());
-            r.put("ratio_to_404", BenchApp.round(post.perSecond() / notFound.perSecond(), 3));
-            long scripts = after.evalCalls() - before.evalCalls();
-            r.put("redis_scripts_per_job", BenchApp.round(scripts / (double) Math.max(1, created), 3));
-            r.put("redis_usec_per_script", BenchApp.round((after.evalUsec() - before.evalUsec()) / (double) Math.max(1, scripts), 1));
-            r.put("redis_cmds_per_job", BenchApp.round(after.commandsSince(before, 1) / (double) Math.max(1, created), 2));
-            r.put("delayq_cpu_us_per_job", BenchApp.round(cpu * 1e6 / Math.max(1, created), 1));
-            r.put("enqueue_jps", Math.round(post.perSecond()));
+            Map<String, Object> floorJson = floor.run().json();
+            floorJson.putAll(floor.costs());
+            Map<String, Object> postJson = post.run().json();
+            postJson.putAll(post.costs());
+            r.put("floor", floorJson);
+            r.put("post", postJson);
+            r.put("ratio_to_floor", BenchApp.round(ratio, 3));
+            Map<String, Object> fixed = new LinkedHashMap<>();
+            fixed.put("target_rps", Math.round(rate));
+            fixed.put("post", postPaced.pacedJson());
+            fixed.put("floor", floorPaced.pacedJson());
+            r.put("fixed_rate", fixed);
+            r.put("targets", Map.of("ratio_min", TARGET_RATIO, "ratio_met", ratio >= TARGET_RATIO, "p99_ms_max",
+                    TARGET_P99_MS, "p99_met", postPaced.p99Us() / 1000.0 <= TARGET_P99_MS));
+            r.put("enqueue_jps", Math.round(post.run().perSecond()));
             batch(r, smoke);
             app.emit(r);
-            System.err.printf("  wrk: POST /jobs %,.0f/s (p50 %.1f ms, p99 %.1f ms), 404 %,.0f/s (p99 %.1f ms): ratio %.2f;"
-                    + " Redis %s µs per enqueue script; batch %s jobs/s%n", post.perSecond(), post.p50Us() / 1000.0,
-                    post.p99Us() / 1000.0, notFound.perSecond(), notFound.p99Us() / 1000.0,
-                    post.perSecond() / notFound.perSecond(), r.get("redis_usec_per_script"), r.get("batch_jps"));
+            System.err.printf("  wrk: floor %,.0f/s (p99 %.1f ms), POST /jobs %,.0f/s (p50 %.1f ms, p99 %.1f ms): ratio %.2f"
+                    + " (target >= %.1f); at %,.0f/s (%.0f %% of the floor): POST /jobs %,.0f/s p50 %.2f ms p99 %.2f ms"
+                    + " max %.1f ms (%.1f %% behind schedule; target p99 <= %.0f ms), floor p99 %.2f ms;"
+                    + " delayq CPU µs per job: floor %s, POST /jobs %s; batch %s jobs/s%n",
+                    floor.run().perSecond(), floor.run().p99Us() / 1000.0, post.run().perSecond(),
+                    post.run().p50Us() / 1000.0, post.run().p99Us() / 1000.0, ratio, TARGET_RATIO, rate,
+                    PACED_SHARE * 100, postPaced.perSecond(), postPaced.p50Us() / 1000.0, postPaced.p99Us() / 1000.0,
+                    postPaced.maxUs() / 1000.0, 100.0 * postPaced.behind() / Math.max(1, postPaced.requests()),
+                    TARGET_P99_MS, floorPaced.p99Us() / 1000.0, floor.costs().get("delayq_cpu_us_per_job"),
+                    post.costs().get("delayq_cpu_us_per_job"), r.get("batch_jps"));
         } finally {
             Files.deleteIfExists(script);
+            Files.deleteIfExists(paced);
         }
+    }
+
+    /** A full-speed wrk phase with its Redis and CPU costs per job created; a JFR recording of it when asked. */
+    private Measured measured(String wrk, Path script, int threads, int connections, int seconds, String mode,
+            String runId, String topic, Path jfr) throws Exception {
+        jdk.jfr.Recording recording = null;
+        if (jfr != null) {
+            Files.createDirectories(jfr.getParent());
+            recording = new jdk.jfr.Recording(jdk.jfr.Configuration.getConfiguration("profile"));
+            recording.setName("delayq-wrk-" + mode);
+            recording.start();
+        }
+        RedisInfo before = RedisInfo.read();
+        double cpu0 = Stats.selfCpuSeconds();
+        WrkRun run = wrk(wrk, script, threads, connections, seconds, mode, runId, topic, 0);
+        double cpu = Stats.selfCpuSeconds() - cpu0;
+        RedisInfo after = RedisInfo.read();
+        if (recording != null) {
+            recording.stop();
+            recording.dump(jfr);
+            recording.close();
+        }
+        long created = run.requests() - run.non2xx();
+        long scripts = after.evalCalls() - before.evalCalls();
+        Map<String, Object> costs = new LinkedHashMap<>();
+        costs.put("redis_scripts_per_job", BenchApp.round(scripts / (double) Math.max(1, created), 3));
+        costs.put("redis_usec_per_script", BenchApp.round((after.evalUsec() - before.evalUsec()) / (double) Math.max(1, scripts), 1));
+        costs.put("redis_cmds_per_job", BenchApp.round(after.commandsSince(before, 1) / (double) Math.max(1, created), 2));
+        costs.put("delayq_cpu_us_per_job", BenchApp.round(cpu * 1e6 / Math.max(1, created), 1));
+        return new Measured(run, costs);
     }
 
     /** Batch enqueue over REST for comparison: 1000 jobs per request, 4 clients. */
@@ -184,11 +310,11 @@ final class WrkScenario {
      * Null when every job of the run is in Redis exactly once (a record and one due entry each, ids
      * only of those wrk sent, at least one per 2xx answer), else what is wrong.
      */
-    private String checkStored(WrkRun post, String runId) {
+    private String checkStored(WrkRun post, String runId, String topic) {
         long records = 0, dueEntries = 0, foreign = 0;
         Pattern id = Pattern.compile(Pattern.quote(runId) + "-(\\d+)-(\\d+)");
         List<Integer> ports = RedisInfo.ports();
-        for (Partition p : app.store.partitionsOf(TOPIC)) {
+        for (Partition p : app.store.partitionsOf(topic)) {
             String jobsKey = keys.jobs(p);
             Long hlen = null;
             for (int port : ports) {
@@ -217,7 +343,7 @@ final class WrkScenario {
                 }
             }
             if (hlen == null) {
-                return "cannot read partition " + p.index() + " of " + TOPIC;
+                return "cannot read partition " + p.index() + " of " + topic;
             }
         }
         long answered = post.requests() - post.non2xx();
@@ -234,11 +360,12 @@ final class WrkScenario {
         return null;
     }
 
+    /** One wrk run; {@code ratePerThread} &gt; 0 with the paced script: each wrk thread's requests/s. */
     private WrkRun wrk(String wrk, Path script, int threads, int connections, int seconds, String mode, String runId,
-            String topic)
+            String topic, double ratePerThread)
             throws IOException, InterruptedException {
         List<String> cmd = List.of(wrk, "-t" + threads, "-c" + connections, "-d" + seconds + "s", "--latency", "-s",
-                script.toString(), app.base, "--", mode, runId, topic);
+                script.toString(), app.base, "--", mode, runId, topic, Double.toString(ratePerThread));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         int exit = p.waitFor();
@@ -247,7 +374,7 @@ final class WrkScenario {
             throw new IllegalStateException("wrk failed (exit " + exit + "): " + String.join(" ", cmd) + "\n" + out);
         }
         Map<Integer, Long> sent = new HashMap<>();
-        for (String kv : m.group(8).split(",")) {
+        for (String kv : m.group(9).split(",")) {
             if (!kv.isEmpty()) {
                 String[] s = kv.split(":");
                 sent.put(Integer.parseInt(s[0]), Long.parseLong(s[1]));
@@ -255,7 +382,7 @@ final class WrkScenario {
         }
         return new WrkRun(Long.parseLong(m.group(1)), Long.parseLong(m.group(2)) / 1e6, Long.parseLong(m.group(3)),
                 Long.parseLong(m.group(4)), Long.parseLong(m.group(5)), Long.parseLong(m.group(6)),
-                Long.parseLong(m.group(7)), sent);
+                Long.parseLong(m.group(7)), Long.parseLong(m.group(8)), sent);
     }
 
     /** Empties Redis between the runs: the checks count this run's jobs only. */
