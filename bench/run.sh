@@ -18,8 +18,8 @@
 #                                     rate (wrk paced by its script's delay()): p50/p99/max, target
 #                                     p99 <= 20 ms; BENCH_WRK_THREADS, BENCH_WRK_CONNECTIONS,
 #                                     BENCH_WRK_SECONDS, BENCH_WRK_BATCH_JOBS change it;
-#                                     BENCH_WRK_JFR=DIR records the two full-speed phases
-#                                     (DIR/floor.jfr, DIR/post.jfr)
+#                                     BENCH_WRK_JFR=DIR records the full-speed phases and the
+#                                     fixed-rate POST /jobs (DIR/floor.jfr, post.jfr, post-paced.jfr)
 #   bench/run.sh spread,burst --n 50000 --window 10 --start 5
 #   bench/run.sh backlog --small 10000 --big 5000000
 #   bench/run.sh smoke                a few hundred jobs per scenario (CI)

@@ -52,8 +52,9 @@ import io.quarkus.arc.Arc;
  * Settings from the environment: {@code BENCH_WRK_THREADS} (2), {@code BENCH_WRK_CONNECTIONS}
  * (64; smoke 16), {@code BENCH_WRK_SECONDS} (15; smoke 2), {@code BENCH_WRK_BATCH_JOBS} (50,000;
  * smoke 2,000), {@code BENCH_WRK_JFR} (a directory: JFR recordings of the server during the floor's
- * and {@code POST /jobs}' full-speed phases, {@code floor.jfr} and {@code post.jfr}, with the
- * "profile" settings; their overhead is in that run's figures).
+ * and {@code POST /jobs}' full-speed phases and {@code POST /jobs}' fixed-rate one, {@code floor.jfr},
+ * {@code post.jfr} and {@code post-paced.jfr}, with the "profile" settings and execution sampled
+ * every millisecond; their overhead is in that run's figures).
  */
 final class WrkScenario {
     static final String TOPIC = "bench-wrk";
@@ -182,18 +183,25 @@ final class WrkScenario {
         try {
             Files.writeString(script, SCRIPT);
             Files.writeString(paced, SCRIPT + PACED);
-            // a short run first, on other topics (their last requests may still be landing when the
-            // measured run starts): the JIT compiles both paths and wrk's script
+            // Warm-up first, on other topics (their last requests may still be landing when the
+            // measured run starts): the JIT compiles both paths and wrk's script. Both paths in
+            // turn, twice, 5 s each: with 3 s each once, the floor (measured first) cost as many
+            // JFR samples per job as POST /jobs and two runs of four measured POST /jobs faster
+            // than its floor, on a busy machine: the floor still warming, POST /jobs gaining from it.
             flush();
-            wrk(wrk, script, threads, connections, smoke ? 1 : 3, "floor", runId, FLOOR_TOPIC + "-warm", 0);
-            wrk(wrk, script, threads, connections, smoke ? 1 : 3, "post", runId, TOPIC + "-warm", 0);
+            for (int round = 0; round < (smoke ? 1 : 2); round++) {
+                wrk(wrk, script, threads, connections, smoke ? 1 : 5, "floor", runId, FLOOR_TOPIC + "-warm", 0);
+                wrk(wrk, script, threads, connections, smoke ? 1 : 5, "post", runId, TOPIC + "-warm", 0);
+            }
 
             Measured floor = measured(wrk, script, threads, connections, seconds, "floor", runId, FLOOR_TOPIC,
                     jfr == null ? null : Path.of(jfr, "floor.jfr"));
             Measured post = measured(wrk, script, threads, connections, seconds, "post", runId, TOPIC,
                     jfr == null ? null : Path.of(jfr, "post.jfr"));
             double rate = Math.max(1, PACED_SHARE * floor.run().perSecond());
+            jdk.jfr.Recording pacedJfr = startJfr(jfr == null ? null : Path.of(jfr, "post-paced.jfr"), "post-paced");
             WrkRun postPaced = wrk(wrk, paced, threads, connections, seconds, "post", runId, PACED_TOPIC, rate / threads);
+            stopJfr(pacedJfr, jfr == null ? null : Path.of(jfr, "post-paced.jfr"));
             WrkRun floorPaced = wrk(wrk, paced, threads, connections, seconds, "floor", runId, FLOOR_PACED_TOPIC,
                     rate / threads);
 
@@ -252,26 +260,40 @@ final class WrkScenario {
         }
     }
 
-    /** A full-speed wrk phase with its Redis and CPU costs per job created; a JFR recording of it when asked. */
-    private Measured measured(String wrk, Path script, int threads, int connections, int seconds, String mode,
-            String runId, String topic, Path jfr) throws Exception {
-        jdk.jfr.Recording recording = null;
-        if (jfr != null) {
-            Files.createDirectories(jfr.getParent());
-            recording = new jdk.jfr.Recording(jdk.jfr.Configuration.getConfiguration("profile"));
-            recording.setName("delayq-wrk-" + mode);
-            recording.start();
+    /**
+     * A JFR recording of this process when {@code jfr} is not null: the "profile" settings, Java
+     * execution sampled every millisecond (the default 10–20 ms leaves too few samples of two event loops).
+     */
+    private static jdk.jfr.Recording startJfr(Path jfr, String name) throws Exception {
+        if (jfr == null) {
+            return null;
         }
-        RedisInfo before = RedisInfo.read();
-        double cpu0 = Stats.selfCpuSeconds();
-        WrkRun run = wrk(wrk, script, threads, connections, seconds, mode, runId, topic, 0);
-        double cpu = Stats.selfCpuSeconds() - cpu0;
-        RedisInfo after = RedisInfo.read();
+        Files.createDirectories(jfr.getParent());
+        jdk.jfr.Recording recording = new jdk.jfr.Recording(jdk.jfr.Configuration.getConfiguration("profile"));
+        recording.enable("jdk.ExecutionSample").withPeriod(java.time.Duration.ofMillis(1));
+        recording.setName("delayq-wrk-" + name);
+        recording.start();
+        return recording;
+    }
+
+    private static void stopJfr(jdk.jfr.Recording recording, Path jfr) throws IOException {
         if (recording != null) {
             recording.stop();
             recording.dump(jfr);
             recording.close();
         }
+    }
+
+    /** A full-speed wrk phase with its Redis and CPU costs per job created; a JFR recording of it when asked. */
+    private Measured measured(String wrk, Path script, int threads, int connections, int seconds, String mode,
+            String runId, String topic, Path jfr) throws Exception {
+        jdk.jfr.Recording recording = startJfr(jfr, mode);
+        RedisInfo before = RedisInfo.read();
+        double cpu0 = Stats.selfCpuSeconds();
+        WrkRun run = wrk(wrk, script, threads, connections, seconds, mode, runId, topic, 0);
+        double cpu = Stats.selfCpuSeconds() - cpu0;
+        RedisInfo after = RedisInfo.read();
+        stopJfr(recording, jfr);
         long created = run.requests() - run.non2xx();
         long scripts = after.evalCalls() - before.evalCalls();
         Map<String, Object> costs = new LinkedHashMap<>();
