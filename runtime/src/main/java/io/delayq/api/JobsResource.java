@@ -136,7 +136,12 @@ public class JobsResource {
         // The Location is made absolute here, on the request's thread: a relative one is resolved
         // against the current request, which is gone when Redis' reply comes back on another
         // thread (through the pool: a 500 for a stored job, seen during a Sentinel failover).
-        jakarta.ws.rs.core.UriBuilder location = uri.getBaseUriBuilder().path("jobs");
+        // Joined as text, not through a UriBuilder (a tenth of the event loop's time per request in
+        // a JFR of wrk against POST /jobs: URI parses and per-segment encoding): the topic and id
+        // are validated to characters a path segment takes as they are (JobValidator.TOPIC, ID),
+        // so the header is the same.
+        String base = uri.getBaseUri().toString();
+        String location = base + (base.endsWith("/") ? "" : "/") + "jobs/";
         String instance = uri.getRequestUri().getRawPath();
         return uni(jobs.scheduleAllAsync(List.of(job), traceparent).map(all -> {
             JobInfo info = all.get(0);
@@ -145,8 +150,9 @@ public class JobsResource {
                         + " cannot change it", null, instance, info.id(), null, info.state().json()).build();
             }
             if (info.created()) {
-                return Response.created(location.path(info.topic()).path(info.id()).build()).entity(Enqueued.of(info))
-                        .build();
+                return Response.status(Response.Status.CREATED)
+                        .header(jakarta.ws.rs.core.HttpHeaders.LOCATION, location + info.topic() + "/" + info.id())
+                        .entity(Enqueued.of(info)).build();
             }
             return Response.ok(Enqueued.of(info)).build();
         }));
