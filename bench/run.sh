@@ -24,7 +24,12 @@
 #   bench/run.sh backlog --small 10000 --big 5000000
 #   bench/run.sh smoke                a few hundred jobs per scenario (CI)
 #   bench/run.sh coldwarm [--n 50000] burst and spread, each in a fresh JVM: first cold (the first
-#                                     thing the JVM runs), then the same again after a warm-up
+#                                     thing the JVM runs), then the same again after a warm-up; then
+#                                     server-cold: the packaged server (built with -Paot, which trains
+#                                     its AOT cache) as a fresh process per figure, plain JVM, AOT
+#                                     cache and warm: exec to ready, POST /jobs over the first 15 s
+#                                     of wrk -t2 -c64 (5 s windows), a 20,000-job HTTP-target burst
+#                                     due at start (ServerColdScenario)
 #   bench/run.sh burst,dedup          dedup (on request only): a burst on a topic with a dedup
 #                                     window, memory per remembered id, the ids enqueued again
 #   bench/run.sh rediscost --n 50000  rediscost (on request only): Redis µs per enqueue script, one job
@@ -75,8 +80,12 @@ if [ "${1:-}" = "coldwarm" ]; then
   # Each kind in a fresh JVM: its first run is cold (no warm-up before it), then the same again warm.
   shift
   status=0
+  if [ "${BENCH_NO_BUILD:-}" != "1" ]; then
+    ./mvnw -B -q package -DskipTests -pl server -am -Paot
+  fi
   "$java" -Xmx2g ${BENCH_JAVA_OPTS:-} -jar bench/target/quarkus-app/quarkus-run.jar burst-cold "$@" || status=$?
   BENCH_APPEND=1 "$java" -Xmx2g ${BENCH_JAVA_OPTS:-} -jar bench/target/quarkus-app/quarkus-run.jar spread-cold "$@" || status=$?
+  BENCH_APPEND=1 "$java" -Xmx2g ${BENCH_JAVA_OPTS:-} -jar bench/target/quarkus-app/quarkus-run.jar server-cold || status=$?
   exit $status
 fi
 exec "$java" -Xmx2g ${BENCH_JAVA_OPTS:-} -jar bench/target/quarkus-app/quarkus-run.jar "$@"

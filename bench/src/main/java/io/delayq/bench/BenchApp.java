@@ -135,6 +135,7 @@ public class BenchApp implements QuarkusApplication {
                 case "http" -> new HttpScenario(this).run("bench-http", "http/1.1");
                 case "h2c" -> new HttpScenario(this).run("bench-h2c", "h2c");
                 case "wrk" -> new WrkScenario(this).run();
+                case "server-cold" -> new ServerColdScenario(this).run();
                 case "rediscost" -> emit(new RedisCostScenario(queue, o.n()).run());
                 case "topics" -> new TopicsScenario(this).run();
                 case "flow" -> new FlowScenario(this, control).run();
@@ -175,7 +176,7 @@ public class BenchApp implements QuarkusApplication {
     }
 
     /** Jobs of a topic in Redis (scheduled, in flight or dead), over all its partitions. */
-    private long jobsInRedis(String topic) {
+    long jobsInRedis(String topic) {
         return store.topics().stream().filter(t -> t.topic().equals(topic))
                 .mapToLong(t -> t.scheduled() + t.inflight() + t.dead()).sum();
     }

@@ -62,7 +62,7 @@ final class WrkScenario {
     static final String PACED_TOPIC = "bench-wrk-paced";
     static final String FLOOR_PACED_TOPIC = "bench-wrk-floor-paced";
     /** The wrk script: a POST of a new job per request, to /jobs ("post") or to the floor ("floor"). */
-    private static final String SCRIPT = """
+    static final String SCRIPT = """
             -- delayq bench (WrkScenario): one new job per request, ids unique per run, wrk thread and counter
             local threads, next_tid = {}, 1
             function setup(thread)
@@ -386,8 +386,15 @@ final class WrkScenario {
     private WrkRun wrk(String wrk, Path script, int threads, int connections, int seconds, String mode, String runId,
             String topic, double ratePerThread)
             throws IOException, InterruptedException {
+        return runWrk(wrk, script, threads, connections, seconds, mode, runId, topic, app.base, ratePerThread);
+    }
+
+    /** One wrk run of {@link #SCRIPT} against {@code base} (also {@link ServerColdScenario}'s load). */
+    static WrkRun runWrk(String wrk, Path script, int threads, int connections, int seconds, String mode, String runId,
+            String topic, String base, double ratePerThread)
+            throws IOException, InterruptedException {
         List<String> cmd = List.of(wrk, "-t" + threads, "-c" + connections, "-d" + seconds + "s", "--latency", "-s",
-                script.toString(), app.base, "--", mode, runId, topic, Double.toString(ratePerThread));
+                script.toString(), base, "--", mode, runId, topic, Double.toString(ratePerThread));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         int exit = p.waitFor();
@@ -416,7 +423,7 @@ final class WrkScenario {
         }
     }
 
-    private static String findWrk() {
+    static String findWrk() {
         for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
             Path p = Path.of(dir.isEmpty() ? "." : dir, "wrk");
             if (Files.isExecutable(p)) {

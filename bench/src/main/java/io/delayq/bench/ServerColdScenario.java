@@ -1,0 +1,335 @@
+package io.delayq.bench;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.eclipse.microprofile.config.ConfigProvider;
+
+import io.delayq.core.NewJob;
+import io.delayq.dev.RedisProcess;
+
+/**
+ * A fresh replica of the packaged server (scenario {@code server-cold}, the third part of
+ * {@code bench/run.sh coldwarm}): {@code server/target/quarkus-app/quarkus-run.jar} started as a
+ * process of its own on this benchmark's Redis, each figure in a fresh process, for two
+ * variants, the plain JVM and the AOT cache ({@code -XX:AOTCache=app.aot}, when the server was
+ * packaged with {@code -Paot}), and "warm": the plain process again after a warm-up.
+ * <ul>
+ * <li>ready: from exec to the first 200 of {@code /q/health/ready} (polled every 10 ms);</li>
+ * <li>enqueue: single-job {@code POST /jobs} under wrk -t2 -c64 (the {@code wrk} scenario's
+ * script, jobs due in an hour on a topic no one serves) for the first 15 s of load, from the
+ * moment of ready, in three consecutive 5 s runs; with the server's JIT time and classes loaded
+ * ({@code jstat}) and its CPU per window;</li>
+ * <li>burst: 20,000 HTTP-target jobs already due when the replica starts (enqueued before, on a
+ * topic only the replica serves) to the benchmark's receiver: jobs/s from the first delivery to
+ * the last, and from exec.</li>
+ * </ul>
+ * Warm: the plain burst process, after 30 s of wrk load and a burst of 20,000, then a burst again
+ * (the topic paused while its 20,000 jobs are enqueued, then resumed) and 15 s of wrk.
+ * {@code BENCH_SERVER_APP} names another quarkus-app directory.
+ */
+final class ServerColdScenario {
+    static final String TOPIC = "cold-http";
+    static final String WRK_TOPIC = "cold-wrk";
+    static final int BURST = 20_000;
+
+    private final BenchApp app;
+    private final Path dir;
+    private final String receiverUrl;
+
+    ServerColdScenario(BenchApp app) {
+        this.app = app;
+        this.dir = Path.of(System.getenv().getOrDefault("BENCH_SERVER_APP", "server/target/quarkus-app")).toAbsolutePath();
+        this.receiverUrl = HttpScenario.receiver.url();
+    }
+
+    /** One server process. */
+    private final class Server {
+        final Process process;
+        final String base;
+        final long startNanos;
+        double readyMs;
+
+        Server(List<String> jvmFlags) throws IOException {
+            int port = RedisProcess.freePort();
+            List<String> cmd = new ArrayList<>();
+            cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+            cmd.addAll(jvmFlags);
+            cmd.addAll(List.of("-Dquarkus.http.port=" + port,
+                    "-Dquarkus.redis.hosts=" + ConfigProvider.getConfig().getValue("quarkus.redis.hosts", String.class),
+                    "-Dquarkus.shutdown.delay-enabled=false", "-Ddelayq.topics." + TOPIC + ".http.url=" + receiverUrl,
+                    "-jar", dir.resolve("quarkus-run.jar").toString()));
+            base = "http://127.0.0.1:" + port;
+            startNanos = System.nanoTime();
+            process = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        }
+
+        void awaitReady() throws Exception {
+            HttpRequest probe = HttpRequest.newBuilder(URI.create(base + "/q/health/ready")).timeout(Duration.ofSeconds(2)).build();
+            while (true) {
+                try {
+                    if (app.http.send(probe, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
+                        readyMs = (System.nanoTime() - startNanos) / 1e6;
+                        return;
+                    }
+                } catch (IOException notYet) {
+                    // not listening yet
+                }
+                if (!process.isAlive()) {
+                    throw new IllegalStateException("the server exited with " + process.exitValue());
+                }
+                if (System.nanoTime() - startNanos > 120e9) {
+                    throw new IllegalStateException("the server was not ready within 120 s");
+                }
+                Thread.sleep(10);
+            }
+        }
+
+        void post(String path) throws Exception {
+            HttpResponse<String> r = app.http.send(HttpRequest.newBuilder(URI.create(base + path))
+                    .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() != 200) {
+                throw new IllegalStateException("POST " + path + ": " + r.statusCode() + " " + r.body());
+            }
+        }
+
+        void stop() throws InterruptedException {
+            process.destroy();
+            if (!process.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor();
+            }
+        }
+    }
+
+    void run() throws Exception {
+        if (!Files.exists(dir.resolve("quarkus-run.jar"))) {
+            throw new IllegalStateException("no " + dir.resolve("quarkus-run.jar") + ": ./mvnw -B package -pl server -am -Paot");
+        }
+        boolean aot = Files.exists(dir.resolve("app.aot"));
+        String wrk = WrkScenario.findWrk();
+        Path script = Files.createTempFile("delayq-wrk", ".lua");
+        Files.writeString(script, WrkScenario.SCRIPT);
+        Map<String, Map<String, Object>> rows = new LinkedHashMap<>();
+        try {
+            rows.put("plain", variant("plain", List.of(), wrk, script, true, rows));
+            if (aot) {
+                rows.put("aot", variant("aot", List.of("-XX:AOTCache=" + dir.resolve("app.aot")), wrk, script, false, rows));
+            } else {
+                System.err.println("  server-cold: no " + dir.resolve("app.aot") + " (package the server with -Paot): no AOT figures");
+            }
+        } finally {
+            Files.deleteIfExists(script);
+        }
+        Map<String, Object> warm = rows.remove("warm");
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("schema", "delayq-bench/v1");
+        r.put("scenario", "server-cold");
+        r.put("params", Map.of("wrk", "-t2 -c64, 3 x 5 s from ready", "burst_jobs", BURST, "server", dir.toString()));
+        r.putAll(rows);
+        r.put("warm", warm);
+        double warmRps = ((Number) warm.get("enqueue_15s_rps")).doubleValue();
+        double warmBurst = ((Number) warm.get("burst_jps")).doubleValue();
+        boolean ok = true;
+        for (String v : rows.keySet()) {
+            Map<String, Object> row = rows.get(v);
+            row.put("ready_ratio_to_plain", BenchApp.round((double) row.get("ready_ms") / (double) rows.get("plain").get("ready_ms"), 2));
+            row.put("enqueue_ratio_to_warm", BenchApp.round(((Number) row.get("enqueue_15s_rps")).doubleValue() / warmRps, 2));
+            row.put("burst_ratio_to_warm", BenchApp.round(((Number) row.get("burst_jps")).doubleValue() / warmBurst, 2));
+            ok &= Boolean.TRUE.equals(row.remove("ok"));
+        }
+        ok &= Boolean.TRUE.equals(warm.remove("ok"));
+        r.put("ok", ok);
+        app.emit(r);
+        System.err.println("  server-cold (packaged server, fresh process per figure; ratios: ready to plain, rates to warm):");
+        System.err.printf("  %-6s %10s %7s %28s %10s %7s %12s %10s %7s%n", "", "ready ms", "ratio", "POST /jobs 5s windows /s",
+                "15 s /s", "ratio", "burst jobs/s", "from exec", "ratio");
+        for (var e : rows.entrySet()) {
+            Map<String, Object> row = e.getValue();
+            System.err.printf("  %-6s %10.0f %7.2f %28s %,10d %7.2f %,12d %,10d %7.2f%n", e.getKey(), row.get("ready_ms"),
+                    row.get("ready_ratio_to_plain"), row.get("enqueue_windows_rps"), row.get("enqueue_15s_rps"),
+                    row.get("enqueue_ratio_to_warm"), row.get("burst_jps"), row.get("burst_from_exec_jps"),
+                    row.get("burst_ratio_to_warm"));
+        }
+        System.err.printf("  %-6s %10s %7s %28s %,10d %7s %,12d %10s %7s%n", "warm", "-", "-", warm.get("enqueue_windows_rps"),
+                warm.get("enqueue_15s_rps"), "1.00", warm.get("burst_jps"), "-", "1.00");
+        for (var e : rows.entrySet()) {
+            System.err.printf("  %s first 15 s: JIT %s, classes loaded %s, server CPU s per window %s%n", e.getKey(),
+                    e.getValue().get("jit_s_per_window"), e.getValue().get("classes_per_window"), e.getValue().get("cpu_s_per_window"));
+        }
+    }
+
+    /** A variant's figures (each in a fresh process); for plain also the warm figures (rows "warm"). */
+    private Map<String, Object> variant(String name, List<String> flags, String wrk, Path script, boolean warmToo,
+            Map<String, Map<String, Object>> rows) throws Exception {
+        Map<String, Object> row = new LinkedHashMap<>();
+        boolean ok = true;
+        // ready, then the first 15 s of single-job POST load
+        app.flush();
+        Server s = new Server(flags);
+        try {
+            s.awaitReady();
+            row.put("ready_ms", BenchApp.round(s.readyMs, 0));
+            ok &= enqueue(s, wrk, script, name, row);
+        } finally {
+            s.stop();
+        }
+        // a 20,000-job burst already due at exec
+        app.flush();
+        enqueueDue();
+        s = new Server(flags);
+        try {
+            Map<String, Object> burst = drain(s, true);
+            row.put("burst_jps", burst.get("jps"));
+            row.put("burst_from_exec_jps", burst.get("from_exec_jps"));
+            row.put("burst_ready_ms", BenchApp.round(s.readyMs, 0));
+            ok &= Boolean.TRUE.equals(burst.get("ok"));
+            if (warmToo) {
+                // warm-up: 30 s of POST load and a burst, then the warm figures in the same process
+                WrkScenario.runWrk(wrk, script, 2, 64, 30, "post", "warmup", WRK_TOPIC, s.base, 0);
+                app.flush();
+                pausedBurst(s);
+                app.flush();
+                Map<String, Object> warm = new LinkedHashMap<>();
+                Map<String, Object> wb = pausedBurst(s);
+                warm.put("burst_jps", wb.get("jps"));
+                app.flush();
+                boolean wok = Boolean.TRUE.equals(wb.get("ok")) & enqueue(s, wrk, script, "warm", warm);
+                warm.put("ok", wok);
+                rows.put("warm", warm);
+            }
+        } finally {
+            s.stop();
+        }
+        row.put("ok", ok);
+        System.err.printf("  server-cold %s: ready %.0f ms, POST /jobs %s /s, burst %s jobs/s%n", name, row.get("ready_ms"),
+                row.get("enqueue_windows_rps"), row.get("burst_jps"));
+        return row;
+    }
+
+    /** Three 5 s wrk runs from now; rates per window and over the 15 s, JIT time, classes and CPU per window. */
+    private boolean enqueue(Server s, String wrk, Path script, String runId, Map<String, Object> row) throws Exception {
+        long pid = s.process.pid();
+        List<Long> rps = new ArrayList<>();
+        List<Double> jit = new ArrayList<>();
+        List<Long> classes = new ArrayList<>();
+        List<Double> cpu = new ArrayList<>();
+        long total = 0;
+        double seconds = 0;
+        boolean ok = true;
+        double[] j0 = jstat(pid);
+        double c0 = Stats.cpuSeconds(pid);
+        for (int w = 0; w < 3; w++) {
+            WrkScenario.WrkRun run = WrkScenario.runWrk(wrk, script, 2, 64, 5, "post", runId + w, WRK_TOPIC, s.base, 0);
+            double[] j1 = jstat(pid);
+            double c1 = Stats.cpuSeconds(pid);
+            rps.add(Math.round(run.perSecond()));
+            jit.add(BenchApp.round(j1[0] - j0[0], 2));
+            classes.add(Math.round(j1[1] - j0[1]));
+            cpu.add(BenchApp.round(c1 - c0, 2));
+            j0 = j1;
+            c0 = c1;
+            total += run.requests();
+            seconds += run.seconds();
+            ok &= run.non2xx() == 0 && run.socketErrors() == 0;
+        }
+        row.put("enqueue_windows_rps", rps);
+        row.put("enqueue_15s_rps", Math.round(total / seconds));
+        row.put("jit_s_per_window", jit);
+        row.put("classes_per_window", classes);
+        row.put("cpu_s_per_window", cpu);
+        return ok;
+    }
+
+    /** {compilation time s, classes loaded} of a JVM, from jstat (zeros when jstat fails). */
+    private static double[] jstat(long pid) {
+        try {
+            String jstat = Path.of(System.getProperty("java.home"), "bin", "jstat").toString();
+            double time = Double.parseDouble(last(exec(jstat, "-compiler", Long.toString(pid)), 3));
+            double loaded = Double.parseDouble(last(exec(jstat, "-class", Long.toString(pid)), 0));
+            return new double[] { time, loaded };
+        } catch (Exception e) {
+            return new double[] { 0, 0 };
+        }
+    }
+
+    private static String exec(String... cmd) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        p.waitFor();
+        return out;
+    }
+
+    /** Field {@code i} of the last line. */
+    private static String last(String out, int i) {
+        String[] lines = out.strip().split("\n");
+        return lines[lines.length - 1].trim().split("\\s+")[i];
+    }
+
+    /** 20,000 jobs due now on the replica's topic, straight into Redis (the benchmark process does not serve it). */
+    private void enqueueDue() {
+        long now = System.currentTimeMillis();
+        List<NewJob> chunk = new ArrayList<>(1000);
+        for (int i = 0; i < BURST; i++) {
+            chunk.add(new NewJob(TOPIC, Integer.toString(i), false, now, 0, BenchApp.PAYLOAD));
+            if (chunk.size() == 1000) {
+                app.jobs.scheduleAll(chunk);
+                chunk = new ArrayList<>(1000);
+            }
+        }
+        app.recorder.reset(BURST);
+        HttpScenario.receiver.drainInto(app.recorder); // skip what earlier runs left in the records file
+        app.recorder.reset(BURST);
+    }
+
+    /** The warm burst: the topic paused, 20,000 due jobs enqueued, resumed; drained by the running replica. */
+    private Map<String, Object> pausedBurst(Server s) throws Exception {
+        s.post("/topics/" + TOPIC + "/pause");
+        enqueueDue();
+        s.post("/topics/" + TOPIC + "/resume");
+        return drain(s, false);
+    }
+
+    /** Waits until the receiver saw every job of the burst and Redis holds none; jobs/s first to last delivery. */
+    private Map<String, Object> drain(Server s, boolean fresh) throws Exception {
+        if (fresh) {
+            s.awaitReady();
+        }
+        long deadline = System.currentTimeMillis() + 300_000;
+        while (System.currentTimeMillis() < deadline) {
+            HttpScenario.receiver.drainInto(app.recorder);
+            if (app.recorder.distinct() == BURST && app.jobsInRedis(TOPIC) == 0) {
+                break;
+            }
+            Thread.sleep(20);
+        }
+        long first = Long.MAX_VALUE, last = 0;
+        for (int i = 0; i < BURST; i++) {
+            long t = app.recorder.first(i);
+            if (t > 0) {
+                first = Math.min(first, t);
+                last = Math.max(last, t);
+            }
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        int got = app.recorder.distinct();
+        m.put("ok", got == BURST && app.jobsInRedis(TOPIC) == 0);
+        m.put("delivered", got);
+        m.put("jps", Math.round(got / Math.max(0.001, (last - first) / 1000.0)));
+        if (fresh) {
+            long execMs = System.currentTimeMillis() - Math.round((System.nanoTime() - s.startNanos) / 1e6);
+            m.put("from_exec_jps", Math.round(got / Math.max(0.001, (last - execMs) / 1000.0)));
+        }
+        return m;
+    }
+}
