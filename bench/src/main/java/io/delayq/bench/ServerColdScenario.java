@@ -121,21 +121,35 @@ final class ServerColdScenario {
         Path script = Files.createTempFile("delayq-wrk", ".lua");
         Files.writeString(script, WrkScenario.SCRIPT);
         Map<String, Map<String, Object>> rows = new LinkedHashMap<>();
+        int reps = Integer.parseInt(System.getenv().getOrDefault("BENCH_COLD_REPS", "3"));
+        Map<String, List<String>> variants = new LinkedHashMap<>();
+        variants.put("plain", List.of());
+        if (aot) {
+            variants.put("aot", List.of("-XX:AOTCache=" + dir.resolve("app.aot")));
+        } else {
+            System.err.println("  server-cold: no " + dir.resolve("app.aot") + " (package the server with -Paot): no AOT figures");
+        }
+        Map<String, List<Map<String, Object>>> runs = new LinkedHashMap<>();
         try {
-            rows.put("plain", variant("plain", List.of(), wrk, script, true, rows));
-            if (aot) {
-                rows.put("aot", variant("aot", List.of("-XX:AOTCache=" + dir.resolve("app.aot")), wrk, script, false, rows));
-            } else {
-                System.err.println("  server-cold: no " + dir.resolve("app.aot") + " (package the server with -Paot): no AOT figures");
+            // the variants alternate, rep by rep, so that drift on a shared machine falls on both
+            for (int rep = 0; rep < reps; rep++) {
+                for (var v : variants.entrySet()) {
+                    runs.computeIfAbsent(v.getKey(), k -> new ArrayList<>())
+                            .add(variant(v.getKey(), v.getValue(), wrk, script, rep == 0 && v.getKey().equals("plain"), rows));
+                }
             }
         } finally {
             Files.deleteIfExists(script);
+        }
+        for (var e : runs.entrySet()) {
+            rows.put(e.getKey(), medians(e.getValue()));
         }
         Map<String, Object> warm = rows.remove("warm");
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("schema", "delayq-bench/v1");
         r.put("scenario", "server-cold");
-        r.put("params", Map.of("wrk", "-t2 -c64, 3 x 5 s from ready", "burst_jobs", BURST, "server", dir.toString()));
+        r.put("params", Map.of("wrk", "-t2 -c64, 3 x 5 s from ready", "burst_jobs", BURST, "server", dir.toString(),
+                "reps", reps, "figures", "medians over the reps, variants alternating"));
         r.putAll(rows);
         r.put("warm", warm);
         double warmRps = ((Number) warm.get("enqueue_15s_rps")).doubleValue();
@@ -151,7 +165,8 @@ final class ServerColdScenario {
         ok &= Boolean.TRUE.equals(warm.remove("ok"));
         r.put("ok", ok);
         app.emit(r);
-        System.err.println("  server-cold (packaged server, fresh process per figure; ratios: ready to plain, rates to warm):");
+        System.err.printf("  server-cold (packaged server, fresh process per figure, medians of %d runs; ratios: ready to plain,"
+                + " rates to warm):%n", reps);
         System.err.printf("  %-6s %10s %7s %28s %10s %7s %12s %10s %7s%n", "", "ready ms", "ratio", "POST /jobs 5s windows /s",
                 "15 s /s", "ratio", "burst jobs/s", "from exec", "ratio");
         for (var e : rows.entrySet()) {
@@ -163,10 +178,55 @@ final class ServerColdScenario {
         }
         System.err.printf("  %-6s %10s %7s %28s %,10d %7s %,12d %10s %7s%n", "warm", "-", "-", warm.get("enqueue_windows_rps"),
                 warm.get("enqueue_15s_rps"), "1.00", warm.get("burst_jps"), "-", "1.00");
+        for (var e : runs.entrySet()) {
+            System.err.printf("  %s runs: ready ms %s, POST /jobs 15 s /s %s, burst jobs/s %s%n", e.getKey(),
+                    e.getValue().stream().map(x -> x.get("ready_ms")).toList(),
+                    e.getValue().stream().map(x -> x.get("enqueue_15s_rps")).toList(),
+                    e.getValue().stream().map(x -> x.get("burst_jps")).toList());
+        }
         for (var e : rows.entrySet()) {
             System.err.printf("  %s first 15 s: JIT %s, classes loaded %s, server CPU s per window %s%n", e.getKey(),
                     e.getValue().get("jit_s_per_window"), e.getValue().get("classes_per_window"), e.getValue().get("cpu_s_per_window"));
         }
+    }
+
+    /**
+     * The median of each figure over the reps (the windows: each window's median), with every
+     * rep's figures under "runs".
+     */
+    private static Map<String, Object> medians(List<Map<String, Object>> runs) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (String k : List.of("ready_ms", "enqueue_15s_rps", "burst_jps", "burst_from_exec_jps", "burst_ready_ms")) {
+            m.put(k, median(runs.stream().map(r -> ((Number) r.get(k)).doubleValue()).toList()));
+        }
+        m.put("ready_ms", BenchApp.round((double) m.get("ready_ms"), 0));
+        for (String k : List.of("enqueue_windows_rps", "jit_s_per_window", "classes_per_window", "cpu_s_per_window")) {
+            List<Double> w = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                int at = i;
+                w.add(BenchApp.round(median(runs.stream().map(r -> ((List<?>) r.get(k)).get(at)).map(x -> ((Number) x).doubleValue())
+                        .toList()), 2));
+            }
+            m.put(k, k.equals("enqueue_windows_rps") || k.equals("classes_per_window")
+                    ? w.stream().map(Math::round).toList() : w);
+        }
+        m.put("enqueue_15s_rps", Math.round((double) m.get("enqueue_15s_rps")));
+        m.put("burst_jps", Math.round((double) m.get("burst_jps")));
+        m.put("burst_from_exec_jps", Math.round((double) m.get("burst_from_exec_jps")));
+        m.put("ok", runs.stream().allMatch(r -> Boolean.TRUE.equals(r.get("ok"))));
+        m.put("runs", runs.stream().map(r -> {
+            Map<String, Object> c = new LinkedHashMap<>(r);
+            c.remove("ok");
+            return c;
+        }).toList());
+        return m;
+    }
+
+    private static double median(List<Double> values) {
+        List<Double> v = new ArrayList<>(values);
+        v.sort(null);
+        int n = v.size();
+        return n % 2 == 1 ? v.get(n / 2) : (v.get(n / 2 - 1) + v.get(n / 2)) / 2;
     }
 
     /** A variant's figures (each in a fresh process); for plain also the warm figures (rows "warm"). */
