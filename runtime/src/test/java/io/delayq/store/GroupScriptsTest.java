@@ -87,6 +87,24 @@ class GroupScriptsTest {
         return j.isPresent() && j.get().state() == JobState.SCHEDULED && Boolean.TRUE.equals(j.get().held());
     }
 
+    /**
+     * Takes the partition's first due job, {@code id}, on a 1 ms lease, waits until Redis' clock has
+     * passed it and reclaims it (its lost attempt retries in an hour); returns the lost lease.
+     */
+    private Lease takenAndReclaimed(Partition p, String id) {
+        List<TakenJob> first = store.take(p, 10, 1, "lost:", older, List.of(), 0).jobs();
+        assertEquals(List.of(id), ids(first));
+        try (Resp redis = HandBuiltStore.resp()) {
+            long deadline = (long) Double.parseDouble(redis.str("ZSCORE", keys.inflight(p), id));
+            Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> {
+                List<Object> t = redis.list("TIME");
+                return Long.parseLong(t.get(0).toString()) * 1000 + Long.parseLong(t.get(1).toString()) / 1000 > deadline;
+            });
+        }
+        assertEquals(1, store.reclaim(p, 100, 10, 5, List.of(), 0, 3_600_000, 1.0, 3_600_000, 0)[0]);
+        return lease(first, id);
+    }
+
     private long heldCount(Partition p) {
         try (Resp redis = HandBuiltStore.resp()) {
             return redis.num("ZCARD", keys.groupsHeld(p));
@@ -252,15 +270,8 @@ class GroupScriptsTest {
     void aReclaimedLeaseGivesItsSlotToTheNextJob() throws Exception {
         Partition p = partition("grp-9");
         enqueueDue(p, "g", "k", 2, 5_000);
-        List<TakenJob> first = store.take(p, 10, 1, "dies:", older, List.of(), 0).jobs(); // 1 ms lease
-        assertEquals(List.of("k1"), ids(first));
+        takenAndReclaimed(p, "k1");
         try (Resp redis = HandBuiltStore.resp()) {
-            long deadline = (long) Double.parseDouble(redis.str("ZSCORE", keys.inflight(p), "k1"));
-            Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> {
-                List<Object> t = redis.list("TIME");
-                return Long.parseLong(t.get(0).toString()) * 1000 + Long.parseLong(t.get(1).toString()) / 1000 > deadline;
-            });
-            assertEquals(1, store.reclaim(p, 100, 10, 5, List.of(), 0, 3_600_000, 1.0, 3_600_000, 0)[0]);
             // Without reclaim's handling the group would keep k1's admission: nothing would run.
             assertEquals(List.of("k2"), ids(take(p, 10)), "k1's lost attempt retries in an hour; k2 runs now");
             assertEquals(1L, redis.num("ZCARD", keys.inflight(p)));
@@ -276,32 +287,22 @@ class GroupScriptsTest {
     void aReclaimedHoldersLateReportsReleaseNothing() throws Exception {
         Partition p = partition("grp-13");
         enqueueDue(p, "g", "z", 4, 5_000);
-        List<TakenJob> first = store.take(p, 10, 1, "frozen:", older, List.of(), 0).jobs(); // 1 ms lease
-        assertEquals(List.of("z1"), ids(first));
-        Lease stale = lease(first, "z1");
-        try (Resp redis = HandBuiltStore.resp()) {
-            long deadline = (long) Double.parseDouble(redis.str("ZSCORE", keys.inflight(p), "z1"));
-            Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> {
-                List<Object> t = redis.list("TIME");
-                return Long.parseLong(t.get(0).toString()) * 1000 + Long.parseLong(t.get(1).toString()) / 1000 > deadline;
-            });
-            assertEquals(1, store.reclaim(p, 100, 10, 5, List.of(), 0, 3_600_000, 1.0, 3_600_000, 0)[0]);
-            List<TakenJob> second = take(p, 10);
-            assertEquals(List.of("z2"), ids(second), "z1's slot went to z2");
+        Lease stale = takenAndReclaimed(p, "z1");
+        List<TakenJob> second = take(p, 10);
+        assertEquals(List.of("z2"), ids(second), "z1's slot went to z2");
 
-            assertEquals(List.of("z1"), store.extend(p, 30_000, List.of(stale)), "heartbeat refused");
-            assertEquals(List.of("z1"), store.ack(p, List.of(stale)), "ack refused");
-            assertEquals(FailOutcome.Kind.STALE, store.fail(p, stale, 0, "late", 5).kind(), "failure refused");
-            assertTrue(store.snooze(p, stale, false, 1_000).isEmpty(), "snooze refused");
-            assertEquals(0, store.requeue(p, List.of(stale)), "drain refused");
-            assertEquals(List.of(), ids(take(p, 10, stale)), "an ack carried by a take refused: z2 still runs alone");
-            assertEquals(2, heldCount(p), "z3 and z4 still held");
+        assertEquals(List.of("z1"), store.extend(p, 30_000, List.of(stale)), "heartbeat refused");
+        assertEquals(List.of("z1"), store.ack(p, List.of(stale)), "ack refused");
+        assertEquals(FailOutcome.Kind.STALE, store.fail(p, stale, 0, "late", 5).kind(), "failure refused");
+        assertTrue(store.snooze(p, stale, false, 1_000).isEmpty(), "snooze refused");
+        assertEquals(0, store.requeue(p, List.of(stale)), "drain refused");
+        assertEquals(List.of(), ids(take(p, 10, stale)), "an ack carried by a take refused: z2 still runs alone");
+        assertEquals(2, heldCount(p), "z3 and z4 still held");
 
-            List<TakenJob> third = take(p, 10, lease(second, "z2"));
-            assertEquals(List.of("z3"), ids(third), "z2's ack releases z3, one at a time still");
-            assertEquals(List.of(), ids(take(p, 10)));
-            assertEquals(1, heldCount(p), "z4");
-        }
+        List<TakenJob> third = take(p, 10, lease(second, "z2"));
+        assertEquals(List.of("z3"), ids(third), "z2's ack releases z3, one at a time still");
+        assertEquals(List.of(), ids(take(p, 10)));
+        assertEquals(1, heldCount(p), "z4");
     }
 
     @Test
