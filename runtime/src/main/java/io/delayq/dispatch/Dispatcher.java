@@ -148,7 +148,8 @@ public class Dispatcher {
             pool.onJobFinished(p -> ofTopic.get(p.index()).jobFinished());
             for (Partition p : store.partitionsOf(topic)) {
                 DueTaker taker = new DueTaker(p, pool, loop, slots, store, clock, acker, metrics, replicaId, MAX_BATCH,
-                        leaseMs, safetyNetMs, config.dispatch().takeGap().toMillis(), config.redisTimeout().toMillis());
+                        leaseMs, config.dispatch().heartbeat().toMillis(), safetyNetMs, config.dispatch().takeGap().toMillis(),
+                        config.redisTimeout().toMillis());
                 takers.add(taker);
                 ofTopic.add(taker);
                 byChannel.put(store.wakeChannel(p), taker);

@@ -18,6 +18,7 @@ import io.delayq.store.RedisClock;
 import io.delayq.store.RedisReplyException;
 import io.delayq.store.StoreUnavailableException;
 import io.delayq.store.TakeResult;
+import io.delayq.store.TakenJob;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Future;
 
@@ -64,6 +65,12 @@ final class DueTaker {
     private final long safetyNetMs;
     private final long minGapMs;
     private final long takeDeadlineMs;
+    /**
+     * A taken job is started only while its lease is younger than this: half of lease − heartbeat,
+     * so that the heartbeat's first extend (up to a heartbeat after the start) comes well within
+     * the lease (the bound ReclaimGate calls a slow call).
+     */
+    private final long startableLeaseAgeMs;
     private long calls;
     private final Set<Integer> olderDays = new TreeSet<>();
     /** Token prefixes of takes whose outcome is unknown (failed without a reply). */
@@ -100,8 +107,9 @@ final class DueTaker {
 
     DueTaker(Partition partition, WorkerPool pool, TakerLoop loop, TakerLoop.SlotSignal slots, JobQueue store,
             RedisClock clock, Acker acker, DelayqMetrics metrics, String replicaId, int maxBatch, long leaseMs,
-            long safetyNetMs, long minGapMs, long redisTimeoutMs) {
+            long heartbeatMs, long safetyNetMs, long minGapMs, long redisTimeoutMs) {
         this.minGapMs = minGapMs;
+        this.startableLeaseAgeMs = Math.max(1, (leaseMs - heartbeatMs) / 2);
         this.takeDeadlineMs = redisTimeoutMs / 2;
         this.acker = acker;
         this.metrics = metrics;
@@ -389,29 +397,26 @@ final class DueTaker {
         TakeResult r = done.result();
         acker.confirm(partition, acks); // the carried acks are in Redis: their leases need no more extending
         pool.release(want - r.jobs().size());
-        long answeredAfterMs = (clock.monotonicNanos() - t0) / 1_000_000;
-        boolean tooLate = !r.jobs().isEmpty() && answeredAfterMs >= leaseMs / 2;
-        if (tooLate) {
-            // The reply reached us after half the lease (this replica was frozen, or stalled, with
-            // it unread): the leases may have expired and the jobs been reclaimed and run elsewhere,
-            // or expire before the heartbeat extends them. Starting them would run a job twice at
-            // once (and two of a group, past a cap). Start none; those still leased to us are put
-            // back as a lost reply's are (released below), the others are already someone else's.
-            pool.release(r.jobs().size());
-            if (uncertain.size() < MAX_UNCERTAIN) {
-                uncertain.add(tokenPrefix);
-            }
-            LOG.warnf("take on %s answered after %d ms (lease %d ms): its %d job(s) not started, put back if still ours",
-                    partition, answeredAfterMs, leaseMs, r.jobs().size());
+        // How old the leases are now: Redis ran the take at r.now(), read against this partition's
+        // clock before this reply moves it (not the round trip: a slow request leg leaves the
+        // leases fresh), or, before the first sample, the time since the take was sent.
+        long leaseAgeMs = partitionClock.sampled() ? partitionClock.redisNow() - r.now()
+                : (clock.monotonicNanos() - t0) / 1_000_000;
+        List<TakenJob> toStart = r.jobs();
+        if (!toStart.isEmpty() && leaseAgeMs >= startableLeaseAgeMs) {
+            toStart = putBackLate(r.jobs(), leaseAgeMs, tokenPrefix);
         }
         metrics.took(partition.topic(), t1 - t0);
         Acker.reportStale(partition, r.staleAcks());
-        clock.observe(r.now(), t0, t1);
-        partitionClock.observe(r.now(), t0, t1);
+        if (t1 - t0 <= takeDeadlineMs * 1_000_000L) {
+            // A slower round trip (a freeze with the reply unread) would place Redis' time far off.
+            clock.observe(r.now(), t0, t1);
+            partitionClock.observe(r.now(), t0, t1);
+        }
         failures = 0;
         heldUntil = r.heldUntil();
-        if (!r.jobs().isEmpty() && !tooLate) {
-            pool.start(r.jobs()); // also when stopping: a take in progress has its jobs started
+        if (!toStart.isEmpty()) {
+            pool.start(toStart); // also when stopping: a take in progress has its jobs started
         }
         if (!uncertain.isEmpty()) {
             releaseUncertainAsync();
@@ -475,6 +480,46 @@ final class DueTaker {
                 uncertain.removeAll(prefixes);
             }
         }));
+    }
+
+    /**
+     * A take whose reply was read only when its leases were {@code leaseAgeMs} old (this replica was
+     * frozen, or stalled, with it unread): the leases may have expired and the jobs been reclaimed
+     * and run elsewhere, or expire before the heartbeat extends them, and starting them would run a
+     * job twice at once (and two of a group, past a cap). None is started, except a job whose
+     * attempt under an earlier lease still runs here (the pool attaches the new lease to it and runs
+     * nothing: handing it to another replica would run it beside that attempt). The others are put
+     * back at once, due now, if their lease is still ours (requeue checks the token: one reclaimed
+     * or taken again meanwhile is left to its new holder); if Redis does not answer, as a lost
+     * reply's are. Returns the jobs to hand to the pool.
+     */
+    private List<TakenJob> putBackLate(List<TakenJob> jobs, long leaseAgeMs, String tokenPrefix) {
+        List<TakenJob> attach = new ArrayList<>();
+        List<Lease> back = new ArrayList<>();
+        for (TakenJob job : jobs) {
+            if (pool.runsHere(job)) {
+                attach.add(job);
+            } else {
+                back.add(job.lease());
+            }
+        }
+        pool.release(back.size());
+        LOG.warnf("take on %s read when its leases were %d ms old (lease %d ms): %d job(s) not started, put back if still "
+                + "ours", partition, leaseAgeMs, leaseMs, back.size());
+        if (!back.isEmpty()) {
+            Future<Integer> requeue;
+            try {
+                requeue = store.requeueAsync(partition, back);
+            } catch (RuntimeException e) {
+                requeue = Future.failedFuture(e);
+            }
+            requeue.onFailure(e -> loop.post(() -> {
+                if (uncertain.size() < MAX_UNCERTAIN) {
+                    uncertain.add(tokenPrefix);
+                }
+            }));
+        }
+        return attach;
     }
 
     /**

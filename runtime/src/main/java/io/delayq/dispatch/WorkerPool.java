@@ -147,6 +147,11 @@ final class WorkerPool {
         }
     }
 
+    /** Whether an attempt of this job (under any lease) runs here now. */
+    boolean runsHere(TakenJob job) {
+        return attempts.containsKey(JobKey.of(job));
+    }
+
     /**
      * Whether an attempt of this job already runs here, under an older lease: then the new lease
      * waits for it, in {@link #running()} so that the heartbeat extends it, and is settled with

@@ -231,9 +231,6 @@ class GroupsIT extends OwnRedisTest {
                 }
             }
             assertEquals(total, receiver.deliveries.size());
-            assertTrue(receiver.deliveries.values().stream().flatMap(List::stream)
-                    .anyMatch(d -> "c".equals(d.via()) && d.receivedMs() >= thawed[0] + 2_000)
-                    || receiver.completed.size() == total, "c took work again after the thaw");
             System.out.printf("groups, 3 replicas (one SIGSTOPped 6 s): %d jobs in %d groups, most of one group at once %d;"
                     + " %d run again%n", total, groups, receiver.peakBy.values().stream().mapToLong(x -> x.get()).max()
                             .orElseThrow(), again);
