@@ -101,8 +101,9 @@ final class ReplicaLoss {
         } catch (ConditionTimeoutException e) {
             // reported below, from the receiver's figures
         } finally {
-            fault.end().run();
+            // Taken before the fault ends: the replica may take its new work before end() returns.
             healedAt = System.currentTimeMillis();
+            fault.end().run();
             ended = true;
             back.complete(null);
         }
