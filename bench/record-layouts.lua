@@ -8,7 +8,8 @@
 --   today  the records in one hash per partition, id -> record (delayq's layout)
 --   keys   the records in small hashes, one key per bucket of ids (a hash of the id mod buckets),
 --          each small enough for Redis' listpack encoding; the bucket keys are named inside the
---          script, which delayq's scripts may not do (see RESULTS.md, issue 24)
+--          script, which delayq's scripts may not do (bench/RESULTS.md, "Memory per job: record
+--          layouts")
 --   blob   the records packed into the one hash per partition, one field per bucket of ids:
 --          "\0<id>\1<record>" entries, found with a plain string search and cut out on ack
 -- Jobs as the benchmark makes them: ids "0".."n-1", runAt spread over 10 s, 16-byte payload, the
