@@ -332,7 +332,18 @@ final class WrkScenario {
      * Null when every job of the run is in Redis exactly once (a record and one due entry each, ids
      * only of those wrk sent, at least one per 2xx answer), else what is wrong.
      */
-    private String checkStored(WrkRun post, String runId, String topic) {
+    private String checkStored(WrkRun post, String runId, String topic) throws InterruptedException {
+        // A request still in flight when wrk exited may be stored between the reads below (its one
+        // script writes record and due entry together): wait until the topic's record count holds.
+        long last = -1;
+        for (int i = 0; i < 50; i++) {
+            long now = recordCount(topic);
+            if (now == last) {
+                break;
+            }
+            last = now;
+            Thread.sleep(100);
+        }
         long records = 0, dueEntries = 0, foreign = 0;
         Pattern id = Pattern.compile(Pattern.quote(runId) + "-(\\d+)-(\\d+)");
         List<Integer> ports = RedisInfo.ports();
@@ -380,6 +391,22 @@ final class WrkScenario {
             return records + " jobs in Redis for " + answered + " 2xx answers and " + sent + " requests sent";
         }
         return null;
+    }
+
+    /** The records of a topic's partitions, over every node (a cluster's other nodes answer MOVED). */
+    private long recordCount(String topic) {
+        long n = 0;
+        for (Partition p : app.store.partitionsOf(topic)) {
+            for (int port : RedisInfo.ports()) {
+                try (Resp redis = new Resp(port)) {
+                    n += redis.num("HLEN", keys.jobs(p));
+                    break;
+                } catch (IllegalStateException moved) {
+                    // not this node's slot
+                }
+            }
+        }
+        return n;
     }
 
     /** One wrk run; {@code ratePerThread} &gt; 0 with the paced script: each wrk thread's requests/s. */
