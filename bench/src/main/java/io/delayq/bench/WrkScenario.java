@@ -344,41 +344,35 @@ final class WrkScenario {
             last = now;
             Thread.sleep(100);
         }
-        long records = 0, dueEntries = 0, foreign = 0;
+        long[] counts = new long[3]; // records, due entries, ids wrk did not send
         Pattern id = Pattern.compile(Pattern.quote(runId) + "-(\\d+)-(\\d+)");
-        List<Integer> ports = RedisInfo.ports();
         for (Partition p : app.store.partitionsOf(topic)) {
             String jobsKey = keys.jobs(p);
-            Long hlen = null;
-            for (int port : ports) {
-                try (Resp redis = new Resp(port)) {
-                    hlen = redis.num("HLEN", jobsKey);
-                    records += hlen;
-                    String cursor = "0";
-                    do {
-                        List<Object> page = redis.list("HSCAN", jobsKey, cursor, "COUNT", 1000);
-                        cursor = page.get(0).toString();
-                        List<?> kv = (List<?>) page.get(1);
-                        for (int i = 0; i < kv.size(); i += 2) {
-                            Matcher m = id.matcher(kv.get(i).toString());
-                            Long sent = m.matches() ? post.sentByThread().get(Integer.parseInt(m.group(1))) : null;
-                            if (sent == null || Long.parseLong(m.group(2)) > sent) {
-                                foreign++;
-                            }
+            Boolean read = onOwner(redis -> {
+                counts[0] += redis.num("HLEN", jobsKey);
+                String cursor = "0";
+                do {
+                    List<Object> page = redis.list("HSCAN", jobsKey, cursor, "COUNT", 1000);
+                    cursor = page.get(0).toString();
+                    List<?> kv = (List<?>) page.get(1);
+                    for (int i = 0; i < kv.size(); i += 2) {
+                        Matcher m = id.matcher(kv.get(i).toString());
+                        Long sent = m.matches() ? post.sentByThread().get(Integer.parseInt(m.group(1))) : null;
+                        if (sent == null || Long.parseLong(m.group(2)) > sent) {
+                            counts[2]++;
                         }
-                    } while (!"0".equals(cursor));
-                    for (Object day : redis.list("ZRANGE", keys.days(p), 0, -1)) {
-                        dueEntries += redis.num("ZCARD", keys.due(p, Integer.parseInt(day.toString())));
                     }
-                    break;
-                } catch (IllegalStateException moved) {
-                    // a Redis Cluster node that does not hold this slot (MOVED): the next one does
+                } while (!"0".equals(cursor));
+                for (Object day : redis.list("ZRANGE", keys.days(p), 0, -1)) {
+                    counts[1] += redis.num("ZCARD", keys.due(p, Integer.parseInt(day.toString())));
                 }
-            }
-            if (hlen == null) {
+                return true;
+            });
+            if (read == null) {
                 return "cannot read partition " + p.index() + " of " + topic;
             }
         }
+        long records = counts[0], dueEntries = counts[1], foreign = counts[2];
         long answered = post.requests() - post.non2xx();
         long sent = post.sentByThread().values().stream().mapToLong(Long::longValue).sum();
         if (records != dueEntries) {
@@ -393,20 +387,29 @@ final class WrkScenario {
         return null;
     }
 
-    /** The records of a topic's partitions, over every node (a cluster's other nodes answer MOVED). */
+    /** The records of a topic's partitions, over every node. */
     private long recordCount(String topic) {
         long n = 0;
         for (Partition p : app.store.partitionsOf(topic)) {
-            for (int port : RedisInfo.ports()) {
-                try (Resp redis = new Resp(port)) {
-                    n += redis.num("HLEN", keys.jobs(p));
-                    break;
-                } catch (IllegalStateException moved) {
-                    // not this node's slot
-                }
-            }
+            Long hlen = onOwner(redis -> redis.num("HLEN", keys.jobs(p)));
+            n += hlen == null ? 0 : hlen;
         }
         return n;
+    }
+
+    /**
+     * {@code read} on the first Redis node that answers it: a Redis Cluster's nodes that do not hold
+     * the slot of the keys it reads answer MOVED, and the next one is tried; null when none does.
+     */
+    private static <T> T onOwner(java.util.function.Function<Resp, T> read) {
+        for (int port : RedisInfo.ports()) {
+            try (Resp redis = new Resp(port)) {
+                return read.apply(redis);
+            } catch (IllegalStateException moved) {
+                // not this node's slot
+            }
+        }
+        return null;
     }
 
     /** One wrk run; {@code ratePerThread} &gt; 0 with the paced script: each wrk thread's requests/s. */
