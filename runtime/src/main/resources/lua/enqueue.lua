@@ -21,7 +21,8 @@
 --             released one gives its slot to the group's next held
 --             job (lib.lua's group_release; that needs today's shard too)
 -- Returns {now, then 4 values per job: created (1), replaced (2) or already there (0), runAt ms
---          (for state c: when it succeeded), attempts, state letter (s, i, d, or c = succeeded)},
+--          (for state c: when it succeeded), attempts, state letter (s, i, d, c = succeeded, or x = in
+--          flight and cancelling: see cancel.lua)},
 --          and last
 --          'relist' when the topic was forgotten since the partition emptied (see forget.lua):
 --          Java lists the topic again before it answers.
@@ -99,7 +100,7 @@ for i = 1, n do
     out[#out + 1] = 0
     out[#out + 1] = e.r.run_at
     out[#out + 1] = e.r.attempts
-    out[#out + 1] = e.state
+    out[#out + 1] = e.state == 'i' and cancelling(id) and 'x' or e.state
   elseif not e and succeeded[i] then
     out[#out + 1] = 0
     out[#out + 1] = succeeded[i]

@@ -23,7 +23,8 @@ local r = { run_at = run_at, trace = ARGV[A + 1], attempts = 0, max = tonumber(A
   retry = ARGV[J + 6], group = ARGV[J + 7] }
 if rcall('HSETNX', K_JOBS, id, encode(r)) == 0 then
   local found = decode(rcall('HGET', K_JOBS, id))
-  return { now, 0, found.run_at, found.attempts, state_of(id) }
+  local state = state_of(id)
+  return { now, 0, found.run_at, found.attempts, state == 'i' and cancelling(id) and 'x' or state }
 end
 rcall('ZADD', shard, run_at, id)
 rcall('ZADD', K_DAYS, day, day)

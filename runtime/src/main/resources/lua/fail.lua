@@ -11,9 +11,22 @@
 -- ARGV[A+6] = '1' when the failure is permanent (dead whatever attempts remain), else '0'
 -- ARGV[A+7] = '1' when the topic has a dead-job callback (recorded with the burial), else '0'
 -- Returns {'retry', runAt, attempts} | {'dead', died at, attempts} | {'stale'} when the lease is
--- held by another attempt (nothing changed).
+-- held by another attempt (nothing changed) | {'cancelled'} when its cancel was asked (cancel.lua):
+-- the job is gone.
 local id, token = ARGV[A], ARGV[A + 1]
-if rcall('HGET', K_LEASES, id) ~= token then return { 'stale' } end
+local holder = rcall('HGET', K_LEASES, id)
+if holder ~= token then
+  if not holder or holder ~= token .. CANCEL_MARK then return { 'stale' } end
+  -- Its cancel was asked while it ran: removed, not retried (see lib.lua's drop_cancelled).
+  local now = now_ms()
+  local admitted = admitted_of({ id })
+  if #admitted > 0 then
+    local err = require_days({ day_of(now) })
+    if err then return err end
+  end
+  drop_cancelled(id, admitted, now, ARGV[A + 5])
+  return { 'cancelled' }
+end
 local now = now_ms()
 local admitted = admitted_of({ id })
 if #admitted > 0 then

@@ -550,20 +550,47 @@ local function state_of(id)
   return 's'
 end
 
+-- A cancel of a job in flight (cancel.lua) appends CANCEL_MARK to its holder's lease token in
+-- leases, in the step that finds the job in flight: the mark lives beside the job and goes with its
+-- lease, and an ack (which deletes the lease) costs nothing more for it. A token never ends with it
+-- (a take's tokens end with the job's index). The holder's scripts take the marked token as theirs;
+-- every step that would run the job again or bury it (fail, snooze, reclaim, requeue) removes it
+-- instead (drop_cancelled); an ack that comes first is a success (the attempt had returned).
+local CANCEL_MARK = '!'
+
+-- Whether a lease token (false = none) carries the cancel mark.
+local function marked(token)
+  return token and string.sub(token, -1) == CANCEL_MARK
+end
+
+-- Whether a job in flight is cancelling: its lease carries the cancel mark.
+local function cancelling(id)
+  return marked(rcall('HGET', K_LEASES, id))
+end
+
 -- Splits n (id, lease token) pairs found at ARGV[at..] into the ids whose lease is still the
--- given token (ours) and the others (the lease expired and the job was retaken, or it is gone).
+-- given token (ours) and the others (the lease expired and the job was retaken, or it is gone);
+-- and, third, those of ours whose lease carries the cancel mark (they are among ours too).
 local function by_lease(at, n)
   local ids = {}
   for i = 1, n do ids[i] = ARGV[at + (i - 1) * 2] end
-  local ours, others = {}, {}
+  local ours, others, cancelled = {}, {}, {}
   for i = 1, n, CHUNK do
     local tokens = rcall('HMGET', K_LEASES, unpack(ids, i, math.min(i + CHUNK - 1, n)))
     for j = 1, #tokens do
       local k = i + j - 1
-      if tokens[j] == ARGV[at + (k - 1) * 2 + 1] then ours[#ours + 1] = ids[k] else others[#others + 1] = ids[k] end
+      local given = ARGV[at + (k - 1) * 2 + 1]
+      if tokens[j] == given then
+        ours[#ours + 1] = ids[k]
+      elseif tokens[j] and tokens[j] == given .. CANCEL_MARK then
+        ours[#ours + 1] = ids[k]
+        cancelled[#cancelled + 1] = ids[k]
+      else
+        others[#others + 1] = ids[k]
+      end
     end
   end
-  return ours, others
+  return ours, others, cancelled
 end
 
 -- Expired dedup entries one ack may remove beyond the number it adds: more than it adds, so a
@@ -618,4 +645,17 @@ local function ack_leases(at, n, window, now, channel)
     released = group_release(admitted, now, channel)
   end
   return stale, #done, released
+end
+
+-- Removes a job whose attempt was cancelled (its lease carries the cancel mark): record, in-flight
+-- entry and lease, and its dedup entry (a cancelled id is free at once); no retry, no dead entry,
+-- no callback. Its group's slot goes to the group's next held job: admitted is what admitted_of
+-- read for it, and today's shard must have been passed when that is not empty.
+local function drop_cancelled(id, admitted, now, channel)
+  rcall('ZREM', K_INFLIGHT, id)
+  rcall('HDEL', K_LEASES, id)
+  rcall('HDEL', K_JOBS, id)
+  rcall('ZREM', K_DONE, id)
+  group_release(admitted, now, channel)
+  free_slots(channel)
 end

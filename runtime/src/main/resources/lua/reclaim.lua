@@ -31,8 +31,11 @@
 -- ARGV[A+10] = '1' when the topic has a dead-job callback (recorded with a burial), else '0'
 -- ARGV[A+11] = h, the number of lease tokens the caller holds in this partition; then h tokens:
 --             leases with one of them are skipped
--- Returns {reclaimed count, dead count}. Sets "leasenext" to the earliest lease deadline left
--- (or drops it), so that the safety-net poll stops pointing here until a lease can expire.
+-- A job whose cancel was asked (its lease carries lib.lua's CANCEL_MARK) is removed instead: its
+-- holder is gone, and it must not run again.
+-- Returns {reclaimed count, dead count, removed (cancelled) count}. Sets "leasenext" to the
+-- earliest lease deadline left (or drops it), so that the safety-net poll stops pointing here
+-- until a lease can expire.
 local limit = tonumber(ARGV[A])
 local max_lost = tonumber(ARGV[A + 8])
 local deadline = tonumber(ARGV[A + 9])
@@ -95,10 +98,14 @@ local counted = 0
 for _, id in ipairs(ids) do
   if counted >= limit then break end
   local token = rcall('HGET', K_LEASES, id)
+  local cancelled = marked(token)
+  if cancelled then token = string.sub(token, 1, -2) end
   if not (token and held[token]) then
-    local job = { id = id }
+    local job = { id = id, cancelled = cancelled }
     local rec = rcall('HGET', K_JOBS, id)
-    if rec then
+    if cancelled then
+      counted = counted + 1 -- removed, whatever its record says (lib.lua's CANCEL_MARK)
+    elseif rec then
       counted = counted + 1
       local ok, decoded = pcall(function() return decode(rec) end)
       if ok and decoded and decoded.run_at and decoded.attempts and decoded.max then
@@ -127,12 +134,17 @@ local admitted = admitted_of(moved)
 if #admitted > 0 and not seen_day[day_of(now)] then needed[#needed + 1] = day_of(now) end
 local err = require_days(needed)
 if err then return err end
-local back, dead = 0, 0
+local back, dead, dropped = 0, 0, 0
 for _, job in ipairs(todo) do
   local id, r = job.id, job.r
   rcall('ZREM', K_INFLIGHT, id)
   rcall('HDEL', K_LEASES, id)
-  if job.unreadable then
+  if job.cancelled then
+    -- Its cancel was asked and its holder is gone: removed, not run again.
+    rcall('HDEL', K_JOBS, id)
+    rcall('ZREM', K_DONE, id)
+    dropped = dropped + 1
+  elseif job.unreadable then
     r.err = 'unreadable record, moved to dead by reclaim (its text is the payload)'
     bury(id, r, now, ARGV[A + 10])
     dead = dead + 1
@@ -152,5 +164,5 @@ for _, job in ipairs(todo) do
 end
 set_lease_next()
 group_release(admitted, now, ARGV[A + 2])
-if back + dead > 0 then free_slots(ARGV[A + 2]) end
-return { back, dead }
+if back + dead + dropped > 0 then free_slots(ARGV[A + 2]) end
+return { back, dead, dropped }

@@ -3,7 +3,8 @@
 -- The attempt is not counted: the observer was interrupted by us, not by the job.
 -- KEYS: see lib.lua; the day shard of Redis now
 -- ARGV[A] = wake channel, ARGV[A+1] = n; then n pairs: id, lease token
--- Returns the number of jobs put back (a job whose lease is no longer ours is left alone).
+-- Returns the number of jobs put back (a job whose lease is no longer ours is left alone; one whose
+-- cancel was asked is removed, see lib.lua's drop_cancelled).
 local channel = ARGV[A]
 local n = tonumber(ARGV[A + 1])
 local now = now_ms()
@@ -14,7 +15,11 @@ local back = 0
 -- of the group's held jobs, as a released one is, so the group's order and limit stay as they were.
 for i = 1, n do
   local id, token = ARGV[A + (i - 1) * 2 + 2], ARGV[A + (i - 1) * 2 + 3]
-  if rcall('HGET', K_LEASES, id) == token then
+  local holder = rcall('HGET', K_LEASES, id)
+  if holder and marked(holder) and (holder == token or holder == token .. CANCEL_MARK) then
+    -- Its cancel was asked: removed, not put back (lib.lua's drop_cancelled).
+    drop_cancelled(id, admitted_of({ id }), now, channel)
+  elseif holder == token then
     local r = decode(rcall('HGET', K_JOBS, id))
     rcall('ZREM', K_INFLIGHT, id)
     rcall('HDEL', K_LEASES, id)

@@ -10,9 +10,21 @@
 -- ARGV[A+3] = ms
 -- ARGV[A+4] = wake channel
 -- Returns {'snoozed', runAt} | {'stale'} when the lease is held by another attempt (nothing
--- changed).
+-- changed) | {'cancelled'} when its cancel was asked (cancel.lua): the job is gone.
 local id, token = ARGV[A], ARGV[A + 1]
-if rcall('HGET', K_LEASES, id) ~= token then return { 'stale' } end
+local holder = rcall('HGET', K_LEASES, id)
+if holder ~= token then
+  if not holder or holder ~= token .. CANCEL_MARK then return { 'stale' } end
+  -- Its cancel was asked while it ran: removed, not retried (see lib.lua's drop_cancelled).
+  local now = now_ms()
+  local admitted = admitted_of({ id })
+  if #admitted > 0 then
+    local err = require_days({ day_of(now) })
+    if err then return err end
+  end
+  drop_cancelled(id, admitted, now, ARGV[A + 4])
+  return { 'cancelled' }
+end
 local now = now_ms()
 local admitted = admitted_of({ id })
 if #admitted > 0 then

@@ -93,9 +93,13 @@ public class JobsResource {
             Boolean replaced) {
     }
 
-    /** A job in flight that a replace or extend asked to change: it runs as it is (409). */
+    /**
+     * A job in flight that a replace or extend asked to change: it runs as it is (409); and any
+     * enqueue of a job being cancelled (409: its id is not free until the attempt ended).
+     */
     private static boolean conflict(NewJob job, JobInfo info) {
-        return info.state() == JobState.INFLIGHT && job.ifExists() != IfExists.KEEP;
+        return info.state() == JobState.INFLIGHT
+                && (job.ifExists() != IfExists.KEEP || Boolean.TRUE.equals(info.cancelling()));
     }
 
     private static String text(Instant t) {
@@ -126,7 +130,7 @@ public class JobsResource {
             + " true)", content = @Content(mediaType = MediaType.APPLICATION_JSON,
                     schema = @Schema(implementation = Enqueued.class)))
     @APIResponse(responseCode = "409", description = "ifExists replace or extend, and the job is in flight: it is not"
-            + " changed (the problem body's state is inflight)", content = @Content(mediaType = Problem.MEDIA_TYPE,
+            + " changed (the problem body's state is inflight); or the job is being cancelled (any ifExists)", content = @Content(mediaType = Problem.MEDIA_TYPE,
                     schema = @Schema(implementation = Problem.class)))
     @APIResponse(responseCode = "503", description = UNAVAILABLE_ONE, content = @Content(mediaType = Problem.MEDIA_TYPE,
             schema = @Schema(implementation = Problem.class)))
@@ -146,8 +150,10 @@ public class JobsResource {
         return uni(jobs.scheduleAllAsync(List.of(job), traceparent).map(all -> {
             JobInfo info = all.get(0);
             if (conflict(job, info)) {
-                return Problem.response(409, "job " + info.id() + " is running; ifExists " + job.ifExists().json()
-                        + " cannot change it", null, instance, info.id(), null, info.state().json()).build();
+                String why = Boolean.TRUE.equals(info.cancelling()) ? "job " + info.id()
+                        + " is being cancelled; its id is free once its attempt ended"
+                        : "job " + info.id() + " is running; ifExists " + job.ifExists().json() + " cannot change it";
+                return Problem.response(409, why, null, instance, info.id(), null, info.state().json()).build();
             }
             if (info.created()) {
                 return Response.status(Response.Status.CREATED)
@@ -163,7 +169,7 @@ public class JobsResource {
     @Operation(summary = "Enqueue up to 1000 jobs", description = "Body: a JSON array of jobs (or {\"jobs\": [...]}). "
             + "Validation is all-or-nothing: one invalid item → 400 naming it, nothing written. "
             + "Reply: one result per item, in order, status 201 (created), 200 (existed, or replaced: replaced true) or "
-            + "409 (ifExists replace or extend of a job in flight: not changed, state inflight).")
+            + "409 (ifExists replace or extend of a job in flight: not changed, state inflight; or a job being cancelled).")
     // Declared: a documented 503 alone would leave the operation without its 2xx (a Uni's implicit one is dropped).
     @APIResponse(responseCode = "200", description = "one result per item, in request order", content = @Content(
             mediaType = MediaType.APPLICATION_JSON, schema = @Schema(type = org.eclipse.microprofile.openapi.annotations.enums.SchemaType.ARRAY,
@@ -200,15 +206,32 @@ public class JobsResource {
         return store.get(topic, id).orElseThrow(() -> new NotFound("no job " + id + " in topic " + topic));
     }
 
+    /** The reply to the cancel of a job in flight (202): its attempt is being ended. */
+    @RegisterForReflection
+    public record Cancelling(String id, String topic,
+            @Schema(description = "always inflight: the job runs until its replica ends the attempt") String state,
+            @Schema(description = "always true: the job will not run again, and leaves once its attempt ends")
+            boolean cancelling) {
+    }
+
     @DELETE
     @Path("/{topic}/{id}")
-    @Operation(summary = "Cancel a scheduled job", description = "204 cancelled; 404 unknown (or succeeded: "
-            + "nothing is scheduled); 409 in flight or dead")
+    @Operation(summary = "Cancel a job", description = "204 a scheduled job cancelled (it will not run); 202 a job in "
+            + "flight: the cancel is recorded with it and the replica running it ends the attempt within about a second "
+            + "(an HTTP target's call aborted, a synchronous observer interrupted, a reactive one's subscription "
+            + "cancelled); it will not run again and then leaves (no retry, no dead entry); until then GET shows "
+            + "cancelling: true and an enqueue of its id answers 409. An attempt that returned before the cancel reached "
+            + "it counts as succeeded. 404 unknown (or succeeded: nothing is scheduled); 409 dead")
+    @APIResponse(responseCode = "204", description = "the scheduled job is cancelled: it will not run")
+    @APIResponse(responseCode = "202", description = "the job is in flight: its attempt is being ended; it will not run"
+            + " again", content = @Content(mediaType = MediaType.APPLICATION_JSON,
+                    schema = @Schema(implementation = Cancelling.class)))
     public Response cancel(@PathParam("topic") String topic, @PathParam("id") String id) {
         JobValidator.checkTopic("topic", topic);
         JobValidator.checkId("id", id);
-        return switch (store.cancel(topic, id)) {
+        return switch (jobs.cancel(topic, id)) {
             case CANCELLED -> Response.noContent().build();
+            case CANCELLING -> Response.accepted(new Cancelling(id, topic, "inflight", true)).build();
             case UNKNOWN -> throw new NotFound("no job " + id + " in topic " + topic);
             case INFLIGHT -> throw new Conflict("job " + id + " is running; it cannot be cancelled");
             case DEAD -> throw new Conflict("job " + id + " is dead; purge it with DELETE /topics/" + topic + "/dead/" + id);

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.BooleanSupplier;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 
@@ -23,6 +24,7 @@ public final class Job {
     private final String payloadJson;
     private final ObjectMapper mapper;
     private final String traceparent;
+    private final BooleanSupplier cancelled;
 
     public Job(String id, String topic, int attempt, Instant runAt, String payloadJson, ObjectMapper mapper) {
         this(id, topic, attempt, runAt, payloadJson, mapper, null);
@@ -30,6 +32,13 @@ public final class Job {
 
     public Job(String id, String topic, int attempt, Instant runAt, String payloadJson, ObjectMapper mapper,
             String traceparent) {
+        this(id, topic, attempt, runAt, payloadJson, mapper, traceparent, () -> false);
+    }
+
+    /** @param cancelled whether this attempt's cancel was asked (see {@link #cancelled()}) */
+    public Job(String id, String topic, int attempt, Instant runAt, String payloadJson, ObjectMapper mapper,
+            String traceparent, BooleanSupplier cancelled) {
+        this.cancelled = Objects.requireNonNull(cancelled, "cancelled");
         this.id = id;
         this.topic = topic;
         this.attempt = attempt;
@@ -72,6 +81,16 @@ public final class Job {
      */
     public Optional<String> traceparent() {
         return Optional.ofNullable(traceparent);
+    }
+
+    /**
+     * True once this job's cancel was asked ({@code DELETE /jobs/{topic}/{id}}, {@link Jobs#cancel})
+     * while this attempt runs: an observer that works in steps checks it between them and returns.
+     * The attempt is ended anyway (a synchronous observer's thread is interrupted, a reactive one's
+     * subscription cancelled), and the job will not run again, whatever the observer returns.
+     */
+    public boolean cancelled() {
+        return cancelled.getAsBoolean();
     }
 
     /** The payload read as {@code type} with the application's Jackson ObjectMapper. */

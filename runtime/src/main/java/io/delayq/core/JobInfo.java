@@ -19,6 +19,8 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
  *        attempts 0 (only the time of success is remembered)
  * @param created true when this call created the job, false when the id already existed
  *        (idempotent enqueue); not serialized
+ * @param cancelling true for a job in flight whose cancel was asked ({@code DELETE /jobs/{topic}/{id}}):
+ *        it will not run again, and leaves once its attempt ends; null otherwise
  * @param replaced true when this call changed the existing scheduled job
  *        ({@link IfExists#REPLACE}, {@link IfExists#EXTEND}); not serialized here (the enqueue
  *        reply says {@code "replaced": true})
@@ -27,9 +29,17 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer lostAttempts,
         Integer maxAttempts, JobRetry retry, String group, Boolean held, String lastError, Instant deadAt,
-        Instant finishedAt,
+        Instant finishedAt, Boolean cancelling,
         @com.fasterxml.jackson.annotation.JsonIgnore boolean created,
         @com.fasterxml.jackson.annotation.JsonIgnore boolean replaced) {
+
+    /** A job that is not cancelling. */
+    public JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer lostAttempts,
+            Integer maxAttempts, JobRetry retry, String group, Boolean held, String lastError, Instant deadAt,
+            Instant finishedAt, boolean created, boolean replaced) {
+        this(id, topic, runAt, state, attempts, lostAttempts, maxAttempts, retry, group, held, lastError, deadAt,
+                finishedAt, null, created, replaced);
+    }
 
     /** A job of no group. */
     public JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer lostAttempts,
@@ -62,6 +72,12 @@ public record JobInfo(String id, String topic, Instant runAt, JobState state, in
     public static JobInfo enqueued(String id, String topic, Instant runAt, JobState state, int attempts,
             boolean created) {
         return new JobInfo(id, topic, runAt, state, attempts, null, null, null, null, null, created, false);
+    }
+
+    /** The short form of a job in flight whose cancel was asked (the enqueue of its id answers 409). */
+    public static JobInfo cancelling(String id, String topic, Instant runAt, int attempts) {
+        return new JobInfo(id, topic, runAt, JobState.INFLIGHT, attempts, null, null, null, null, null, null, null,
+                null, Boolean.TRUE, false, false);
     }
 
     /** The short form of a scheduled job this call replaced ({@link IfExists#REPLACE}, {@link IfExists#EXTEND}). */

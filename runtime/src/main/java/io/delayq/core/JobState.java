@@ -14,13 +14,18 @@ public enum JobState {
         return name().toLowerCase();
     }
 
-    /** Decodes the one-letter state the Lua scripts return. */
+    /** Decodes the one-letter state the Lua scripts return ("x": in flight, cancelling). */
     public static JobState ofLetter(String letter) {
         return switch (letter) {
-            case "i" -> INFLIGHT;
+            case "i", "x" -> INFLIGHT;
             case "d" -> DEAD;
             case "c" -> SUCCEEDED;
             default -> SCHEDULED;
         };
+    }
+
+    /** Whether a state letter the Lua scripts return says "in flight, its cancel asked". */
+    public static boolean cancellingLetter(String letter) {
+        return "x".equals(letter);
     }
 }

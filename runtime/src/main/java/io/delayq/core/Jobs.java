@@ -35,9 +35,12 @@ public interface Jobs {
     Optional<JobInfo> get(String topic, String id);
 
     /**
-     * Cancels a scheduled job: {@link CancelOutcome#CANCELLED} when it was removed before it ran.
-     * A job already running ({@link CancelOutcome#INFLIGHT}) is not stopped, so an observer that
-     * must not act after a cancellation re-checks its own state.
+     * Cancels a job: {@link CancelOutcome#CANCELLED} when it was scheduled and was removed before it
+     * ran; {@link CancelOutcome#CANCELLING} when it is running: the cancel is recorded with it in
+     * Redis, and the replica running it ends the attempt (a synchronous observer's thread is
+     * interrupted, a reactive observer's subscription cancelled, an HTTP target's call aborted,
+     * {@link Job#cancelled()} turns true), then the job leaves: no retry, no dead entry. It will not
+     * run again; an attempt that returned before the cancel reached it counts as succeeded.
      */
     CancelOutcome cancel(String topic, String id);
 

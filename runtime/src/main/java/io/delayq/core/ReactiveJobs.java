@@ -36,6 +36,6 @@ public interface ReactiveJobs {
     /** As {@link Jobs#get}: empty when there is no such job. */
     Uni<Optional<JobInfo>> get(String topic, String id);
 
-    /** As {@link Jobs#cancel}: a job already running is not stopped. */
+    /** As {@link Jobs#cancel}: a job already running is stopped ({@link CancelOutcome#CANCELLING}). */
     Uni<CancelOutcome> cancel(String topic, String id);
 }

@@ -343,6 +343,12 @@ public class Dispatcher {
         return pools.values();
     }
 
+    /** A job's cancel reached this replica: ends its attempt under lease {@code token} here, if one runs. */
+    boolean cancel(Partition p, String id, String token) {
+        WorkerPool pool = pools.get(p.topic());
+        return pool != null && pool.cancel(p, id, token);
+    }
+
     /** Partitions this replica takes from. */
     public List<Partition> partitions() {
         List<Partition> out = new ArrayList<>(takers.size());

@@ -130,6 +130,11 @@ final class DueTaker {
         return partition;
     }
 
+    /** The cancel of job {@code id} under lease {@code token} (cancel.lua's message): its attempt ends, if it runs here. Any thread. */
+    void cancel(String token, String id) {
+        pool.cancel(partition, id, token);
+    }
+
     /** A job due at {@code dueRedisMs} was scheduled: wake up if that is earlier than planned. Any thread. */
     void wake(long dueRedisMs) {
         long current;

@@ -125,6 +125,16 @@ public class JobRunner {
      * success: its ack queued, not yet flushed), with that outcome.
      */
     void run(TakenJob taken, BiConsumer<TakenJob, Outcome> done) {
+        run(taken, done, c -> {
+        });
+    }
+
+    /**
+     * As {@link #run(TakenJob, BiConsumer)}; {@code onCancel} is handed, before the observer is
+     * called, what ends this attempt when its job's cancel reaches this replica (the
+     * {@link WorkerPool} keeps it with the attempt; any thread may run it, more than once).
+     */
+    void run(TakenJob taken, BiConsumer<TakenJob, Outcome> done, Consumer<Runnable> onCancel) {
         String topic = taken.partition().topic();
         if (taken.record() == null) {
             // A lease on an id without a record cannot run; ack drops the lease.
@@ -138,8 +148,11 @@ public class JobRunner {
         long lateness = clock.redisNow() - rec.runAt();
         JobTracing.AttemptSpan span = tracing.startAttempt(topic, taken.lease().id(), attempt, Math.max(0, lateness),
                 rec.trace());
+        // Set when the job's cancel reaches this attempt: whatever the observer does after that, the
+        // attempt settles as cancelled (the fail script then removes the job: see cancel.lua).
+        AtomicBoolean cancelled = new AtomicBoolean();
         Job job = new Job(taken.lease().id(), topic, attempt, Instant.ofEpochMilli(rec.runAt()), rec.payloadOrNull(),
-                mapper, span.traceparent());
+                mapper, span.traceparent(), cancelled::get);
         metrics.dispatched(topic, lateness);
         store.history().started(topic, lateness);
         long start = System.nanoTime();
@@ -204,6 +217,26 @@ public class JobRunner {
                         () -> settle(taken, job, span, start, new AttemptTimeoutException(job, timeoutMs), done));
             }
         }, timeoutMs, TimeUnit.MILLISECONDS);
+        // A cancel ends the attempt as its timeout does: a synchronous observer still being called is
+        // interrupted (under the phase lock, so that no interrupt lands after its call returned); a
+        // pending CompletionStage whose cancel ends the work is cancelled (an HTTP call aborted, a
+        // reactive subscription cancelled) and the attempt settled now; other stages settle, as
+        // cancelled, when they complete.
+        Runnable cancelAttempt = () -> {
+            if (cancelled.getAndSet(true)) {
+                return;
+            }
+            synchronized (phase) {
+                if (phase.get() == CALLING) {
+                    if (blocking) {
+                        caller.interrupt();
+                    }
+                    return; // the call returns: the check below ends what it left pending
+                }
+            }
+            endCancelled(handler, settled, running.get(), timer, taken, job, span, start, done);
+        };
+        onCancel.accept(cancelAttempt);
         CompletionStage<Void> stage = null;
         Throwable thrown = null;
         try {
@@ -215,6 +248,12 @@ public class JobRunner {
         boolean overdue;
         synchronized (phase) {
             overdue = !phase.compareAndSet(CALLING, RETURNED);
+        }
+        if (blocking && cancelled.get()) {
+            Thread.interrupted(); // the cancel's interrupt, not to fail the Redis calls below
+        }
+        if (cancelled.get() && !overdue && thrown == null) {
+            endCancelled(handler, settled, stage, timer, taken, job, span, start, done);
         }
         if (overdue) {
             // The observer returned at last, past its timeout: the attempt fails as timed out
@@ -263,6 +302,24 @@ public class JobRunner {
         });
     }
 
+    /**
+     * Ends a cancelled attempt whose observer's call returned: its pending stage cancelled and the
+     * attempt settled as cancelled now when cancelling ends its work; else nothing here (it settles,
+     * as cancelled, when its stage completes).
+     */
+    private void endCancelled(JobHandler handler, AtomicBoolean settled, CompletionStage<Void> stage,
+            ScheduledFuture<?> timer, TakenJob taken, Job job, JobTracing.AttemptSpan span, long start,
+            BiConsumer<TakenJob, Outcome> done) {
+        if (stage == null || !handler.cancelEndsWork() || !settled.compareAndSet(false, true)) {
+            return;
+        }
+        timer.cancel(false);
+        cancel(stage);
+        // Recording the outcome is a Redis call: not on the thread that brought the cancel.
+        Thread.ofVirtual().name("delayq-cancel").start(
+                () -> settle(taken, job, span, start, new AttemptCancelledException(job), done));
+    }
+
     /** Cancels what an attempt left pending (an HTTP call in flight is aborted). */
     private static void cancel(CompletionStage<Void> pending) {
         if (pending != null) {
@@ -277,7 +334,8 @@ public class JobRunner {
      */
     private void settleWhereItMayBlock(TakenJob taken, Job job, JobTracing.AttemptSpan span, long start, Throwable error,
             BiConsumer<TakenJob, Outcome> done, boolean mustNotBlock) {
-        if (error == null || !mustNotBlock) {
+        // A cancelled attempt's success is recorded as a cancel: a Redis call, as a failure's.
+        if ((error == null && !job.cancelled()) || !mustNotBlock) {
             settle(taken, job, span, start, error, done);
         } else {
             Thread.ofVirtual().name("delayq-settle").start(() -> settle(taken, job, span, start, error, done));
@@ -310,6 +368,15 @@ public class JobRunner {
         }
     }
 
+    /** An attempt ended because its job's cancel was asked: the fail script removes the job. */
+    public static final class AttemptCancelledException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        AttemptCancelledException(Job job) {
+            super("attempt " + job.attempt() + " cancelled", null, false, false);
+        }
+    }
+
     /** An attempt that ran past {@code delayq.dispatch.attempt-timeout}. */
     public static final class AttemptTimeoutException extends RuntimeException {
         private static final long serialVersionUID = 1L;
@@ -327,6 +394,10 @@ public class JobRunner {
     private void settle(TakenJob taken, Job job, JobTracing.AttemptSpan span, long start, Throwable error,
             BiConsumer<TakenJob, Outcome> done) {
         long took = System.nanoTime() - start;
+        if (job.cancelled() && !(error instanceof AttemptCancelledException)) {
+            // Its cancel reached it: whatever it ended with, it is not run again.
+            error = new AttemptCancelledException(job);
+        }
         // The job in the logging context for the lines a failure or a snooze logs; a success logs
         // nothing, and settles on an event loop, whose logging context is better left untouched.
         try (JobLogContext log = error == null ? null : JobLogContext.of(job)) {
@@ -355,6 +426,10 @@ public class JobRunner {
         if (throttled != null) {
             hold(job, throttled);
             snooze(taken, job, took, throttled.delay(), throttled.until(), throttled);
+            return;
+        }
+        if (error instanceof AttemptCancelledException) {
+            cancelled(taken, job, took, error.getMessage());
             return;
         }
         PermanentJobFailureException permanent = find(error, PermanentJobFailureException.class);
@@ -478,6 +553,28 @@ public class JobRunner {
                 }
                 pauseMs = Math.min(2000, pauseMs * 2);
             }
+        }
+    }
+
+    /**
+     * Ends a cancelled attempt in Redis: the fail script finds the cancel mark on the lease and
+     * removes the job (no retry, no dead entry). Without the mark (not seen: a cancel comes from it)
+     * it is an ordinary failed attempt, retried: never a death.
+     */
+    private void cancelled(TakenJob taken, Job job, long took, String text) {
+        try {
+            long delay = retry.delayMs(job.topic(), job.attempt(), taken.record() == null ? null : taken.record().retry());
+            FailOutcome outcome = whileRedisAway(job, () -> store.fail(taken.partition(), taken.lease(), delay, text,
+                    retry.maxAttempts(job.topic()), false));
+            if (outcome.kind() == FailOutcome.Kind.RETRY || outcome.kind() == FailOutcome.Kind.DEAD) {
+                metrics.failed(job.topic(), took, outcome.kind() == FailOutcome.Kind.DEAD);
+                store.history().failed(job.topic());
+            }
+            LOG.infof("%s cancelled: its attempt ended after %d ms (%s)", job, TimeUnit.NANOSECONDS.toMillis(took),
+                    outcome.kind());
+        } catch (RuntimeException e) {
+            // The lease stays; when it expires the reclaimer finds the mark and removes the job.
+            LOG.warnf("could not record the cancel of %s (%s); it is removed once its lease expires", job, e.toString());
         }
     }
 

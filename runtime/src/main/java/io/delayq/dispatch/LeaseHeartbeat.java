@@ -37,6 +37,13 @@ import io.vertx.core.Future;
  * A lease that is no longer ours (it expired while this replica was cut off or frozen, and another
  * replica retook the job) is logged: that job may now run twice, and the late ack of this attempt
  * is refused by its token.
+ * <p>
+ * The safety net of a cancel (cancel.lua marks the lease and tells its holder by a wake-up
+ * message, which may be lost): every extend's reply names the jobs among ours whose cancel was
+ * asked, and between extends (a heartbeat is 10 s by default) the marks of the running jobs' leases
+ * are read every {@link JobQueue#CANCEL_CHECK_MS} ms, one read-only HMGET per partition that runs
+ * jobs here; a partition running none costs nothing. The attempts named end through the
+ * {@link WorkerPool} that runs them.
  */
 @ApplicationScoped
 public class LeaseHeartbeat {
@@ -99,6 +106,8 @@ public class LeaseHeartbeat {
     private void loop() {
         long tickNanos = TimeUnit.MILLISECONDS.toNanos(TICK_MS);
         long last = System.nanoTime();
+        long checkNanos = TimeUnit.MILLISECONDS.toNanos(JobQueue.CANCEL_CHECK_MS);
+        long checked = last;
         while (running) {
             LockSupport.parkNanos(tickNanos);
             long now = System.nanoTime();
@@ -115,6 +124,10 @@ public class LeaseHeartbeat {
                     send(true);
                 } else {
                     send(false);
+                }
+                if (now - checked >= checkNanos) {
+                    checked = now;
+                    checkCancels();
                 }
             } catch (RuntimeException e) {
                 LOG.warnf("lease heartbeat failed: %s", e.toString());
@@ -156,6 +169,48 @@ public class LeaseHeartbeat {
     }
 
     /**
+     * Reads the cancel marks of the running jobs' leases, per partition at once (not one whose
+     * extend is in flight: its reply says the same), and ends the attempts whose cancel was asked.
+     */
+    private void checkCancels() {
+        Map<Partition, List<Lease>> byPartition = new HashMap<>();
+        for (WorkerPool pool : dispatcher.pools()) {
+            for (TakenJob job : pool.running().values()) {
+                byPartition.computeIfAbsent(job.partition(), p -> new ArrayList<>()).add(job.lease());
+            }
+        }
+        byPartition.forEach((p, leases) -> {
+            Beat b = beats.get(p);
+            if (b != null) {
+                synchronized (b) {
+                    if (b.sending) {
+                        return;
+                    }
+                }
+            }
+            try {
+                store.cancelledAsync(p, leases).onSuccess(ids -> endCancelled(p, leases, ids))
+                        .onFailure(e -> LOG.debugf("cancel check of %s failed: %s", p, e.toString()));
+            } catch (RuntimeException e) {
+                LOG.debugf("cancel check of %s failed: %s", p, e.toString());
+            }
+        });
+    }
+
+    /** Ends the attempts of the leases whose job is among {@code cancelledIds}. */
+    private void endCancelled(Partition p, List<Lease> leases, List<String> cancelledIds) {
+        if (cancelledIds.isEmpty()) {
+            return;
+        }
+        Set<String> ids = Set.copyOf(cancelledIds);
+        for (Lease l : leases) {
+            if (ids.contains(l.id()) && dispatcher.cancel(p, l.id(), l.token())) {
+                LOG.debugf("cancel of %s/%s found by the heartbeat", p.topic(), l.id());
+            }
+        }
+    }
+
+    /**
      * Every lease ours by partition: running jobs (after a lost lease this replica can hold two
      * leases of one id, the stale attempt still running and the retaken one, and the current one
      * must be extended whatever the order), and finished jobs whose ack is not in Redis yet.
@@ -173,7 +228,7 @@ public class LeaseHeartbeat {
 
     private Future<Void> extend(Partition p, Beat b, List<Lease> leases) {
         long sentNanos = System.nanoTime();
-        Future<List<String>> reply;
+        Future<JobQueue.Extended> reply;
         try {
             reply = store.extendAsync(p, leaseMs, leases);
         } catch (RuntimeException e) {
@@ -193,7 +248,8 @@ public class LeaseHeartbeat {
                 return Future.succeededFuture();
             }
             gate.answered(p, sentNanos);
-            reportLost(p, leases, done.result());
+            reportLost(p, leases, done.result().lost());
+            endCancelled(p, leases, done.result().cancelled());
             return Future.succeededFuture();
         });
     }

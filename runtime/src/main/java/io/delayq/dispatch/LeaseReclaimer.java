@@ -122,7 +122,10 @@ public class LeaseReclaimer {
                 if (r[0] + r[1] > 0) {
                     LOG.infof("reclaimed %d job(s) of %s with an expired lease (%d to dead)", r[0] + r[1], p, r[1]);
                 }
-                if (r[0] + r[1] < BATCH) {
+                if (r[2] > 0) {
+                    LOG.infof("removed %d cancelled job(s) of %s whose holder is gone (lease expired)", r[2], p);
+                }
+                if (r[0] + r[1] + r[2] < BATCH) {
                     return moved;
                 }
             }

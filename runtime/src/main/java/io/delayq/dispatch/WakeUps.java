@@ -270,13 +270,30 @@ final class WakeUps {
         if (!"message".equals(kind) && !"smessage".equals(kind)) {
             return;
         }
-        DueTaker taker = byChannel.get(r.get(1).toString());
-        if (taker != null) {
-            try {
-                taker.wake(Long.parseLong(r.get(2).toString()));
-            } catch (NumberFormatException e) {
-                LOG.debugf("ignored wake-up message %s", r);
+        deliver(byChannel.get(r.get(1).toString()), r);
+    }
+
+    /**
+     * A message of a partition's channel to its taker: a runAt (a job became the earliest), or
+     * "c &lt;lease token&gt; &lt;id&gt;" from cancel.lua: the job's cancel, for the replica running it
+     * (the others hold no such lease and ignore it).
+     */
+    static void deliver(DueTaker taker, Response r) {
+        if (taker == null) {
+            return;
+        }
+        String message = r.get(2).toString();
+        if (message.startsWith("c ")) {
+            int last = message.lastIndexOf(' ');
+            if (last > 2) {
+                taker.cancel(message.substring(2, last), message.substring(last + 1));
+                return;
             }
+        }
+        try {
+            taker.wake(Long.parseLong(message));
+        } catch (NumberFormatException e) {
+            LOG.debugf("ignored wake-up message %s", r);
         }
     }
 
@@ -515,14 +532,7 @@ final class WakeUps {
                     if (r.size() < 3) {
                         return;
                     }
-                    DueTaker taker = byChannel.get(r.get(1).toString());
-                    if (taker != null) {
-                        try {
-                            taker.wake(Long.parseLong(r.get(2).toString()));
-                        } catch (NumberFormatException e) {
-                            LOG.debugf("ignored wake-up message %s", r);
-                        }
-                    }
+                    deliver(byChannel.get(r.get(1).toString()), r);
                 }
                 default -> {
                 }

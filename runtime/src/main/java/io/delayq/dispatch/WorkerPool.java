@@ -39,9 +39,26 @@ final class WorkerPool {
     private static final class Attempt {
         final Lease lease;
         final List<TakenJob> waiting = new ArrayList<>();
+        /** What ends the attempt (from {@link JobRunner}); null until the runner handed it over. */
+        Runnable canceller;
+        /** Its job's cancel reached this replica (before the runner handed the canceller over, too). */
+        boolean cancelAsked;
 
         Attempt(Lease lease) {
             this.lease = lease;
+        }
+
+        /** Whether the lease with {@code token} is this attempt's, or one waiting for it (the job's current one). */
+        boolean holds(String token) {
+            if (lease.token().equals(token)) {
+                return true;
+            }
+            for (TakenJob w : waiting) {
+                if (w.lease().token().equals(token)) {
+                    return true;
+                }
+            }
+            return false;
         }
     }
     /** Told whenever slots are freed (the takers waiting for one are driven by events, not threads). */
@@ -119,7 +136,7 @@ final class WorkerPool {
             }
             if (!runner.blocks(job)) {
                 try {
-                    runner.run(job, this::finished);
+                    runner.run(job, this::finished, c -> cancellable(job, c));
                 } catch (Throwable e) {
                     // Not the taker's problem, nor the other jobs' of the take (an Error too: the
                     // taker must go on and the slot come back): this one's lease expires and the
@@ -132,7 +149,7 @@ final class WorkerPool {
             try {
                 executor.execute(() -> {
                     try {
-                        runner.run(job, this::finished);
+                        runner.run(job, this::finished, c -> cancellable(job, c));
                     } catch (RuntimeException | Error e) {
                         finished(job, JobRunner.Outcome.NONE);
                         throw e;
@@ -145,6 +162,45 @@ final class WorkerPool {
                 LOG.warnf("job %s not started: the replica is stopping", job.lease().id());
             }
         }
+    }
+
+    /** Keeps what ends a job's attempt; runs it at once when the job's cancel came first. */
+    private void cancellable(TakenJob job, Runnable canceller) {
+        boolean[] now = { false };
+        attempts.computeIfPresent(JobKey.of(job), (k, a) -> {
+            if (a.lease.equals(job.lease())) {
+                a.canceller = canceller;
+                now[0] = a.cancelAsked;
+            }
+            return a;
+        });
+        if (now[0]) {
+            canceller.run();
+        }
+    }
+
+    /**
+     * The job's cancel reached this replica (a wake-up message, or the heartbeat read its mark): ends
+     * its attempt here, when one runs under the lease with {@code token} (or its current lease waits
+     * for it). Returns whether one does. Any thread; a second call changes nothing.
+     */
+    boolean cancel(Partition partition, String id, String token) {
+        Runnable[] run = { null };
+        boolean[] found = { false };
+        attempts.computeIfPresent(new JobKey(partition, id), (k, a) -> {
+            if (a.holds(token)) {
+                found[0] = true;
+                if (!a.cancelAsked) {
+                    a.cancelAsked = true;
+                    run[0] = a.canceller;
+                }
+            }
+            return a;
+        });
+        if (run[0] != null) {
+            run[0].run();
+        }
+        return found[0];
     }
 
     /** Whether an attempt of this job (under any lease) runs here now. */

@@ -104,6 +104,14 @@ public class DelayqMetrics {
     }
 
     /**
+     * A cancel that took effect: a scheduled job deleted, or a job in flight marked (counted once,
+     * when the mark is set; its attempt then ends on the replica running it).
+     */
+    public void cancelled(String topic) {
+        of(topic).cancelled.increment();
+    }
+
+    /**
      * An attempt of the topic ran past its timeout and its observer has not returned yet (+1), or
      * such an observer returned at last (-1): the gauge {@code delayq.attempts.overdue}.
      */
@@ -139,7 +147,7 @@ public class DelayqMetrics {
     }
 
     private final class TopicMeters {
-        final Counter enqueued, dispatched, succeeded, failed, retried, dead, snoozed, lost;
+        final Counter enqueued, dispatched, succeeded, failed, retried, dead, snoozed, lost, cancelled;
         final Timer lateness, duration, take;
         final AtomicInteger overdue = new AtomicInteger();
 
@@ -154,6 +162,8 @@ public class DelayqMetrics {
             snoozed = counter("delayq.jobs.snoozed", topic, "Attempts whose observer snoozed the job (not counted as failed)");
             lost = counter("delayq.jobs.lost", topic,
                     "Attempts whose lease expired without an outcome (replica crashed, cut off or frozen); not failed");
+            cancelled = counter("delayq.jobs.cancelled", topic,
+                    "Jobs cancelled: scheduled ones deleted, and ones in flight whose attempt is ended (not retried)");
             Gauge.builder("delayq.attempts.overdue", overdue, AtomicInteger::get)
                     .description("Attempts past their timeout whose observer has not returned yet (each holds its slot and thread)")
                     .tag("topic", topic).strongReference(true).register(registry);

@@ -89,10 +89,15 @@ public class JobsService implements Jobs {
     }
 
     /** As {@link #cancel}, holding no thread; the checks throw before anything is sent. */
-    Future<CancelOutcome> cancelAsync(String topic, String id) {
+    public Future<CancelOutcome> cancelAsync(String topic, String id) {
         JobValidator.checkTopic("topic", topic);
         JobValidator.checkId("id", id);
-        return inspection.cancelAsync(topic, id);
+        return inspection.cancelCodeAsync(topic, id).map(code -> {
+            if (code == 1 || code == 2) { // counted once: not again for a job marked already
+                metrics.cancelled(topic);
+            }
+            return Inspection.cancelOutcome(code);
+        });
     }
 
     @Override

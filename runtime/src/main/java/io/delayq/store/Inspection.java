@@ -114,9 +114,11 @@ public class Inspection extends StorePart {
         Instant deadAt = state == JobState.DEAD ? Instant.ofEpochMilli((long) Double.parseDouble(r.get(2).toString())) : null;
         // A job its group holds back is scheduled, in no day shard: held says so (absent otherwise).
         Boolean held = r.size() > 3 && "1".equals(r.get(3).toString()) ? Boolean.TRUE : null;
+        Boolean cancelling = JobState.cancellingLetter(r.get(1).toString()) ? Boolean.TRUE : null;
         return Optional.of(new JobDetail(new JobInfo(id, topic, Instant.ofEpochMilli(rec.runAt()), state, rec.attempts(),
                 rec.lostAttempts(), rec.maxAttempts() == 0 ? null : rec.maxAttempts(), rec.retry(), rec.group(), held,
-                rec.lastError().isEmpty() ? null : rec.lastError(), deadAt, null, false, false), rec.payloadOrNull()));
+                rec.lastError().isEmpty() ? null : rec.lastError(), deadAt, null, cancelling, false, false),
+                rec.payloadOrNull()));
     }
 
     public CancelOutcome cancel(String topic, String id) {
@@ -125,13 +127,27 @@ public class Inspection extends StorePart {
 
     /** As {@link #cancel}, holding no thread. */
     public Future<CancelOutcome> cancelAsync(String topic, String id) {
+        return cancelCodeAsync(topic, id).map(Inspection::cancelOutcome);
+    }
+
+    /**
+     * As {@link #cancelAsync}, with cancel.lua's own reply: 1 deleted, 2 in flight and marked now, 3
+     * marked before, 0 unknown, -1 in flight without a lease, -2 dead (what counts a cancel once).
+     */
+    public Future<Integer> cancelCodeAsync(String topic, String id) {
         return byId(topic, id, p -> runAsync("cancel", p, Set.of(), List.of(id, scriptChannel(p)), 0, null),
-                r -> r.toInteger() != 0).map(r -> switch (r.toInteger()) {
+                r -> r.toInteger() != 0).map(Response::toInteger);
+    }
+
+    /** The outcome of a reply of cancel.lua (see {@link #cancelCodeAsync}). */
+    public static CancelOutcome cancelOutcome(int code) {
+        return switch (code) {
             case 1 -> CancelOutcome.CANCELLED;
+            case 2, 3 -> CancelOutcome.CANCELLING;
             case -1 -> CancelOutcome.INFLIGHT;
             case -2 -> CancelOutcome.DEAD;
             default -> CancelOutcome.UNKNOWN;
-        });
+        };
     }
 
     /**
@@ -278,7 +294,8 @@ public class Inspection extends StorePart {
                 int colon = token.indexOf(':');
                 inflight.add(new TopicSnapshot.Running(running.get(i).toString(),
                         (long) Double.parseDouble(running.get(i + 1).toString()),
-                        colon > 0 ? token.substring(0, colon) : token, record(running.get(i + 3))));
+                        colon > 0 ? token.substring(0, colon) : token, record(running.get(i + 3)),
+                        token.endsWith(JobQueue.CANCEL_MARK)));
             }
         }
         next.sort(java.util.Comparator.comparingLong(TopicSnapshot.Scheduled::runAtMs));

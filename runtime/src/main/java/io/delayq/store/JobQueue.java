@@ -143,6 +143,10 @@ public class JobQueue extends StorePart {
             }
             Instant runAt = Instant.ofEpochMilli(reply.get(base + 1).toLong());
             int code = reply.get(base).toInteger();
+            if (JobState.cancellingLetter(reply.get(base + 3).toString())) {
+                out.add(JobInfo.cancelling(jobs.get(i).id(), p.topic(), runAt, reply.get(base + 2).toInteger()));
+                continue;
+            }
             out.add(code == 2 ? JobInfo.replaced(jobs.get(i).id(), p.topic(), runAt, reply.get(base + 2).toInteger())
                     : JobInfo.enqueued(jobs.get(i).id(), p.topic(), runAt, state, reply.get(base + 2).toInteger(),
                             code == 1));
@@ -301,6 +305,7 @@ public class JobQueue extends StorePart {
                 layer.calledBack(p);
                 yield new FailOutcome(FailOutcome.Kind.DEAD, r.get(1).toLong(), r.get(2).toInteger());
             }
+            case "cancelled" -> new FailOutcome(FailOutcome.Kind.CANCELLED, 0, 0);
             default -> new FailOutcome(FailOutcome.Kind.STALE, 0, 0);
         };
     }
@@ -321,16 +326,53 @@ public class JobQueue extends StorePart {
 
     /** Heartbeat; returns the ids whose lease is no longer ours. */
     public List<String> extend(Partition p, long leaseMs, List<Lease> leases) {
-        return redis.await(extendAsync(p, leaseMs, leases));
+        return redis.await(extendAsync(p, leaseMs, leases)).lost();
     }
 
-    /** As {@link #extend}, holding no thread: the heartbeat sends every partition's at once. */
-    public Future<List<String>> extendAsync(Partition p, long leaseMs, List<Lease> leases) {
+    /**
+     * What one heartbeat of a partition learnt: {@code lost}, the ids whose lease is no longer ours;
+     * {@code cancelled}, the ids among ours whose cancel was asked (their attempts must end).
+     */
+    public record Extended(List<String> lost, List<String> cancelled) {
+    }
+
+    /** As {@link #extend}, holding no thread (the heartbeat sends every partition's at once), with the cancelled ids. */
+    public Future<Extended> extendAsync(Partition p, long leaseMs, List<Lease> leases) {
         List<String> args = new ArrayList<>(2 + leases.size() * 2);
         args.add(Long.toString(leaseMs));
         addLeases(args, leases);
-        return runAsync("extend", p, Set.of(), args, 0, null).map(StorePart::ids);
+        return runAsync("extend", p, Set.of(), args, 0, null)
+                .map(r -> new Extended(StorePart.ids(r.get(0)), StorePart.ids(r.get(1))));
     }
+
+    /**
+     * The ids among {@code leases} whose cancel was asked (the lease carries the mark cancel.lua
+     * sets): one read-only HMGET of the partition's leases, what the heartbeat sends between its
+     * extends so that a cancel whose wake-up was lost still reaches its holder within
+     * {@link #CANCEL_CHECK_MS} (plus a round trip).
+     */
+    public Future<List<String>> cancelledAsync(Partition p, List<Lease> leases) {
+        Request hmget = Request.cmd(Command.HMGET).arg(keys.leases(p));
+        for (Lease l : leases) {
+            hmget.arg(l.id());
+        }
+        return ensureLayoutAsync().compose(v -> redis.sendAsync(hmget)).map(r -> {
+            List<String> out = new ArrayList<>();
+            for (int i = 0; i < leases.size(); i++) {
+                Response token = r.get(i);
+                if (token != null && token.toString().equals(leases.get(i).token() + CANCEL_MARK)) {
+                    out.add(leases.get(i).id());
+                }
+            }
+            return out;
+        });
+    }
+
+    /** What cancel.lua appends to the lease token of a job in flight (lib.lua's CANCEL_MARK). */
+    public static final String CANCEL_MARK = "!";
+
+    /** How often the heartbeat reads the cancel marks of the leases it holds (between its extends). */
+    public static final long CANCEL_CHECK_MS = 1000;
 
     /**
      * Moves up to {@code limit} expired leases back to due, after the retry backoff of the job's
@@ -341,7 +383,8 @@ public class JobQueue extends StorePart {
      * ({@link JobRecord#retry()}, applied by the script as {@link io.delayq.core.JobRetry#applyTo}
      * does). Leases whose token
      * starts with {@code ownHolder + ":"} are skipped: the caller holds them itself (empty: none
-     * skipped). Returns {reclaimed, dead}.
+     * skipped). A job whose cancel was asked is removed instead (its holder is gone). Returns
+     * {reclaimed, dead, removed as cancelled}.
      */
     public int[] reclaim(Partition p, int limit, int defaultMaxAttempts, int maxLostAttempts,
             Collection<String> heldTokens, long deadlineMs, long initialMs, double multiplier, long maxMs,
@@ -364,7 +407,7 @@ public class JobQueue extends StorePart {
         if (r.get(1).toInteger() > 0) {
             layer.calledBack(p);
         }
-        return new int[] { r.get(0).toInteger(), r.get(1).toInteger() };
+        return new int[] { r.get(0).toInteger(), r.get(1).toInteger(), r.size() > 2 ? r.get(2).toInteger() : 0 };
     }
 
     /** Drain: puts our unfinished jobs back, due now; returns how many were put back. */

@@ -153,7 +153,7 @@ public abstract class StorePart {
         return s.isEmpty() ? null : JobRecord.decode(s);
     }
 
-    static List<String> ids(Response r) {
+    public static List<String> ids(Response r) {
         List<String> out = new ArrayList<>(r.size());
         for (Response id : r) {
             out.add(id.toString());

@@ -30,6 +30,10 @@ public record TopicSnapshot(long redisNowMs, long scheduled, long dueNow, long o
     public record Held(String id, long runAtMs, String group, JobRecord record) {
     }
 
-    public record Running(String id, long leaseDeadlineMs, String holder, JobRecord record) {
+    /** {@code cancelling}: its cancel was asked, its attempt is being ended (see cancel.lua). */
+    public record Running(String id, long leaseDeadlineMs, String holder, JobRecord record, boolean cancelling) {
+        public Running(String id, long leaseDeadlineMs, String holder, JobRecord record) {
+            this(id, leaseDeadlineMs, holder, record, false);
+        }
     }
 }

@@ -153,14 +153,15 @@ public class DashboardResource {
         Optional<Inspection.JobDetail> found = store.lookup(topic, id);
         if (found.isEmpty()) {
             return Response.status(404).entity(pages.render("job",
-                    new Views.Job(page, topic, id, false, null, 0, null, null, 0, null, null, null, null, null, false))).build();
+                    new Views.Job(page, topic, id, false, null, 0, null, null, 0, null, null, null, null, null, false,
+                            false))).build();
         }
         JobInfo j = found.get().info();
         return Response.ok(pages.render("job", new Views.Job(page, topic, id, true, j.state().json(), j.attempts(),
                 j.maxAttempts() == null ? "topic default" : j.maxAttempts().toString(), retry(j.retry()),
                 j.lostAttempts() == null ? 0 : j.lostAttempts(), time(j.runAt()),
                 time(j.finishedAt()), j.lastError(), pretty(found.get().payload()), j.group(),
-                Boolean.TRUE.equals(j.held())))).build();
+                Boolean.TRUE.equals(j.held()), Boolean.TRUE.equals(j.cancelling())))).build();
     }
 
     /**
@@ -329,6 +330,7 @@ public class DashboardResource {
             @Context SecurityContext security, @HeaderParam(UI_HEADER) String ui, @HeaderParam("Sec-Fetch-Site") String site) {
         return act(topic, uri, security, ui, site, false, () -> switch (jobs.cancel(topic, id)) {
             case CANCELLED -> "cancelled " + id;
+            case CANCELLING -> "cancelling " + id + ": its running attempt is being ended; it will not run again";
             case INFLIGHT -> id + " is running: not cancelled";
             case DEAD -> id + " is dead: purge it instead";
             case UNKNOWN -> "no scheduled job " + id;
@@ -585,7 +587,7 @@ public class DashboardResource {
             JobRecord r = j.record();
             running.add(new Views.InflightRow(j.id(), j.holder(), r == null ? 0 : r.attempts() + 1,
                     r == null ? "—" : age(r.runAt(), s.redisNowMs()),
-                    duration(Math.max(0, j.leaseDeadlineMs() - s.redisNowMs()))));
+                    duration(Math.max(0, j.leaseDeadlineMs() - s.redisNowMs())), j.cancelling()));
         }
         List<Views.DeadRow> dead = new ArrayList<>();
         Views.DeadFilter deadFilter = deadFilter(topic, filter);

@@ -83,7 +83,7 @@ public final class Views {
     }
 
     @RegisterForReflection
-    public record InflightRow(String id, String holder, int attempt, String age, String leaseLeft) {
+    public record InflightRow(String id, String holder, int attempt, String age, String leaseLeft, boolean cancelling) {
     }
 
     /** A dead-job callback that failed for good (its last try's error). */
@@ -99,6 +99,6 @@ public final class Views {
     @RegisterForReflection
     public record Job(Page page, String topic, String id, boolean found, String state, int attempts, String maxAttempts,
             String retry, int lostAttempts, String runAt, String finishedAt, String lastError, String payload, String group,
-            boolean held) {
+            boolean held, boolean cancelling) {
     }
 }
