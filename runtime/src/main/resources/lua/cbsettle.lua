@@ -6,7 +6,9 @@
 -- ARGV[A+2] = retry delay ms (for 'retry')
 -- ARGV[A+3] = the try's error, one line (for 'retry' and 'failed')
 -- ARGV[A+4] = the claim's tries (as cbtake.lua returned them): the claim token
--- ARGV[A+5] = how many failed callbacks the partition keeps (the newest; older ones go with their data)
+-- ARGV[A+5] = how many failed callbacks the partition keeps (the newest; older ones go with their
+--             data): its share of the dead set's cap (delayq.dead.max-jobs), 0 = no bound
+-- ARGV[A+6] = how long one is kept, ms (delayq.dead.max-age), 0 = no bound
 -- Returns 1 when it changed something, 0 when the callback was no longer pending or no longer this
 -- claim's.
 -- Whose claim it is: a claim that expired (a hung call) may settle after another replica claimed
@@ -33,14 +35,9 @@ local now = now_ms()
 if outcome == 'failed' then
   rcall('ZREM', K_CALLBACKS, member)
   rcall('ZADD', K_CBFAILED, now, member)
-  -- Each keeps a copy of its job's payload: past the cap the oldest go, a few per call (each call
-  -- adds one, so a few more than one bring an over-full set back under the cap, bounded work).
-  local over = rcall('ZCARD', K_CBFAILED) - tonumber(ARGV[A + 5])
-  if over > 0 then
-    local old = rcall('ZRANGE', K_CBFAILED, 0, math.min(over, 16) - 1)
-    rcall('ZREM', K_CBFAILED, unpack(old))
-    rcall('HDEL', K_CBDATA, unpack(old))
-  end
+  -- Each keeps a copy of its job's payload: past the bounds the oldest go, a few per call (each
+  -- call adds one, so a few more than one bring an over-full set back under its cap).
+  trim_cbfailed(tonumber(ARGV[A + 5]), tonumber(ARGV[A + 6]), now, 16)
 else
   rcall('ZADD', K_CALLBACKS, now + tonumber(ARGV[A + 2]), member)
 end

@@ -2,9 +2,10 @@
 -- requeue and purge. Examines at most n members in order of death from a cursor, keeps those
 -- whose id starts with a prefix and whose last error contains a text, and lists them, requeues
 -- them (dead -> scheduled, due now, attempts reset, in one step: revive_dead) or purges them
--- (record and dead-set entry together: purge_dead). Java calls it again from the cursor it
+-- (record and dead-set entry together: purge_dead). Mode 'trim' is the retention sweep instead
+-- (see below). Java calls it again from the cursor it
 -- returns until it says done: each call is atomic, and n bounds how long it holds Redis — the
--- dead set has no cap, so no call may walk all of it.
+-- dead set can be large (up to its cap, delayq.dead.max-jobs), so no call may walk all of it.
 -- The cursor is a score and the last member of that score examined and left in place ('' when
 -- none was). Members of one score sort by id (bytewise), so the next call resumes right after that
 -- member: it finds, by a binary search over the ranks of that score's run, the first member past
@@ -29,6 +30,18 @@
 -- ARGV[A+8] = list: matches wanted at most (the walk stops at the one that fills them)
 -- Returns {done (1 when the walk reached `to`), from, kept, examined, acted} and, for a list,
 -- then id, time of death, record for each match.
+-- Mode 'trim' (DeadRetention.java) removes, at most n of each, the dead jobs and the failed
+-- callbacks past the partition's bounds (lib.lua's trim_dead and trim_cbfailed):
+-- ARGV[A+1] = the dead jobs (and failed callbacks) the partition keeps, 0 = no bound
+-- ARGV[A+2] = how long one is kept, ms, 0 = no bound
+-- ARGV[A+3] = n
+-- and returns {failed callbacks removed, the ids of the dead jobs removed...}.
+if ARGV[A] == 'trim' then
+  local now, n = now_ms(), tonumber(ARGV[A + 3])
+  local keep, max_age = tonumber(ARGV[A + 1]), tonumber(ARGV[A + 2])
+  local callbacks = trim_cbfailed(keep, max_age, now, n)
+  return { callbacks, unpack(trim_dead(keep, max_age, now, n)) }
+end
 local mode, from, after, to = ARGV[A], ARGV[A + 1], ARGV[A + 2], ARGV[A + 3]
 local n, prefix, text = tonumber(ARGV[A + 4]), ARGV[A + 5], string.lower(ARGV[A + 6])
 local channel, wanted = ARGV[A + 7], tonumber(ARGV[A + 8])

@@ -9,10 +9,10 @@
 -- ARGV[A+4] = max attempts when the job has none of its own
 -- ARGV[A+5] = wake channel
 -- ARGV[A+6] = '1' when the failure is permanent (dead whatever attempts remain), else '0'
--- ARGV[A+7] = '1' when the topic has a dead-job callback (recorded with the burial), else '0'
--- Returns {'retry', runAt, attempts} | {'dead', died at, attempts} | {'stale'} when the lease is
--- held by another attempt (nothing changed) | {'cancelled'} when its cancel was asked (cancel.lua):
--- the job is gone.
+-- ARGV[A+7] = the burial's callback flag and dead-set bounds (see lib.lua's bury)
+-- Returns {'retry', runAt, attempts} | {'dead', died at, attempts, ids trimmed from the dead set...}
+-- | {'stale'} when the lease is held by another attempt (nothing changed) | {'cancelled'} when its
+-- cancel was asked (cancel.lua): the job is gone.
 local id, token = ARGV[A], ARGV[A + 1]
 local holder = rcall('HGET', K_LEASES, id)
 if holder ~= token then
@@ -43,10 +43,10 @@ local max = r.max > 0 and r.max or tonumber(ARGV[A + 4])
 if r.attempts >= max or ARGV[A + 6] == '1' then
   rcall('ZREM', K_INFLIGHT, id)
   rcall('HDEL', K_LEASES, id)
-  bury(id, r, now, ARGV[A + 7])
+  local trimmed = bury(id, r, now, ARGV[A + 7])
   group_release(admitted, now, ARGV[A + 5])
   free_slots(ARGV[A + 5])
-  return { 'dead', now, r.attempts }
+  return { 'dead', now, r.attempts, unpack(trimmed) }
 end
 r.run_at = now + tonumber(ARGV[A + 2])
 local err = require_days({ day_of(r.run_at) })

@@ -516,11 +516,6 @@ local function forgotten_since()
   return rcall('DEL', K_FORGOTTEN) == 1
 end
 
--- Moves a job (its record r, already out of inflight and leases) to dead at now, and with
--- callback '1' (the topic has a dead-url) records its dead-job callback in the same step, due at
--- once: a replica that dies right after this call leaves the callback in Redis for another one.
--- The callback keeps the record as it died, so a requeue or purge of the job meanwhile changes
--- nothing it says; keyed by the time of death, a job that dies again gets a callback of its own.
 -- Keeps cbnext what it says after a step that changed callbacks: the lowest score there, or absent.
 local function cb_next()
   local head = rcall('ZRANGE', K_CALLBACKS, 0, 0, 'WITHSCORES')
@@ -531,16 +526,100 @@ local function cb_next()
   end
 end
 
-local function bury(id, r, now, callback)
+-- Dead-set retention (delayq.dead.max-jobs / max-age, see DeadRetention.java): removes from the
+-- partition's dead set, record and dead-set entry together as purge_dead does, first the jobs
+-- that died at or before now - max_age, then the oldest beyond the keep newest, at most n in all
+-- (bounded work: a burial adds one, so a few more than one bring an over-full set back under its
+-- cap; the sweep calls again while it removed n). keep and max_age 0 = no bound. A dead job's
+-- callback (its own copy of the record) is left alone: one already queued is still delivered.
+-- Returns the ids removed.
+local function trim_dead(keep, max_age, now, n)
+  local gone = {}
+  if max_age > 0 then
+    gone = rcall('ZRANGE', K_DEAD, '-inf', now - max_age, 'BYSCORE', 'LIMIT', 0, n)
+  end
+  if keep > 0 and #gone < n then
+    local over = rcall('ZCARD', K_DEAD) - #gone - keep
+    if over > 0 then
+      -- The lowest ranks after those already taken (they are the lowest scores).
+      for _, id in ipairs(rcall('ZRANGE', K_DEAD, #gone, #gone + math.min(over, n - #gone) - 1)) do
+        gone[#gone + 1] = id
+      end
+    end
+  end
+  if #gone > 0 then
+    rcall('ZREM', K_DEAD, unpack(gone))
+    rcall('HDEL', K_JOBS, unpack(gone))
+    -- As purge_dead: a success remembered from before must not answer for an id now free.
+    rcall('ZREM', K_DONE, unpack(gone))
+  end
+  return gone
+end
+
+-- The same bounds over the failed dead-job callbacks (cbfailed and their data in cbdata): each
+-- keeps a copy of its job's payload. Returns how many went.
+local function trim_cbfailed(keep, max_age, now, n)
+  local gone = {}
+  if max_age > 0 then
+    gone = rcall('ZRANGE', K_CBFAILED, '-inf', now - max_age, 'BYSCORE', 'LIMIT', 0, n)
+  end
+  if keep > 0 and #gone < n then
+    local over = rcall('ZCARD', K_CBFAILED) - #gone - keep
+    if over > 0 then
+      for _, m in ipairs(rcall('ZRANGE', K_CBFAILED, #gone, #gone + math.min(over, n - #gone) - 1)) do
+        gone[#gone + 1] = m
+      end
+    end
+  end
+  if #gone > 0 then
+    rcall('ZREM', K_CBFAILED, unpack(gone))
+    rcall('HDEL', K_CBDATA, unpack(gone))
+  end
+  return #gone
+end
+
+-- Dead jobs a burial may trim at most (see trim_dead).
+local BURY_TRIM = 16
+
+-- Moves a job (its record r, already out of inflight and leases) to dead at now. burial is what
+-- the caller passes in ARGV for it (StoreLayer.burial): "<callback>,<keep>,<max age ms>", callback
+-- '1' when the topic has a dead-url, keep the partition's share of delayq.dead.max-jobs (rounded
+-- up), max age delayq.dead.max-age; a bare '1' or '0' is a callback flag without bounds.
+-- With callback '1' it records the job's dead-job callback in the same step, due at once: a
+-- replica that dies right after this call leaves the callback in Redis for another one. The
+-- callback keeps the record as it died, so a requeue, purge or trim of the job meanwhile changes
+-- nothing it says; keyed by the time of death ("<diedAt>:<id>", or "<diedAt>.2:<id>", ".3"... when
+-- a callback of that key exists), a job that dies again, even within the same Redis millisecond,
+-- gets a callback of its own.
+-- Then trims the dead set to its bounds (trim_dead) in the same step; returns the ids trimmed.
+local function bury(id, r, now, burial)
+  local c1 = string.find(burial, ',', 1, true)
+  local callback, keep, max_age = burial, 0, 0
+  if c1 then
+    local c2 = string.find(burial, ',', c1 + 1, true)
+    callback = string.sub(burial, 1, c1 - 1)
+    keep = tonumber(string.sub(burial, c1 + 1, c2 - 1))
+    max_age = tonumber(string.sub(burial, c2 + 1))
+  end
   local rec = encode(r)
   rcall('HSET', K_JOBS, id, rec)
   rcall('ZADD', K_DEAD, now, id)
   if callback == '1' then
-    local member = string.format('%d', now) .. ':' .. id
+    local ms = string.format('%d', now)
+    local member = ms .. ':' .. id
+    -- A callback of the same id and millisecond is pending, failed or being sent: another key
+    -- (the id stays what follows the first ':', as DeadCallback.parse reads it). Bounded: each
+    -- look finds one more death of this id in this one millisecond.
+    local seq = 1
+    while rcall('HEXISTS', K_CBDATA, member) == 1 do
+      seq = seq + 1
+      member = ms .. '.' .. seq .. ':' .. id
+    end
     rcall('ZADD', K_CALLBACKS, now, member)
     rcall('HSET', K_CBDATA, member, '0,' .. string.format('%d', now) .. ',\n' .. rec)
     cb_next()
   end
+  return trim_dead(keep, max_age, now, BURY_TRIM)
 end
 
 -- The state letter of an existing job: s(cheduled), i(nflight) or d(ead).

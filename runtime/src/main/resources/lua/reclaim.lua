@@ -28,14 +28,14 @@
 --             math.random before every script, so it would repeat the same "random" delays)
 -- ARGV[A+8] = max lost attempts in a row: the loss that reaches it moves the job to dead
 -- ARGV[A+9] = deadline: Redis time (ms) after which this call reclaims nothing, 0 = none
--- ARGV[A+10] = '1' when the topic has a dead-job callback (recorded with a burial), else '0'
+-- ARGV[A+10] = a burial's callback flag and dead-set bounds (see lib.lua's bury)
 -- ARGV[A+11] = h, the number of lease tokens the caller holds in this partition; then h tokens:
 --             leases with one of them are skipped
 -- A job whose cancel was asked (its lease carries lib.lua's CANCEL_MARK) is removed instead: its
 -- holder is gone, and it must not run again.
--- Returns {reclaimed count, dead count, removed (cancelled) count}. Sets "leasenext" to the
--- earliest lease deadline left (or drops it), so that the safety-net poll stops pointing here
--- until a lease can expire.
+-- Returns {reclaimed count, dead count, removed (cancelled) count, ids trimmed from the dead set by
+-- the burials...}. Sets "leasenext" to the earliest lease deadline left (or drops it), so that the
+-- safety-net poll stops pointing here until a lease can expire.
 local limit = tonumber(ARGV[A])
 local max_lost = tonumber(ARGV[A + 8])
 local deadline = tonumber(ARGV[A + 9])
@@ -134,7 +134,12 @@ local admitted = admitted_of(moved)
 if #admitted > 0 and not seen_day[day_of(now)] then needed[#needed + 1] = day_of(now) end
 local err = require_days(needed)
 if err then return err end
-local back, dead, dropped = 0, 0, 0
+local back, dead, dropped, trimmed = 0, 0, 0, {}
+-- A burial's trimmed ids, for Java to count and log.
+local function buried(gone)
+  for _, g in ipairs(gone) do trimmed[#trimmed + 1] = g end
+  dead = dead + 1
+end
 for _, job in ipairs(todo) do
   local id, r = job.id, job.r
   rcall('ZREM', K_INFLIGHT, id)
@@ -146,14 +151,12 @@ for _, job in ipairs(todo) do
     dropped = dropped + 1
   elseif job.unreadable then
     r.err = 'unreadable record, moved to dead by reclaim (its text is the payload)'
-    bury(id, r, now, ARGV[A + 10])
-    dead = dead + 1
+    buried(bury(id, r, now, ARGV[A + 10]))
   elseif r then
     if r.lost >= max_lost then
       r.err = 'lease expired ' .. r.lost .. ' time(s) in a row without an outcome (the replica running it '
         .. 'stopped or stalled): delayq.dispatch.max-lost-attempts (' .. max_lost .. ') reached'
-      bury(id, r, now, ARGV[A + 10])
-      dead = dead + 1
+      buried(bury(id, r, now, ARGV[A + 10]))
     else
       r.err = 'lease expired: the replica running it stopped or stalled'
       rcall('HSET', K_JOBS, id, encode(r))
@@ -165,4 +168,4 @@ end
 set_lease_next()
 group_release(admitted, now, ARGV[A + 2])
 if back + dead + dropped > 0 then free_slots(ARGV[A + 2]) end
-return { back, dead, dropped }
+return { back, dead, dropped, unpack(trimmed) }

@@ -79,6 +79,13 @@ public interface DelayqConfig {
     Callbacks callbacks();
 
     /**
+     * How much of the dead set Redis keeps, for every topic (each can override it:
+     * {@code delayq.topics.<t>.dead.max-jobs}, {@code .dead.max-age}). A dead job keeps its
+     * payload: size Redis for max-jobs × topics × payload size.
+     */
+    Dead dead();
+
+    /**
      * The per-minute history of the jobs (enqueued, succeeded, failed, lateness p99 per topic and
      * in total) behind {@code GET /history}, {@code GET /topics/<t>/history} and the dashboard's
      * charts: counted in memory and added to Redis every {@code flush-interval}.
@@ -324,6 +331,27 @@ public interface DelayqConfig {
         Duration pollInterval();
     }
 
+    interface Dead {
+        /**
+         * Most dead jobs a topic keeps: a job that dies over it removes the oldest dead jobs of its
+         * partition in the same step (each partition keeps its share, max-jobs / partitions rounded
+         * up), counted in {@code delayq_jobs_dead_trimmed_total} and logged at INFO. The failed
+         * dead-job callbacks of a topic are bounded the same way. 0 = no bound. Default 10000.
+         */
+        @WithName("max-jobs")
+        @WithDefault("10000")
+        int maxJobs();
+
+        /**
+         * How long a dead job (and a failed dead-job callback) is kept: older ones are removed by a
+         * burial in their partition and by the dead sweep (one topic a minute per replica, in
+         * turn, over the topics it serves). 0 = no bound. Default 30 days.
+         */
+        @WithName("max-age")
+        @WithDefault("30d")
+        Duration maxAge();
+    }
+
     interface History {
         /**
          * Whether this replica records what it enqueues and runs into the history (per-minute
@@ -433,6 +461,14 @@ public interface DelayqConfig {
          * recording a callback. Unset (the default): no callback.
          */
         Optional<String> deadUrl();
+
+        /** This topic's {@code delayq.dead.max-jobs}. */
+        @WithName("dead.max-jobs")
+        OptionalInt deadMaxJobs();
+
+        /** This topic's {@code delayq.dead.max-age}. */
+        @WithName("dead.max-age")
+        Optional<Duration> deadMaxAge();
     }
 
     interface Http {

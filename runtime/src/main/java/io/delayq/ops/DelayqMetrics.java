@@ -50,6 +50,13 @@ public class DelayqMetrics {
         }
     }
 
+    /** Dead jobs removed from the topic's dead set by its retention. */
+    public void deadTrimmed(String topic, int n) {
+        if (n > 0) {
+            of(topic).deadTrimmed.increment(n);
+        }
+    }
+
     /** A job handed to its observer {@code latenessMs} after its runAt (by Redis clock). */
     public void dispatched(String topic, long latenessMs) {
         TopicMeters m = of(topic);
@@ -147,7 +154,7 @@ public class DelayqMetrics {
     }
 
     private final class TopicMeters {
-        final Counter enqueued, dispatched, succeeded, failed, retried, dead, snoozed, lost, cancelled;
+        final Counter enqueued, dispatched, succeeded, failed, retried, dead, snoozed, lost, cancelled, deadTrimmed;
         final Timer lateness, duration, take;
         final AtomicInteger overdue = new AtomicInteger();
 
@@ -159,6 +166,8 @@ public class DelayqMetrics {
             retried = counter("delayq.jobs.retried", topic, "Failed attempts rescheduled with backoff");
             dead = counter("delayq.jobs.dead", topic,
                     "Jobs moved to the dead set after their last attempt or a permanent failure");
+            deadTrimmed = counter("delayq.jobs.dead.trimmed", topic,
+                    "Dead jobs removed by the dead set's retention (delayq.dead.max-jobs, max-age): gone for good");
             snoozed = counter("delayq.jobs.snoozed", topic, "Attempts whose observer snoozed the job (not counted as failed)");
             lost = counter("delayq.jobs.lost", topic,
                     "Attempts whose lease expired without an outcome (replica crashed, cut off or frozen); not failed");

@@ -136,19 +136,14 @@ public class DeadCallbackStore extends StorePart {
     }
 
     /**
-     * Failed dead-job callbacks kept per partition (the newest; each keeps a copy of its job's
-     * payload, so older ones are dropped with their data as new ones fail).
-     */
-    public static final int FAILED_CALLBACKS_KEPT = 1000;
-
-    /**
      * Settles a claimed callback; false when it was no longer pending (settled by another replica)
      * or, for a retry or a failure, no longer this claim's ({@link DeadCallback#tries} is the claim's
      * token: a claim that expired and was taken again by another replica changes nothing but "done").
      */
     public Future<Boolean> settleCallbackAsync(DeadCallback c, CallbackOutcome outcome, long delayMs, String error) {
         return runAsync("cbsettle", c.partition(), Set.of(), List.of(c.member(), outcome.arg, Long.toString(delayMs),
-                oneLine(error), Integer.toString(c.tries()), Integer.toString(FAILED_CALLBACKS_KEPT)), 0, null)
+                oneLine(error), Integer.toString(c.tries()), Integer.toString(layer.deadKeep(c.partition().topic())),
+                Long.toString(layer.deadMaxAgeMs(c.partition().topic()))), 0, null)
                 .map(r -> r.toInteger() == 1);
     }
 

@@ -14,9 +14,9 @@ import io.vertx.redis.client.Response;
 
 /**
  * The operator's tools over a topic's dead set as a whole: dead jobs filtered by id prefix and
- * error text, and requeue or purge of exactly the filtered set ({@code deadsweep.lua}). The dead
- * set has no cap (a job stays there until requeued or purged), so nothing here reads it in one
- * go: every script call examines at most {@link #CHUNK} members of one partition ({@link #ACT_CHUNK}
+ * error text, and requeue or purge of exactly the filtered set ({@code deadsweep.lua}); and the
+ * retention sweep ({@link #trim}). The dead set is bounded ({@code delayq.dead.max-jobs}, 10000 by
+ * default) but can still be large, so nothing here reads it in one go: every script call examines at most {@link #CHUNK} members of one partition ({@link #ACT_CHUNK}
  * for a requeue or purge), atomically,
  * and Java walks on from the cursor it returns. A filtered list examines at most the newest
  * {@link #LIST_EXAMINED} dead jobs of each partition and says when it stopped there; requeue and
@@ -219,6 +219,45 @@ public class DeadSweep extends StorePart {
         return run("deadsweep", p, REQUEUE.equals(mode) ? aroundNow() : Set.of(),
                 args(mode, from, after, Long.toString(diedByMs), chunk, filter, REQUEUE.equals(mode) ? scriptChannel(p) : "",
                         0));
+    }
+
+    /** Dead jobs (and failed callbacks) one retention call removes at most, per partition. */
+    public static final int TRIM_CHUNK = 200;
+    /** Retention calls per partition and sweep at most: a backlog goes over a few sweeps. */
+    private static final int TRIM_CALLS = 25;
+
+    /**
+     * Retention: removes the topic's dead jobs and failed dead-job callbacks past its bounds
+     * ({@code delayq.dead.max-age}, and {@code max-jobs} for a set that grew over a lowered cap),
+     * oldest first, {@link #TRIM_CHUNK} a call per partition while calls remove that many. The
+     * ids removed go to the retention's counter and log, as a burial's do. Returns how many dead
+     * jobs it removed.
+     */
+    public long trim(String topic) {
+        ensureLayout();
+        int keep = layer.deadKeep(topic);
+        long maxAge = layer.deadMaxAgeMs(topic);
+        if (keep == 0 && maxAge == 0) {
+            return 0;
+        }
+        long removed = 0;
+        for (Partition p : partitionsOf(topic)) {
+            for (int call = 0; call < TRIM_CALLS; call++) {
+                Response r = run("deadsweep", p, Set.of(), List.of("trim", Integer.toString(keep), Long.toString(maxAge),
+                        Integer.toString(TRIM_CHUNK)));
+                layer.trimmed(p, r, 1);
+                removed += r.size() - 1;
+                if (r.size() - 1 < TRIM_CHUNK && r.get(0).toInteger() < TRIM_CHUNK) {
+                    break;
+                }
+            }
+        }
+        return removed;
+    }
+
+    /** Who to tell of the dead jobs trimmed from a topic's dead set, by a burial or the sweep. */
+    public void onTrimmed(java.util.function.BiConsumer<String, List<String>> listener) {
+        layer.onDeadTrimmed(listener);
     }
 
     private static List<String> args(String mode, String from, String after, String to, int n, Filter filter, String channel,

@@ -298,11 +298,12 @@ public class JobQueue extends StorePart {
         aroundDay(days, System.currentTimeMillis() + delayMs);
         Response r = run("fail", p, days, List.of(lease.id(), lease.token(), Long.toString(delayMs),
                 oneLine(error), Integer.toString(defaultMaxAttempts), scriptChannel(p), permanent ? "1" : "0",
-                layer.callbackFlag(p)));
+                layer.burial(p)));
         return switch (r.get(0).toString()) {
             case "retry" -> new FailOutcome(FailOutcome.Kind.RETRY, r.get(1).toLong(), r.get(2).toInteger());
             case "dead" -> {
                 layer.calledBack(p);
+                layer.trimmed(p, r, 3);
                 yield new FailOutcome(FailOutcome.Kind.DEAD, r.get(1).toLong(), r.get(2).toInteger());
             }
             case "cancelled" -> new FailOutcome(FailOutcome.Kind.CANCELLED, 0, 0);
@@ -400,14 +401,15 @@ public class JobQueue extends StorePart {
                 Integer.toString(defaultMaxAttempts), scriptChannel(p), Long.toString(initialMs),
                 Double.toString(multiplier), Long.toString(maxMs), Double.toString(jitter),
                 Double.toString(java.util.concurrent.ThreadLocalRandom.current().nextDouble()),
-                Integer.toString(maxLostAttempts), Long.toString(deadlineMs), layer.callbackFlag(p),
+                Integer.toString(maxLostAttempts), Long.toString(deadlineMs), layer.burial(p),
                 Integer.toString(heldTokens.size())));
         args.addAll(heldTokens);
         Response r = run("reclaim", p, days, args);
         if (r.get(1).toInteger() > 0) {
             layer.calledBack(p);
+            layer.trimmed(p, r, 3);
         }
-        return new int[] { r.get(0).toInteger(), r.get(1).toInteger(), r.size() > 2 ? r.get(2).toInteger() : 0 };
+        return new int[] { r.get(0).toInteger(), r.get(1).toInteger(), r.get(2).toInteger() };
     }
 
     /** Drain: puts our unfinished jobs back, due now; returns how many were put back. */

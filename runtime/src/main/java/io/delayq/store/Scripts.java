@@ -38,8 +38,37 @@ public class Scripts {
             "get", "cancel", "revive", "purge", "stats", "snooze", "fence", "flow", "reschedule", "forget",
             "cbtake", "cbsettle", "deadsweep", "history");
 
+    /**
+     * The scripts that only move or delete what Redis holds (and write at most a few bytes of
+     * state beside it): on Redis 7 and later they run with {@code #!lua flags=allow-oom}, so that
+     * a Redis full under {@code noeviction} (maxmemory reached) still lets the work held finish:
+     * leases are extended, jobs acked, failed, reclaimed, cancelled, purged, requeued. Without it
+     * a write script whose first write meets a full Redis is refused (OOM): the heartbeat's lease
+     * extensions would lapse and every running job would run twice. Intake (enqueue, enqueue1),
+     * what only adds (history) and the operator's flow settings (flow, fence) keep Redis' refusal;
+     * the read-only scripts (peek, get, stats) write nothing and run either way.
+     * Declaring flags changes a script's defaults besides OOM (see Redis' "Script flags"): it is
+     * then checked as not "no-writes" (it may write, it runs on masters only, as before), not
+     * "allow-stale" (refused on a stale replica: delayq never runs scripts on replicas), and
+     * without "allow-cross-slot-keys" (every key it touches must be declared in KEYS and hash to
+     * one slot: the rule delayq's scripts already keep, KEYS built by Keys.java, one partition's
+     * hash tag, the wake channel too). Redis 6.2 does not know the shebang line: the plain
+     * source is used there (see {@link #flagsKnown}).
+     */
+    public static final java.util.Set<String> ALLOW_OOM = java.util.Set.of("take", "extend", "ack", "fail", "reclaim",
+            "requeue", "cancel", "revive", "purge", "snooze", "reschedule", "forget", "cbtake", "cbsettle", "deadsweep");
+    /** The first line of a script that may run while Redis is full (Redis 7 and later). */
+    static final String ALLOW_OOM_LINE = "#!lua flags=allow-oom\n";
+
     private final RedisGateway redis;
     private final Map<String, String[]> loaded = new HashMap<>(); // name -> {sha, source}
+    /** The allow-oom variants of {@link #ALLOW_OOM} ({sha, source}). */
+    private final Map<String, String[]> flagged = new HashMap<>();
+    /**
+     * Whether the server knows script flags (Redis 7+): learnt by the first call (one INFO server)
+     * and again after a failover to another server (a script refused for its shebang).
+     */
+    private volatile Future<Boolean> flagsKnown;
     private final Map<String, Timer> timers = new HashMap<>();
     /** Enqueues in WAIT at once: a quarter of the Redis pool, so that takes and acks always find connections. */
     private final Turns waiters = new Turns(Math.max(1,
@@ -52,6 +81,9 @@ public class Scripts {
         for (String name : NAMES) {
             String source = assemble(lib, read(name));
             loaded.put(name, new String[] { sha1(source), source });
+            if (ALLOW_OOM.contains(name)) {
+                flagged.put(name, new String[] { sha1(ALLOW_OOM_LINE + source), ALLOW_OOM_LINE + source });
+            }
             // Tagged by script, not topic: where Redis time goes (take vs enqueue vs ack) is the question.
             timers.put(name, Timer.builder("delayq.redis.script").description("Round trip of one script call, by script")
                     .tag("script", name).publishPercentileHistogram()
@@ -122,13 +154,55 @@ public class Scripts {
      */
     private <T> Future<T> bySha(String name, List<String> keys, List<String> args,
             java.util.function.Function<Request, Future<T>> sender) {
-        String[] script = loaded.get(name);
+        if (!flagged.containsKey(name)) {
+            return bySha(loaded.get(name), keys, args, sender);
+        }
+        return flagsKnown().compose(known -> bySha(known ? flagged.get(name) : loaded.get(name), keys, args, sender)
+                .recover(e -> {
+                    // A server that does not know the shebang (Redis 6.2 after a failover from 7):
+                    // learn again, run the plain source.
+                    if (known && e instanceof RedisReplyException && e.getMessage() != null
+                            && (e.getMessage().contains("#!") || e.getMessage().contains("near '#'"))) {
+                        flagsKnown = Future.succeededFuture(false);
+                        return bySha(loaded.get(name), keys, args, sender);
+                    }
+                    return Future.failedFuture(e);
+                }));
+    }
+
+    private <T> Future<T> bySha(String[] script, List<String> keys, List<String> args,
+            java.util.function.Function<Request, Future<T>> sender) {
         return sender.apply(request(Command.EVALSHA, script[0], keys, args)).recover(e -> {
             if (e instanceof RedisReplyException && e.getMessage() != null && e.getMessage().contains("NOSCRIPT")) {
                 return sender.apply(request(Command.EVAL, script[1], keys, args));
             }
             return Future.failedFuture(e);
         });
+    }
+
+    /**
+     * Whether the server knows script flags: Redis 7 or later by {@code INFO server}'s
+     * {@code redis_version} (Valkey reports 7.2 there). Asked once; a failed question is asked
+     * again by the next call.
+     */
+    private Future<Boolean> flagsKnown() {
+        Future<Boolean> known = flagsKnown;
+        if (known == null || known.failed()) {
+            known = redis.sendAsync(Request.cmd(Command.INFO).arg("server")).map(r -> serverVersionAtLeast7(r.toString()));
+            flagsKnown = known;
+        }
+        return known;
+    }
+
+    /** Whether an {@code INFO server} text names a redis_version of 7 or later. */
+    static boolean serverVersionAtLeast7(String info) {
+        Matcher m = Pattern.compile("redis_version:(\\d+)").matcher(info);
+        return m.find() && Integer.parseInt(m.group(1)) >= 7;
+    }
+
+    /** Whether the scripts of {@link #ALLOW_OOM} run with allow-oom on this server (tests). */
+    public boolean allowOom() {
+        return redis.await(flagsKnown());
     }
 
     private static Request request(Command command, String script, List<String> keys, List<String> args) {

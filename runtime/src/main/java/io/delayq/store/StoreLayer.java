@@ -44,6 +44,14 @@ public class StoreLayer {
     private final Map<String, Integer> groupMaxInFlights = new HashMap<>();
     /** Topics with {@code delayq.topics.<t>.dead-url}: their burials record a dead-job callback. */
     private final Set<String> callbackTopics = new java.util.HashSet<>();
+    /** Dead-set bounds: {@code delayq.dead.*}, and the topics that override them. */
+    private final int deadMaxJobs;
+    private final long deadMaxAgeMs;
+    private final Map<String, Integer> deadMaxJobsOf = new HashMap<>();
+    private final Map<String, Long> deadMaxAgeOf = new HashMap<>();
+    /** Told of the dead jobs a script trimmed from a topic's dead set (counted and logged). */
+    private volatile java.util.function.BiConsumer<String, java.util.List<String>> onTrimmed = (t, ids) -> {
+    };
     /** Told of a partition where a burial just recorded a callback (the sender sends it at once). */
     private volatile Consumer<Partition> onCallback = p -> {
     };
@@ -71,6 +79,12 @@ public class StoreLayer {
         config.topics().forEach((topic, t) -> t.dedupWindow().filter(w -> w.toMillis() > 0)
                 .ifPresent(w -> dedupWindows.put(topic, w.toMillis())));
         config.topics().forEach((topic, t) -> t.deadUrl().ifPresent(u -> callbackTopics.add(topic)));
+        this.deadMaxJobs = deadMaxJobs("delayq.dead.max-jobs", config.dead().maxJobs());
+        this.deadMaxAgeMs = deadMaxAge("delayq.dead.max-age", config.dead().maxAge());
+        config.topics().forEach((topic, t) -> {
+            t.deadMaxJobs().ifPresent(n -> deadMaxJobsOf.put(topic, deadMaxJobs("delayq.topics." + topic + ".dead.max-jobs", n)));
+            t.deadMaxAge().ifPresent(a -> deadMaxAgeOf.put(topic, deadMaxAge("delayq.topics." + topic + ".dead.max-age", a)));
+        });
         config.topics().forEach((topic, t) -> t.rateLimit().ifPresent(r -> {
             if (!(r >= 0.001) || r > 1_000_000) {
                 throw new IllegalStateException("delayq.topics." + topic + ".rate-limit must be a number of jobs per"
@@ -259,8 +273,56 @@ public class StoreLayer {
         });
     }
 
-    String callbackFlag(Partition p) {
-        return callbackTopics.contains(p.topic()) ? "1" : "0";
+    private static int deadMaxJobs(String name, int n) {
+        if (n < 0) {
+            throw new IllegalStateException(name + " must be 0 (no bound) or more, not " + n);
+        }
+        return n;
+    }
+
+    private static long deadMaxAge(String name, java.time.Duration age) {
+        if (age.isNegative()) {
+            throw new IllegalStateException(name + " must be 0 (no bound) or more, not " + age);
+        }
+        return age.toMillis();
+    }
+
+    /**
+     * The dead jobs (and failed dead-job callbacks) one partition of the topic keeps: its share of
+     * {@code delayq.dead.max-jobs}, rounded up; 0 = no bound.
+     */
+    int deadKeep(String topic) {
+        int max = deadMaxJobsOf.getOrDefault(topic, deadMaxJobs);
+        return max == 0 ? 0 : (max + partitions - 1) / partitions;
+    }
+
+    /** How long the topic keeps a dead job, ms ({@code delayq.dead.max-age}); 0 = no bound. */
+    long deadMaxAgeMs(String topic) {
+        return deadMaxAgeOf.getOrDefault(topic, deadMaxAgeMs);
+    }
+
+    /**
+     * What a script that may bury a job of the partition is told of the burial (lib.lua's bury):
+     * "{@code <callback 1|0>,<dead jobs kept>,<max age ms>}".
+     */
+    String burial(Partition p) {
+        return (callbackTopics.contains(p.topic()) ? "1," : "0,") + deadKeep(p.topic()) + "," + deadMaxAgeMs(p.topic());
+    }
+
+    /** Who to tell of the dead jobs a script trimmed (the retention's counter and log). */
+    void onDeadTrimmed(java.util.function.BiConsumer<String, java.util.List<String>> listener) {
+        this.onTrimmed = listener;
+    }
+
+    /** The ids at {@code from} onwards of a script's reply, trimmed from the partition's dead set. */
+    void trimmed(Partition p, Response reply, int from) {
+        if (reply.size() > from) {
+            java.util.List<String> ids = new java.util.ArrayList<>(reply.size() - from);
+            for (int i = from; i < reply.size(); i++) {
+                ids.add(reply.get(i).toString());
+            }
+            onTrimmed.accept(p.topic(), ids);
+        }
     }
 
     void calledBack(Partition p) {

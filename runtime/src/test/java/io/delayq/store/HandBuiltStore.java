@@ -44,10 +44,14 @@ final class HandBuiltStore {
     final TopicAdmin topicAdmin;
 
     private HandBuiltStore(DelayqConfig config) {
+        this(config, server().uri());
+    }
+
+    private HandBuiltStore(DelayqConfig config, String uri) {
         this.config = config;
         // The pool the extension gives the application's client (DelayqProcessor's defaults):
         // under a burst, callers wait for a connection rather than fail.
-        this.client = Redis.createClient(vertx(), new RedisOptions().setConnectionString(server().uri())
+        this.client = Redis.createClient(vertx(), new RedisOptions().setConnectionString(uri)
                 .setMaxPoolSize(16).setMaxPoolWaiting(4096));
         this.gateway = new RedisGateway(client, config, new SimpleMeterRegistry());
         this.scripts = new Scripts(gateway, new SimpleMeterRegistry());
@@ -60,6 +64,15 @@ final class HandBuiltStore {
 
     /** A store on the tests' Redis configured by {@code properties}: name, value, name, value... */
     static HandBuiltStore configured(String... properties) {
+        return new HandBuiltStore(read(properties));
+    }
+
+    /** As {@link #configured}, on another Redis (a test that changes the server's settings). */
+    static HandBuiltStore on(RedisProcess redis, String... properties) {
+        return new HandBuiltStore(read(properties), redis.uri());
+    }
+
+    private static DelayqConfig read(String... properties) {
         Map<String, String> given = new HashMap<>();
         for (int i = 0; i < properties.length; i += 2) {
             given.put(properties[i], properties[i + 1]);
@@ -68,7 +81,7 @@ final class HandBuiltStore {
         SmallRyeConfig read = new SmallRyeConfigBuilder().withMapping(DelayqConfig.class)
                 .withConverter(Duration.class, 200, new DurationConverter())
                 .withSources(new PropertiesConfigSource(given, "test class", 500)).build();
-        return new HandBuiltStore(read.getConfigMapping(DelayqConfig.class));
+        return read.getConfigMapping(DelayqConfig.class);
     }
 
     /** The tests' redis-server, started on first use. */

@@ -52,21 +52,24 @@ class DeadCallbackScriptsTest {
     static final String CAPPED = Topics.fresh("cb-capped");
     static final String FORGET = Topics.fresh("cb-forget");
     static final String KEY = "dev-ui-must-not-show-0123456789";
+    /** CAPPED's delayq.topics.<t>.dead.max-jobs: the failed callbacks share the dead set's cap. */
+    static final int CAPPED_KEEP = 20;
 
     public static class WithDeadUrl implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
             // Nobody listens at the dead-url, and a failed try waits an hour: the test drives the
             // callbacks itself after the sender's first try.
-            return Map.of("delayq.topics." + HOOKED + ".dead-url", "http://127.0.0.1:9/dead",
-                    "delayq.topics." + LOST + ".dead-url", "http://127.0.0.1:9/dead",
-                    "delayq.topics." + GIVE_UP + ".dead-url", "http://127.0.0.1:9/dead",
-                    "delayq.topics." + STALE + ".dead-url", "http://127.0.0.1:9/dead",
-                    "delayq.topics." + CAPPED + ".dead-url", "http://127.0.0.1:9/dead",
-                    "delayq.topics." + FORGET + ".dead-url", "http://127.0.0.1:9/dead",
-                    "delayq.topics." + HOOKED + ".http.signing-keys", KEY,
-                    "delayq.callbacks.retry-initial", "1h", "delayq.callbacks.retry-max", "2h",
-                    "delayq.callbacks.poll-interval", "1h");
+            return Map.ofEntries(Map.entry("delayq.topics." + CAPPED + ".dead.max-jobs", Integer.toString(CAPPED_KEEP)),
+                    Map.entry("delayq.topics." + HOOKED + ".dead-url", "http://127.0.0.1:9/dead"),
+                    Map.entry("delayq.topics." + LOST + ".dead-url", "http://127.0.0.1:9/dead"),
+                    Map.entry("delayq.topics." + GIVE_UP + ".dead-url", "http://127.0.0.1:9/dead"),
+                    Map.entry("delayq.topics." + STALE + ".dead-url", "http://127.0.0.1:9/dead"),
+                    Map.entry("delayq.topics." + CAPPED + ".dead-url", "http://127.0.0.1:9/dead"),
+                    Map.entry("delayq.topics." + FORGET + ".dead-url", "http://127.0.0.1:9/dead"),
+                    Map.entry("delayq.topics." + HOOKED + ".http.signing-keys", KEY),
+                    Map.entry("delayq.callbacks.retry-initial", "1h"), Map.entry("delayq.callbacks.retry-max", "2h"),
+                    Map.entry("delayq.callbacks.poll-interval", "1h"));
         }
     }
 
@@ -183,16 +186,17 @@ class DeadCallbackScriptsTest {
     }
 
     @Test
-    void aPartitionKeepsTheNewestThousandFailedCallbacksAndDropsOlderOnesWithTheirData() {
+    void aPartitionKeepsTheNewestFailedCallbacksUpToTheDeadCapAndDropsOlderOnesWithTheirData() {
         Partition p = store.partitionsOf(CAPPED).get(0);
         String member = buryAndWaitForTheSendersFirstTry(p, "last-straw");
         String failedKey = Topics.keys(CAPPED) + "cbfailed", dataKey = Topics.keys(CAPPED) + "cbdata";
-        int old = DeadCallbackStore.FAILED_CALLBACKS_KEPT + 5;
+        int old = CAPPED_KEEP + 5;
+        long recent = System.currentTimeMillis() - 100_000; // within delayq.dead.max-age
         try (Resp redis = RedisTestResource.resp()) {
             List<String> zadd = new java.util.ArrayList<>(List.of("ZADD", failedKey));
             List<String> hset = new java.util.ArrayList<>(List.of("HSET", dataKey));
             for (int i = 0; i < old; i++) {
-                zadd.add(Integer.toString(1000 + i));
+                zadd.add(Long.toString(recent + i));
                 zadd.add("1:old-" + i);
                 hset.add("1:old-" + i);
                 hset.add("3,1,gone\n{}");
@@ -202,13 +206,13 @@ class DeadCallbackScriptsTest {
             redis.call("ZADD", Topics.keys(CAPPED) + "callbacks", "0", member);
             DeadCallback c = claim(p, member, 60_000);
             assertTrue(store.await(callbackStore.settleCallbackAsync(c, CallbackOutcome.FAILED, 0, "answered 410")));
-            assertEquals((long) DeadCallbackStore.FAILED_CALLBACKS_KEPT, redis.num("ZCARD", failedKey));
+            assertEquals((long) CAPPED_KEEP, redis.num("ZCARD", failedKey));
             assertNotNull(redis.str("ZSCORE", failedKey, member), "the newest is kept");
             assertNull(redis.str("ZSCORE", failedKey, "1:old-0"), "the oldest is dropped");
             assertNull(redis.str("HGET", dataKey, "1:old-0"), "with its data");
             assertNull(redis.str("HGET", dataKey, "1:old-5"));
             assertNotNull(redis.str("HGET", dataKey, "1:old-6"));
-            assertEquals((long) DeadCallbackStore.FAILED_CALLBACKS_KEPT, redis.num("HLEN", dataKey), "no data left without its entry");
+            assertEquals((long) CAPPED_KEEP, redis.num("HLEN", dataKey), "no data left without its entry");
         }
     }
 
