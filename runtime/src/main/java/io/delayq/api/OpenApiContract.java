@@ -67,6 +67,7 @@ public class OpenApiContract implements OASFilter {
             new Op("DELETE", "/topics/{topic}/rate-limit", "clearRateLimit", 400),
             new Op("PUT", "/topics/{topic}/max-in-flight", "setMaxInFlight", 400, 415),
             new Op("DELETE", "/topics/{topic}/max-in-flight", "clearMaxInFlight", 400),
+            new Op("GET", "/topics/{topic}/jobs", "listJobs", 400),
             new Op("GET", "/topics/{topic}/dead", "listDeadJobs", 400),
             new Op("POST", "/topics/{topic}/dead/requeue", "requeueDeadJobs", 400, 415),
             new Op("POST", "/topics/{topic}/dead/purge", "purgeDeadJobs", 400, 415),
