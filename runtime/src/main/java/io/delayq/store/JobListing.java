@@ -179,7 +179,8 @@ public class JobListing extends StorePart {
         return s.isEmpty() ? null : (long) Double.parseDouble(s);
     }
 
-    private static String text(Object o) {
+    /** A filter's part as the scripts take it: '' for none. */
+    static String text(Object o) {
         return o == null ? "" : o.toString();
     }
 

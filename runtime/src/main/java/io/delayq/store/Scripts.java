@@ -36,7 +36,7 @@ import io.vertx.redis.client.Response;
 public class Scripts {
     public static final List<String> NAMES = List.of("peek", "enqueue", "enqueue1", "take", "ack", "fail", "extend", "reclaim", "requeue",
             "get", "cancel", "revive", "purge", "stats", "snooze", "fence", "flow", "reschedule", "forget",
-            "cbtake", "cbsettle", "deadsweep", "history", "list");
+            "cbtake", "cbsettle", "deadsweep", "history", "list", "bulk");
 
     private final RedisGateway redis;
     private final Map<String, String[]> loaded = new HashMap<>(); // name -> {sha, source}

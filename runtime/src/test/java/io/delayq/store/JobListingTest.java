@@ -33,7 +33,7 @@ import io.delayq.store.JobListing.Page;
  * jobs added or removed between pages do not disturb the others.
  */
 class JobListingTest {
-    private static final HandBuiltStore STORE = HandBuiltStore.configured("delayq.partitions", "4",
+    private static final HandBuiltStore STORE = HandBuiltStore.configured("delayq.partitions", "4", "delayq.prefix", "dq4p",
             "delayq.topics.lst-grp.group-max-in-flight", "1");
     private final JobListing listing = new JobListing(STORE.layer);
     private final JobQueue queue = STORE.queue;
