@@ -1,6 +1,6 @@
 -- bulk.lua: one step of a walk that cancels or reschedules a partition's scheduled jobs matching a
 -- filter (POST /topics/{t}/jobs/cancel, /reschedule): the next fields of the jobs hash from an
--- HSCAN cursor (id order of the hash, so a job moved to another runAt is not met again by runAt),
+-- HSCAN cursor (the hash's order, not runAt's: a job moved to another runAt is not met again),
 -- each scheduled one that matches acted on as cancel.lua / reschedule.lua act on one
 -- (lib.lua's cancel_scheduled / move_scheduled: held jobs and admitted slots included).
 -- KEYS: see lib.lua; the day shards of the matching jobs' runAts, of the new runAt and of today (a

@@ -89,12 +89,47 @@ class JobListApiTest {
     }
 
     @Test
+    void bulkCancelAndRescheduleActOnTheMatchingScheduledJobs() {
+        String t = Topics.fresh("bulk-api");
+        for (int i = 0; i < 6; i++) {
+            enqueue(t, (i % 2 == 0 ? "t7-" : "t8-") + i, 3_600_000L + i * 1000);
+        }
+        given().contentType(ContentType.JSON).body("{\"idPrefix\":\"t7-\"}").post("/topics/" + t + "/jobs/cancel").then()
+                .statusCode(200).body("cancelled", equalTo(3));
+        given().get("/jobs/" + t + "/t7-0").then().statusCode(404);
+        given().contentType(ContentType.JSON).body("{\"idPrefix\":\"t8-\",\"runAt\":\"2099-01-01T00:00:00Z\"}")
+                .post("/topics/" + t + "/jobs/reschedule").then().statusCode(400).body("field", equalTo("runAt"));
+        given().contentType(ContentType.JSON).body("{\"idPrefix\":\"t8-\",\"delayMs\":7200000}")
+                .post("/topics/" + t + "/jobs/reschedule").then().statusCode(200).body("rescheduled", equalTo(3));
+        long runAt = java.time.Instant.parse(given().get("/jobs/" + t + "/t8-1").then().statusCode(200).extract()
+                .<String>path("runAt")).toEpochMilli();
+        org.junit.jupiter.api.Assertions.assertTrue(runAt > System.currentTimeMillis() + 7_000_000);
+
+        String[][] bad = { { "[]", "body" }, { "{\"id\":\"x\"}", "id" }, { "{\"idPrefix\":\"a b\"}", "idPrefix" },
+                { "{\"group\":7}", "group" }, { "{\"from\":\"soon\"}", "from" },
+                { "{\"from\":\"2026-12-02T00:00:00Z\",\"to\":\"2026-12-01T00:00:00Z\"}", "to" } };
+        for (String[] c : bad) {
+            given().contentType(ContentType.JSON).body(c[0]).post("/topics/" + t + "/jobs/cancel").then().statusCode(400)
+                    .body("field", equalTo(c[1]));
+        }
+        given().contentType(ContentType.JSON).body("{\"idPrefix\":\"t8-\"}").post("/topics/" + t + "/jobs/reschedule")
+                .then().statusCode(400).body("field", equalTo("delayMs"));
+        given().contentType(ContentType.JSON).body("{\"delayMs\":-1}").post("/topics/" + t + "/jobs/reschedule")
+                .then().statusCode(400).body("field", equalTo("delayMs"));
+        given().contentType(ContentType.TEXT).body("x").post("/topics/" + t + "/jobs/cancel").then().statusCode(415);
+        given().get("/topics/" + t + "/jobs").then().body("jobs.size()", equalTo(3));
+    }
+
+    @Test
     void theOpenApiDocumentDescribesTheListing() {
         given().accept("application/json").get("/q/openapi").then().statusCode(200)
                 .body("paths.'/topics/{topic}/jobs'.get.operationId", equalTo("listJobs"))
                 .body("paths.'/topics/{topic}/jobs'.get.responses.'400'", notNullValue())
                 .body("components.schemas.JobPage.properties.cursor", notNullValue())
                 .body("components.schemas.ListedJob.properties.payload", notNullValue())
-                .body("components.schemas.ListedJob.properties.state", notNullValue());
+                .body("components.schemas.ListedJob.properties.state", notNullValue())
+                .body("paths.'/topics/{topic}/jobs/cancel'.post.operationId", equalTo("cancelJobs"))
+                .body("paths.'/topics/{topic}/jobs/reschedule'.post.requestBody.content.'application/json'.schema.$ref",
+                        equalTo("#/components/schemas/JobMove"));
     }
 }

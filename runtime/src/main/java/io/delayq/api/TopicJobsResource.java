@@ -1,12 +1,11 @@
 package io.delayq.api;
 
-import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.List;
 import java.util.Locale;
 
 import jakarta.ws.rs.DefaultValue;
 import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
@@ -29,21 +28,30 @@ import io.delayq.core.JobInfo;
 import io.delayq.core.JobState;
 import io.delayq.core.JobValidator;
 import io.delayq.security.DelayqAccessPolicy;
+import io.delayq.store.BulkActions;
 import io.delayq.store.JobListing;
 import io.quarkus.arc.properties.IfBuildProperty;
 import io.quarkus.runtime.annotations.RegisterForReflection;
 import io.quarkus.vertx.http.security.AuthorizationPolicy;
 
-/** {@code GET /topics/{topic}/jobs}: a topic's jobs in one state, page by page, filtered (see {@link JobListing}). */
+/**
+ * A topic's jobs as a whole: {@code GET /topics/{topic}/jobs}, its jobs in one state page by page (see
+ * {@link JobListing}), and {@code POST .../cancel}, {@code .../reschedule} of the scheduled ones that match a
+ * filter (see {@link BulkActions}).
+ */
 @IfBuildProperty(name = "delayq.api.enabled", stringValue = "true", enableIfMissing = true)
 @AuthorizationPolicy(name = DelayqAccessPolicy.NAME)
 @Path("/topics/{topic}/jobs")
 @Produces(MediaType.APPLICATION_JSON)
-public class JobListResource {
+public class TopicJobsResource {
     private final JobListing listing;
+    private final BulkActions bulk;
+    private final JobBodyParser parser;
 
-    public JobListResource(JobListing listing) {
+    public TopicJobsResource(JobListing listing, BulkActions bulk, JobBodyParser parser) {
         this.listing = listing;
+        this.bulk = bulk;
+        this.parser = parser;
     }
 
     /** A listed job: the body of {@code GET /jobs/{topic}/{id}}, with its payload when {@code fields=full}. */
@@ -92,18 +100,7 @@ public class JobListResource {
             throw new InvalidJobException("fields", "fields must be full (or absent)");
         }
         int n = limit(limit, full ? JobListing.MAX_FULL_LIMIT : JobListing.MAX_LIMIT);
-        if (idPrefix != null && !idPrefix.isEmpty() && !JobValidator.ID.matcher(idPrefix).matches()) {
-            throw new InvalidJobException("idPrefix", "idPrefix must match " + JobValidator.ID.pattern()
-                    + " (the start of an id)");
-        }
-        if (group != null && !group.isEmpty() && !JobValidator.ID.matcher(group).matches()) {
-            throw new InvalidJobException("group", "group must match " + JobValidator.ID.pattern());
-        }
-        Long fromMs = instant("from", from), toMs = instant("to", to);
-        if (fromMs != null && toMs != null && toMs < fromMs) {
-            throw new InvalidJobException("to", "to must not be before from");
-        }
-        JobListing.Filter filter = new JobListing.Filter(blankToNull(idPrefix), blankToNull(group), fromMs, toMs);
+        JobListing.Filter filter = BulkBody.filter(idPrefix, group, from, to);
         JobListing.Page page;
         try {
             page = listing.list(topic, s, filter, n, full, cursor == null || cursor.isEmpty() ? null : cursor);
@@ -137,19 +134,39 @@ public class JobListResource {
         return n;
     }
 
-    private static Long instant(String field, String text) {
-        if (text == null || text.isEmpty()) {
-            return null;
-        }
-        try {
-            return Instant.parse(text).toEpochMilli();
-        } catch (DateTimeParseException | ArithmeticException e) {
-            throw new InvalidJobException(field, field + " must be an ISO-8601 instant (2026-11-30T12:00:00Z)");
-        }
+    /** How many scheduled jobs a bulk cancel deleted. */
+    @RegisterForReflection
+    public record Cancelled(long cancelled) {
     }
 
-    private static String blankToNull(String s) {
-        return s == null || s.isEmpty() ? null : s;
+    /** How many scheduled jobs a bulk reschedule moved. */
+    @RegisterForReflection
+    public record Rescheduled(long rescheduled) {
+    }
+
+    @POST
+    @Path("/cancel")
+    @Operation(summary = "Cancel the scheduled jobs that match a filter (every scheduled job without one)",
+            description = "Body (optional): {\"idPrefix\": \"tenant7-\", \"group\": \"g\", \"from\": \"<ISO-8601>\", "
+                    + "\"to\": \"<ISO-8601>\"} (from and to bound runAt, inclusive); none or {} means every scheduled job. "
+                    + "Walks each partition's jobs once, " + BulkActions.STEP + " per atomic script call, acting on "
+                    + "the jobs scheduled and matching when the walk reaches them (jobs in flight or dead are left; "
+                    + "jobs enqueued meanwhile may or may not be included; none twice). 200 {\"cancelled\": n}")
+    public Cancelled cancel(@PathParam("topic") String topic, String body) {
+        JobValidator.checkTopic("topic", topic);
+        return new Cancelled(bulk.cancel(topic, BulkBody.cancel(body, parser).filter()));
+    }
+
+    @POST
+    @Path("/reschedule")
+    @Operation(summary = "Move the scheduled jobs that match a filter to a new runAt",
+            description = "Body: the filter of POST .../cancel with exactly one of {\"delayMs\"} (from the time of "
+                    + "the call, the same for every job) and {\"runAt\"}, under the PATCH's rules. Walks as the cancel "
+                    + "does; a job already at the new runAt is not counted. 200 {\"rescheduled\": n}")
+    public Rescheduled reschedule(@PathParam("topic") String topic, String body) {
+        JobValidator.checkTopic("topic", topic);
+        BulkBody.Parsed p = BulkBody.reschedule(body, parser);
+        return new Rescheduled(bulk.reschedule(topic, p.filter(), p.timing().delayed(), p.timing().millis()));
     }
 
     /** Errors of this resource as problem bodies (local: the service's own resources are left alone). */
