@@ -23,25 +23,12 @@ if rcall('ZSCORE', K_INFLIGHT, id) then
 end
 if rcall('ZSCORE', K_DEAD, id) then return -2 end
 local r = decode(rec)
-if is_held(id, r) then
-  rcall('ZREM', K_GHELD, held_member(r.group, r.run_at, id))
-  rcall('HDEL', K_JOBS, id)
-  rcall('ZREM', K_DONE, id)
-  return 1
-end
-local admitted = admitted_of({ id })
-local day = day_of(r.run_at)
+local held = is_held(id, r)
+local admitted = held and {} or admitted_of({ id })
 local now = #admitted > 0 and now_ms() or 0
-local err = require_days(#admitted > 0 and { day, day_of(now) } or { day })
-if err then return err end
-local shard = shard_of_day[day]
-rcall('ZREM', shard, id)
-if rcall('ZCARD', shard) == 0 then rcall('ZREM', K_DAYS, day) end
-rcall('HDEL', K_JOBS, id)
--- "next" may now be earlier than the true earliest job: still a valid lower bound, the next
--- take recomputes it.
--- A success remembered from before this job was enqueued (by a process without the dedup
--- window) must not answer for an id that is now free.
-rcall('ZREM', K_DONE, id)
-group_release(admitted, now, ARGV[A + 1])
+if not held then
+  local err = require_days(#admitted > 0 and { day_of(r.run_at), day_of(now) } or { day_of(r.run_at) })
+  if err then return err end
+end
+cancel_scheduled(id, r, held, admitted, now, ARGV[A + 1])
 return 1

@@ -509,6 +509,63 @@ local function reset_next()
   return head
 end
 
+-- Deletes a scheduled job (its decoded record r; neither in flight nor dead) in one step: out of
+-- its shard, or out of gheld when its group holds it back (held), with its record. An admitted one
+-- (admitted: admitted_of's pairs for it, else {}) gives its slot to its group's next held job. The
+-- shard of its runAt, and today's when admitted, must have been passed (checked by the caller
+-- before its first write). What cancel.lua does for one job and bulk.lua for each it matches.
+local function cancel_scheduled(id, r, held, admitted, now, channel)
+  if held then
+    rcall('ZREM', K_GHELD, held_member(r.group, r.run_at, id))
+  else
+    local day = day_of(r.run_at)
+    local shard = shard_of_day[day]
+    rcall('ZREM', shard, id)
+    if rcall('ZCARD', shard) == 0 then rcall('ZREM', K_DAYS, day) end
+  end
+  rcall('HDEL', K_JOBS, id)
+  -- "next" may now be earlier than the true earliest job: still a valid lower bound, the next
+  -- take recomputes it.
+  -- A success remembered from before this job was enqueued (by a process without the dedup
+  -- window) must not answer for an id that is now free.
+  rcall('ZREM', K_DONE, id)
+  group_release(admitted, now, channel)
+end
+
+-- Moves a scheduled job (as cancel_scheduled) to run_at in one step, from the shard of its old
+-- runAt (or gheld) to the one of the new; attempts, lastError, payload and trace stay. A held job
+-- moved to a time already due stays held under its new runAt (in a shard, a later job of its group
+-- could start before it); an admitted one (admitted: its pair when moved later than now, else {})
+-- gives its slot to its group's next held job. The shards of the old and new runAt and today's
+-- must have been passed. What reschedule.lua does for one job and bulk.lua for each it matches.
+-- Returns the record as stored now.
+local function move_scheduled(id, r, held, admitted, run_at, now, channel)
+  local old_run_at, old_day = r.run_at, day_of(r.run_at)
+  if held then
+    rcall('ZREM', K_GHELD, held_member(r.group, r.run_at, id))
+  else
+    local old_shard = shard_of_day[old_day]
+    rcall('ZREM', old_shard, id)
+    if rcall('ZCARD', old_shard) == 0 then rcall('ZREM', K_DAYS, old_day) end
+  end
+  r.run_at = run_at
+  local rec = encode(r)
+  rcall('HSET', K_JOBS, id, rec)
+  if held and run_at <= now then
+    rcall('ZADD', K_GHELD, 0, held_member(r.group, run_at, id))
+    return rec
+  end
+  local head = tonumber(rcall('GET', K_NEXT))
+  -- Into the new shard (the day index gets its day); an earlier runAt than every other lowers
+  -- "next" and wakes the takers.
+  schedule(id, run_at, channel)
+  -- A job that was at the head and moved later leaves "next" too low: still a valid lower bound,
+  -- but takers would wake for nothing, so set it exactly.
+  if not held and head and old_run_at <= head and run_at > head then reset_next() end
+  group_release(admitted, now, channel)
+  return rec
+end
+
 -- Whether the partition's topic was forgotten (forget.lua) since it last held a job; the mark goes
 -- with the question. Asked only by an enqueue into a partition with nothing scheduled: a forgotten
 -- one is empty, so a busy partition pays nothing for it.

@@ -19,36 +19,10 @@ local r = decode(rec)
 local now = now_ms()
 local v = tonumber(ARGV[A + 2])
 local run_at = ARGV[A + 1] == 'd' and now + v or v
-local old_run_at, old_day = r.run_at, day_of(r.run_at)
 local held = is_held(id, r)
 -- A released job (admitted, waiting in its shard) rescheduled to a time already due keeps its
 -- admission: it starts next, as it would have.
 local admitted = (held or run_at <= now) and {} or admitted_of({ id })
-local err = require_days({ old_day, day_of(run_at), day_of(now) })
+local err = require_days({ day_of(r.run_at), day_of(run_at), day_of(now) })
 if err then return err end
-
-if held then
-  rcall('ZREM', K_GHELD, held_member(r.group, r.run_at, id))
-else
-  local old_shard = shard_of_day[old_day]
-  rcall('ZREM', old_shard, id)
-  if rcall('ZCARD', old_shard) == 0 then rcall('ZREM', K_DAYS, old_day) end
-end
-r.run_at = run_at
-rec = encode(r)
-rcall('HSET', K_JOBS, id, rec)
-if held and run_at <= now then
-  -- Still due: it keeps its place among its group's held jobs (by its runAt); in a shard, a later
-  -- job of its group could start before it.
-  rcall('ZADD', K_GHELD, 0, held_member(r.group, run_at, id))
-  return { 1, rec }
-end
-local head = tonumber(rcall('GET', K_NEXT))
--- Into the new shard (the day index gets its day); an earlier runAt than every other lowers
--- "next" and wakes the takers.
-schedule(id, run_at, ARGV[A + 3])
--- A job that was at the head and moved later leaves "next" too low: still a valid lower bound,
--- but takers would wake for nothing, so set it exactly.
-if not held and head and old_run_at <= head and run_at > head then reset_next() end
-group_release(admitted, now, ARGV[A + 3])
-return { 1, rec }
+return { 1, move_scheduled(id, r, held, admitted, run_at, now, ARGV[A + 3]) }

@@ -67,6 +67,9 @@ public class OpenApiContract implements OASFilter {
             new Op("DELETE", "/topics/{topic}/rate-limit", "clearRateLimit", 400),
             new Op("PUT", "/topics/{topic}/max-in-flight", "setMaxInFlight", 400, 415),
             new Op("DELETE", "/topics/{topic}/max-in-flight", "clearMaxInFlight", 400),
+            new Op("GET", "/topics/{topic}/jobs", "listJobs", 400),
+            new Op("POST", "/topics/{topic}/jobs/cancel", "cancelJobs", 400, 415),
+            new Op("POST", "/topics/{topic}/jobs/reschedule", "rescheduleJobs", 400, 415),
             new Op("GET", "/topics/{topic}/dead", "listDeadJobs", 400),
             new Op("POST", "/topics/{topic}/dead/requeue", "requeueDeadJobs", 400, 415),
             new Op("POST", "/topics/{topic}/dead/purge", "purgeDeadJobs", 400, 415),
@@ -96,7 +99,9 @@ public class OpenApiContract implements OASFilter {
             "setMaxInFlight", new Body("MaxInFlightBody", true),
             "putSchedule", new Body("ScheduleBody", true),
             "requeueDeadJobs", new Body("DeadFilter", false),
-            "purgeDeadJobs", new Body("DeadFilter", false));
+            "purgeDeadJobs", new Body("DeadFilter", false),
+            "cancelJobs", new Body("JobFilter", false),
+            "rescheduleJobs", new Body("JobMove", true));
 
     private static final Map<Integer, String> REASONS = Map.of(
             400, "A field breaks a rule; the problem's `field` names it",
@@ -338,6 +343,21 @@ public class OpenApiContract implements OASFilter {
                 "DeadFilter", OASFactory.createSchema().addType(Schema.SchemaType.OBJECT)
                         .description("Which dead jobs; an empty body means all of them")
                         .addProperty("idPrefix", type(Schema.SchemaType.STRING, "Jobs whose id starts with this"))
-                        .addProperty("error", type(Schema.SchemaType.STRING, "Jobs whose lastError contains this (ASCII letters compared without case)")));
+                        .addProperty("error", type(Schema.SchemaType.STRING, "Jobs whose lastError contains this (ASCII letters compared without case)")),
+                "JobFilter", jobFilter(OASFactory.createSchema().description("Which scheduled jobs, all of these holding; "
+                        + "an empty body means all of them")),
+                "JobMove", jobFilter(OASFactory.createSchema().description("Which scheduled jobs (as JobFilter) and "
+                        + "their new time: exactly one of delayMs and runAt"))
+                        .addProperty("delayMs", type(Schema.SchemaType.INTEGER, "Due this many ms from the call").format("int64")
+                                .minimum(java.math.BigDecimal.ZERO))
+                        .addProperty("runAt", type(Schema.SchemaType.STRING, "Due at this instant").format("date-time")));
+    }
+
+    private static Schema jobFilter(Schema s) {
+        return s.addType(Schema.SchemaType.OBJECT)
+                .addProperty("idPrefix", type(Schema.SchemaType.STRING, "Jobs whose id starts with this"))
+                .addProperty("group", type(Schema.SchemaType.STRING, "Jobs of this group"))
+                .addProperty("from", type(Schema.SchemaType.STRING, "Jobs whose runAt is at or after this").format("date-time"))
+                .addProperty("to", type(Schema.SchemaType.STRING, "Jobs whose runAt is at or before this").format("date-time"));
     }
 }

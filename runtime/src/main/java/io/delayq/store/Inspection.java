@@ -115,10 +115,15 @@ public class Inspection extends StorePart {
         // A job its group holds back is scheduled, in no day shard: held says so (absent otherwise).
         Boolean held = r.size() > 3 && "1".equals(r.get(3).toString()) ? Boolean.TRUE : null;
         Boolean cancelling = JobState.cancellingLetter(r.get(1).toString()) ? Boolean.TRUE : null;
-        return Optional.of(new JobDetail(new JobInfo(id, topic, Instant.ofEpochMilli(rec.runAt()), state, rec.attempts(),
-                rec.lostAttempts(), rec.maxAttempts() == 0 ? null : rec.maxAttempts(), rec.retry(), rec.group(), held,
-                rec.lastError().isEmpty() ? null : rec.lastError(), deadAt, null, cancelling, false, false),
-                rec.payloadOrNull()));
+        return Optional.of(new JobDetail(info(topic, id, rec, state, deadAt, held, cancelling), rec.payloadOrNull()));
+    }
+
+    /** The body of {@code GET /jobs/{topic}/{id}} of a job with a record (also each job of a listing, {@link JobListing}). */
+    static JobInfo info(String topic, String id, JobRecord rec, JobState state, Instant deadAt, Boolean held,
+            Boolean cancelling) {
+        return new JobInfo(id, topic, Instant.ofEpochMilli(rec.runAt()), state, rec.attempts(), rec.lostAttempts(),
+                rec.maxAttempts() == 0 ? null : rec.maxAttempts(), rec.retry(), rec.group(), held,
+                rec.lastError().isEmpty() ? null : rec.lastError(), deadAt, null, cancelling, false, false);
     }
 
     public CancelOutcome cancel(String topic, String id) {

@@ -92,6 +92,14 @@ class RoleMatrixTest {
         all.add(new Endpoint("POST /topics/{topic}/dead/purge", DelayqRole.OPERATOR, 200,
                 r -> r.contentType(ContentType.JSON).body("{\"idPrefix\":\"" + dead() + "\"}")
                         .post("/topics/" + topic + "/dead/purge")));
+        all.add(new Endpoint("GET /topics/{topic}/jobs", DelayqRole.VIEWER, 200,
+                r -> r.get("/topics/" + topic + "/jobs?idPrefix=m-&limit=5")));
+        all.add(new Endpoint("POST /topics/{topic}/jobs/cancel", DelayqRole.OPERATOR, 200,
+                r -> r.contentType(ContentType.JSON).body("{\"idPrefix\":\"" + scheduled() + "\"}")
+                        .post("/topics/" + topic + "/jobs/cancel")));
+        all.add(new Endpoint("POST /topics/{topic}/jobs/reschedule", DelayqRole.OPERATOR, 200,
+                r -> r.contentType(ContentType.JSON).body("{\"idPrefix\":\"" + scheduled() + "\",\"delayMs\":60000}")
+                        .post("/topics/" + topic + "/jobs/reschedule")));
         all.add(new Endpoint("DELETE /topics/{topic}", DelayqRole.OPERATOR, 204, r -> r.delete("/topics/" + known())));
         all.add(new Endpoint("PUT /topics/{topic}/max-in-flight", DelayqRole.OPERATOR, 200,
                 r -> r.contentType(ContentType.JSON).body("{\"max\":5}").put("/topics/" + topic + "/max-in-flight")));
