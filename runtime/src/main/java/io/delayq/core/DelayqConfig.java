@@ -430,7 +430,8 @@ public interface DelayqConfig {
          * target, signed when the topic has {@code http.signing-keys}. Recorded in Redis in the step
          * that buries the job and delivered at least once, with retries ({@code delayq.callbacks.*}).
          * Give it to every replica that serves the topic: a replica without it buries jobs without
-         * recording a callback. Unset (the default): no callback.
+         * recording a callback. Unset (the default): no callback. User info in the URL is sent as
+         * HTTP Basic; the URL is shown and logged without user info and query values.
          */
         Optional<String> deadUrl();
     }
@@ -438,7 +439,10 @@ public interface DelayqConfig {
     interface Http {
         /**
          * URL the built-in observer POSTs each job's payload to; 2xx = done. Unset (the default):
-         * no HTTP target for this topic.
+         * no HTTP target for this topic. User info in it ({@code http://user:password@host/...},
+         * percent-encoded) is sent to the target as HTTP Basic; wherever the URL is shown or logged
+         * ({@code GET /topics}, lastError, dashboard, Dev UI, log) its user info and query values
+         * read {@code ***}.
          */
         Optional<String> url();
 
