@@ -51,6 +51,9 @@ public interface DelayqConfig {
     /** REST API settings. */
     Api api();
 
+    /** What delayq's REST API and dashboard accept of an HTTP request (its Host). */
+    Endpoints http();
+
     /** Taking and running due jobs. */
     Dispatch dispatch();
 
@@ -151,6 +154,20 @@ public interface DelayqConfig {
          */
         @WithDefault("1000")
         int maxBatch();
+    }
+
+    interface Endpoints {
+        /**
+         * Host names delayq's REST API and dashboard answer to, as the request's {@code Host} says
+         * (the port is not compared): a name, {@code .example.com} for that domain and its
+         * subdomains, or {@code *} for any. A request for another name gets 403: a web page that
+         * made its own name point at this server (DNS rebinding) cannot read or act through the
+         * visitor's browser. IP addresses are always accepted (no page can rebind one). Unset
+         * (the default): {@code localhost}, its subdomains, and the host of {@code quarkus.http.host},
+         * checked only while delayq's endpoints are open (no credential configured: a rebinding
+         * page has none to send); set, checked always.
+         */
+        Optional<java.util.List<String>> allowedHosts();
     }
 
     interface Dispatch {
