@@ -106,7 +106,8 @@ public class OpenApiContract implements OASFilter {
     private static final Map<Integer, String> REASONS = Map.of(
             400, "A field breaks a rule; the problem's `field` names it",
             401, "No valid credential (once any credential is configured)",
-            403, "The credential lacks the role this operation needs",
+            403, "The credential lacks the role this operation needs, or the request came from another site or named a Host"
+                    + " that is not in delayq.http.allowed-hosts",
             404, "Not found",
             409, "The job or schedule is in a state that does not allow this",
             413, "Over a size limit (payload bytes, jobs per batch)",

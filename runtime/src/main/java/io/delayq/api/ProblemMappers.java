@@ -50,7 +50,8 @@ public class ProblemMappers {
 
     private static Response unavailableProblem(StoreUnavailableException e, UriInfo uri) {
         LOG.debugf("503: %s", e.getMessage());
-        String reason = e instanceof io.delayq.store.NotReplicatedException ? e.getMessage() : "Redis is unavailable";
+        String reason = e instanceof io.delayq.store.NotReplicatedException || e instanceof io.delayq.store.RedisCredentialsException
+                ? e.getMessage() : "Redis is unavailable";
         if (e.jobs().isEmpty()) {
             return Problem.response(503, reason + "; retry later", null, path(uri)).header("Retry-After", "1").build();
         }

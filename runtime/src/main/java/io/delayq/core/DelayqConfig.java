@@ -51,6 +51,9 @@ public interface DelayqConfig {
     /** REST API settings. */
     Api api();
 
+    /** What delayq's REST API and dashboard accept of an HTTP request (its Host). */
+    Endpoints http();
+
     /** Taking and running due jobs. */
     Dispatch dispatch();
 
@@ -158,6 +161,20 @@ public interface DelayqConfig {
          */
         @WithDefault("1000")
         int maxBatch();
+    }
+
+    interface Endpoints {
+        /**
+         * Host names delayq's REST API and dashboard answer to, as the request's {@code Host} says
+         * (the port is not compared): a name, {@code .example.com} for that domain and its
+         * subdomains, or {@code *} for any. A request for another name gets 403: a web page that
+         * made its own name point at this server (DNS rebinding) cannot read or act through the
+         * visitor's browser. IP addresses are always accepted (no page can rebind one). Unset
+         * (the default): {@code localhost}, its subdomains, and the host of {@code quarkus.http.host},
+         * checked only while delayq's endpoints are open (no credential configured: a rebinding
+         * page has none to send); set, checked always.
+         */
+        Optional<java.util.List<String>> allowedHosts();
     }
 
     interface Dispatch {
@@ -458,7 +475,8 @@ public interface DelayqConfig {
          * target, signed when the topic has {@code http.signing-keys}. Recorded in Redis in the step
          * that buries the job and delivered at least once, with retries ({@code delayq.callbacks.*}).
          * Give it to every replica that serves the topic: a replica without it buries jobs without
-         * recording a callback. Unset (the default): no callback.
+         * recording a callback. Unset (the default): no callback. User info in the URL is sent as
+         * HTTP Basic; the URL is shown and logged without user info and query values.
          */
         Optional<String> deadUrl();
 
@@ -474,7 +492,10 @@ public interface DelayqConfig {
     interface Http {
         /**
          * URL the built-in observer POSTs each job's payload to; 2xx = done. Unset (the default):
-         * no HTTP target for this topic.
+         * no HTTP target for this topic. User info in it ({@code http://user:password@host/...},
+         * percent-encoded) is sent to the target as HTTP Basic; wherever the URL is shown or logged
+         * ({@code GET /topics}, lastError, dashboard, Dev UI, log) its user info and query values
+         * read {@code ***}.
          */
         Optional<String> url();
 

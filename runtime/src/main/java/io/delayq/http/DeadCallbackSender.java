@@ -119,12 +119,13 @@ public class DeadCallbackSender {
         this.vertx = vertx;
         this.registry = registry;
         config.topics().forEach((topic, t) -> t.deadUrl().ifPresent(url -> {
-            URI uri = URI.create(url);
+            URI uri = TargetUrls.parse("delayq.topics." + topic + ".dead-url", url);
             if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getHost() == null) {
-                throw new IllegalStateException("delayq.topics." + topic + ".dead-url must be an http(s) URL: " + url);
+                throw new IllegalStateException("delayq.topics." + topic + ".dead-url must be an http(s) URL: " + TargetUrls.redact(url));
             }
             Optional<RequestSigner> signer = RequestSigner.of(topic, t.http().signingKeys());
-            targets.put(topic, new Target(topic, url, uri, signer.orElse(null), Counter.builder("delayq.callbacks.failed")
+            // Errors name the URL as it may be shown (they become the callback's lastError).
+            targets.put(topic, new Target(topic, TargetUrls.redact(url), uri, signer.orElse(null), Counter.builder("delayq.callbacks.failed")
                     .description("Dead-job callbacks that failed for good (after their last try)").tag("topic", topic)
                     .register(registry), t.http().tlsConfigurationName().orElse("")));
         }));
@@ -284,6 +285,7 @@ public class DeadCallbackSender {
                 .add("X-Delayq-Topic", target.topic()).add("X-Delayq-Job-Id", c.id())
                 .add("X-Delayq-Attempt", Integer.toString(c.tries())).add("X-Delayq-Event", "dead");
         URI u = target.uri();
+        TargetUrls.basicAuthorization(u).ifPresent(a -> headers.add(HttpHeaders.AUTHORIZATION, a));
         boolean ssl = "https".equals(u.getScheme());
         String path = (u.getRawPath() == null || u.getRawPath().isEmpty() ? "/" : u.getRawPath())
                 + (u.getRawQuery() == null ? "" : "?" + u.getRawQuery());

@@ -69,7 +69,10 @@ public final class HttpTargetHandler implements JobHandler {
     /** {@code http.max-retry-after} when it is not set (and the horizon is not shorter). */
     public static final Duration DEFAULT_MAX_RETRY_AFTER = Duration.ofHours(1);
 
+    /** The target's URL as it may be shown ({@link TargetUrls#redact}). */
     private final String url;
+    /** {@code Basic ...} from the URL's user info; null without. */
+    private final String authorization;
     private final String host;
     private final int port;
     private final boolean ssl;
@@ -109,14 +112,16 @@ public final class HttpTargetHandler implements JobHandler {
             throw new IllegalArgumentException("delayq.topics.*.http.max-retry-after must be positive, not " + maxRetryAfter);
         }
         this.maxRetryAfter = maxRetryAfter;
-        URI uri = URI.create(url);
+        URI uri = TargetUrls.parse("delayq.topics.*.http.url", url);
         if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getHost() == null) {
-            throw new IllegalArgumentException("delayq.topics.*.http.url must be an http(s) URL: " + url);
+            throw new IllegalArgumentException("delayq.topics.*.http.url must be an http(s) URL: " + TargetUrls.redact(url));
         }
         if (maxConnections < 1) {
             throw new IllegalArgumentException("delayq.topics.*.http.max-connections must be at least 1, not " + maxConnections);
         }
-        this.url = url;
+        // Shown in every message, describe() and lastError: without user info or query values.
+        this.url = TargetUrls.redact(url);
+        this.authorization = TargetUrls.basicAuthorization(uri).orElse(null);
         this.vertx = vertx;
         this.ssl = "https".equals(uri.getScheme());
         this.host = uri.getHost();
@@ -174,6 +179,9 @@ public final class HttpTargetHandler implements JobHandler {
                 .add(ATTEMPT, Integer.toString(job.attempt()));
         // The target's spans join the job's trace (W3C Trace Context).
         job.traceparent().ifPresent(t -> headers.add(TRACEPARENT, t));
+        if (authorization != null) {
+            headers.add(HttpHeaders.AUTHORIZATION, authorization);
+        }
         long deadline = System.nanoTime() + timeoutMs * 1_000_000;
         // The wait for a connection (a free one of the pool, or a new one) is bounded by the
         // timeout; the call on it by what is left of the timeout, by a timer on the event loop.

@@ -54,6 +54,10 @@ public class RedisGateway {
     private final Counter unavailable;
     private final Counter errorReplies;
     private volatile boolean answering = true;
+    private volatile String credentialsRefused;
+    /** When the last WARN of refused credentials was logged (nanoTime); 0: never. */
+    private final java.util.concurrent.atomic.AtomicLong credentialsWarned = new java.util.concurrent.atomic.AtomicLong();
+    private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(RedisGateway.class);
 
     /** A gateway that sends every command through the pool (tests build one by hand). */
     public RedisGateway(Redis redis, DelayqConfig config, MeterRegistry registry) {
@@ -81,6 +85,24 @@ public class RedisGateway {
      */
     public boolean cluster() {
         return cluster;
+    }
+
+    /**
+     * Why Redis refuses delayq's credentials, from a call that was refused so until one succeeds
+     * again; empty while it does not (the readiness check reads it).
+     */
+    public java.util.Optional<String> credentialsRefused() {
+        return java.util.Optional.ofNullable(credentialsRefused);
+    }
+
+    /** A WARN at most once a minute: every loop of the replica meets the same refusal. */
+    private void credentialsRefused(RedisCredentialsException e) {
+        credentialsRefused = e.getMessage();
+        long now = System.nanoTime();
+        long last = credentialsWarned.get();
+        if ((last == 0 || now - last > 60_000_000_000L) && credentialsWarned.compareAndSet(last, now == 0 ? 1 : now)) {
+            LOG.warn(e.getMessage());
+        }
     }
 
     /** False from a call that found Redis unreachable (or not ready) until one succeeds again. */
@@ -183,6 +205,7 @@ public class RedisGateway {
         return reply.timeout(timeoutMs, TimeUnit.MILLISECONDS).transform(done -> {
             if (done.succeeded()) {
                 answering = true;
+                credentialsRefused = null;
                 return Future.succeededFuture(done.result());
             }
             Throwable cause = done.cause();
@@ -220,6 +243,9 @@ public class RedisGateway {
     }
 
     private RuntimeException counted(RuntimeException e) {
+        if (e instanceof RedisCredentialsException refused) {
+            credentialsRefused(refused);
+        }
         if (e instanceof StoreUnavailableException) {
             answering = false;
             unavailable.increment();
@@ -249,6 +275,13 @@ public class RedisGateway {
             }
             // The error code is the reply's first word (BUSYKEY is a wrong request, BUSY is not now).
             String code = message.split("\\s", 2)[0];
+            if (code.equals("WRONGPASS") || code.equals("NOAUTH") || message.startsWith("ERR invalid password")
+                    || message.startsWith("ERR AUTH") || message.startsWith("ERR Client sent AUTH")
+                    // What Redis answers a connection that never authenticated and sends a large
+                    // command (a script's EVALSHA) before any NOAUTH could be seen.
+                    || message.startsWith("ERR Protocol error: unauthenticated")) {
+                return new RedisCredentialsException(message, error);
+            }
             if (TRANSIENT.contains(code) || message.startsWith(MAX_CLIENTS)) {
                 // Redis' own refusal: the command (a whole script) did not run. CONNECTION_CLOSED is
                 // the client's: the request may have been sent and run.

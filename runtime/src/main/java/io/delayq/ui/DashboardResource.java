@@ -244,8 +244,10 @@ public class DashboardResource {
             }
         }
         if (found.size() == 1) {
-            return Response.seeOther(uri.getBaseUriBuilder().path("delayq/job").queryParam("topic", found.get(0).topic())
-                    .queryParam("id", id).build()).build();
+            // A path, not an absolute URL: the Host the request named is not repeated to the browser.
+            return Response.status(303).header(jakarta.ws.rs.core.HttpHeaders.LOCATION, jakarta.ws.rs.core.UriBuilder
+                    .fromPath(uri.getBaseUri().getRawPath()).path("delayq/job").queryParam("topic", found.get(0).topic())
+                    .queryParam("id", id).build().toString()).build();
         }
         String where = slash >= 0 ? "in topic " + topics.get(0)
                 : "in any of the " + topics.size() + " topic(s) looked at"

@@ -57,4 +57,45 @@ class RedisGatewayTest {
         assertInstanceOf(StoreUnavailableException.class,
                 RedisGateway.translate(ErrorType.create("ERR [0] ASK 3999 127.0.0.1:7002")));
     }
+
+    @Test
+    void refusedCredentialsMeanRedisIsUnavailableAndSaySo() {
+        for (String reply : new String[] { "WRONGPASS invalid username-password pair or user is disabled.",
+                "NOAUTH Authentication required.", "ERR invalid password",
+                "NOAUTH HELLO must be called with the client already authenticated",
+                "ERR Protocol error: unauthenticated multibulk length" }) {
+            RuntimeException e = RedisGateway.translate(ErrorType.create(reply));
+            RedisCredentialsException refused = assertInstanceOf(RedisCredentialsException.class, e);
+            org.junit.jupiter.api.Assertions.assertTrue(refused.refused(), reply);
+            org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().startsWith("Redis refused delayq's credentials ("
+                    + reply), e.getMessage());
+        }
+    }
+
+    /** The probe's case: a user Redis knows, with a password that is not its own. */
+    @Test
+    void aWrongPasswordIsRefusedOnceNamedAndNeverShown() throws Exception {
+        String user = HandBuiltStore.fresh("probe");
+        try (io.delayq.dev.Resp admin = HandBuiltStore.resp()) {
+            admin.call("ACL", "SETUSER", user, "on", ">RightPass99", "~*", "+@all");
+        }
+        io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
+        try {
+            io.vertx.redis.client.Redis client = io.vertx.redis.client.Redis.createClient(vertx,
+                    new io.vertx.redis.client.RedisOptions().setConnectionString(
+                            "redis://" + user + ":WrongPass77@127.0.0.1:" + HandBuiltStore.server().port()));
+            RedisGateway gateway = new RedisGateway(client, HandBuiltStore.configured().config,
+                    new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+            RedisCredentialsException e = org.junit.jupiter.api.Assertions.assertThrows(RedisCredentialsException.class,
+                    () -> gateway.send(io.vertx.redis.client.Request.cmd(io.vertx.redis.client.Command.PING)));
+            org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("WRONGPASS"), e.getMessage());
+            org.junit.jupiter.api.Assertions.assertFalse(e.getMessage().contains("WrongPass77"), e.getMessage());
+            org.junit.jupiter.api.Assertions.assertEquals(e.getMessage(), gateway.credentialsRefused().orElseThrow());
+        } finally {
+            vertx.close().toCompletionStage().toCompletableFuture().get(30, java.util.concurrent.TimeUnit.SECONDS);
+            try (io.delayq.dev.Resp admin = HandBuiltStore.resp()) {
+                admin.call("ACL", "DELUSER", user);
+            }
+        }
+    }
 }

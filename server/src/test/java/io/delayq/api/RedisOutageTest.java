@@ -1,7 +1,9 @@
 package io.delayq.api;
 
 import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.not;
 import static org.hamcrest.Matchers.startsWith;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -67,5 +69,42 @@ class RedisOutageTest {
         }
         Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).until(() -> given()
                 .contentType(ContentType.JSON).body(body).post("/jobs").statusCode() == 201);
+    }
+
+    /**
+     * A Redis that wants a password delayq does not send (NOAUTH; a wrong one is WRONGPASS, see
+     * RedisGatewayTest): 503 with Retry-After naming the cause, readiness DOWN saying why, and all
+     * well again once Redis and delayq agree.
+     */
+    @Test
+    void redisRefusingTheCredentialsGives503AndReadinessDownWithTheReason() {
+        String topic = Topics.fresh("noauth");
+        String body = "{\"topic\":\"" + topic + "\",\"id\":\"n1\",\"delayMs\":60000}";
+        try (Resp admin = RedisTestResource.resp()) {
+            // This connection stays authenticated; every connection the service opens again is refused.
+            admin.call("CONFIG", "SET", "requirepass", "ProbePass42");
+            try {
+                admin.call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes");
+                admin.call("CLIENT", "KILL", "TYPE", "pubsub", "SKIPME", "yes");
+                Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
+                        given().contentType(ContentType.JSON).body(body).post("/jobs").then().statusCode(503)
+                                .header("Retry-After", "1").contentType(startsWith("application/problem+json"))
+                                .body("detail", containsString("Redis refused delayq's credentials (")));
+                Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
+                        given().get("/q/health/ready").then().statusCode(503)
+                                .body("checks.find { it.name == 'delayq-redis-credentials' }.status", equalTo("DOWN"))
+                                .body("checks.find { it.name == 'delayq-redis-credentials' }.data.reason",
+                                        containsString("Redis refused delayq's credentials (")));
+                given().get("/q/health/ready").then().body(not(containsString("ProbePass42")));
+                assertEquals(0L, admin.num("EXISTS", Topics.keys(topic) + "jobs"));
+            } finally {
+                admin.call("CONFIG", "SET", "requirepass", "");
+            }
+        }
+        Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).until(() -> given()
+                .contentType(ContentType.JSON).body(body).post("/jobs").statusCode() == 201);
+        Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> given()
+                .get("/q/health/ready").then().body("checks.find { it.name == 'delayq-redis-credentials' }.status",
+                        equalTo("UP")));
     }
 }

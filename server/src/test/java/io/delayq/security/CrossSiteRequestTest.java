@@ -66,4 +66,19 @@ class CrossSiteRequestTest {
         // Reads change nothing.
         operator().header("Sec-Fetch-Site", "cross-site").get("/jobs/" + topic + "/b").then().statusCode(200);
     }
+
+    /**
+     * With credentials configured and no delayq.http.allowed-hosts, the Host is not checked (a
+     * rebinding page has no credential to send; a deployment reached by its own name keeps
+     * working), but nothing is built from it: the find box redirects to a path.
+     */
+    @Test
+    void securedTheHostIsNotCheckedAndNoRedirectRepeatsIt() {
+        String id = "found-" + System.nanoTime();
+        operator().contentType(ContentType.JSON).body(job(id)).post("/jobs").then().statusCode(201);
+        operator().header("Host", "delayq.internal:" + RestAssured.port).redirects().follow(false)
+                .get("/delayq/find?q=" + topic + "/" + id).then().statusCode(303)
+                .header("Location", "/delayq/job?topic=" + topic + "&id=" + id);
+        given().header("Host", "evil.example:" + RestAssured.port).get("/topics").then().statusCode(401);
+    }
 }
