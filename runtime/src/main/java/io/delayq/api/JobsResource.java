@@ -204,6 +204,7 @@ public class JobsResource {
     @Path("/{topic}/{id}")
     @Operation(summary = "Cancel a scheduled job", description = "204 cancelled; 404 unknown (or succeeded: "
             + "nothing is scheduled); 409 in flight or dead")
+    @APIResponse(responseCode = "204", description = "cancelled")
     public Response cancel(@PathParam("topic") String topic, @PathParam("id") String id) {
         JobValidator.checkTopic("topic", topic);
         JobValidator.checkId("id", id);
