@@ -47,7 +47,9 @@ public class HistoryResource {
      *        as the upper bound of its histogram bin (bins of a factor √2); null when none started
      */
     @RegisterForReflection
-    public record MinuteView(String minute, long enqueued, long succeeded, long failed, Long latenessP99Ms) {
+    public record MinuteView(String minute, long enqueued, long succeeded, long failed,
+            @org.eclipse.microprofile.openapi.annotations.media.Schema(nullable = true, description = "null when no attempt"
+                    + " started in the minute") Long latenessP99Ms) {
     }
 
     @GET

@@ -103,6 +103,12 @@ public class OpenApiContract implements OASFilter {
             "cancelJobs", new Body("JobFilter", false),
             "rescheduleJobs", new Body("JobMove", true));
 
+    /**
+     * Properties written as raw JSON ({@code @JsonRawValue}): any JSON value, where the annotations'
+     * scan sees a Java String and says {@code type: string}.
+     */
+    private static final Map<String, List<String>> RAW_JSON = Map.of("View", List.of("payload"));
+
     private static final Map<Integer, String> REASONS = Map.of(
             400, "A field breaks a rule; the problem's `field` names it",
             401, "No valid credential (once any credential is configured)",
@@ -155,7 +161,8 @@ public class OpenApiContract implements OASFilter {
         return path;
     }
 
-    static boolean isDelayqPath(String path) {
+    /** Whether a path (relative to the REST root) is under one of the API's roots. */
+    public static boolean isDelayqPath(String path) {
         String root = path.replaceAll("^/+", "").split("/", 2)[0];
         return ROOTS.contains(root);
     }
@@ -254,6 +261,16 @@ public class OpenApiContract implements OASFilter {
             // Only those an operation refers to: an unused schema would only puzzle a generator.
             if (bodies.contains(name) && (c.getSchemas() == null || !c.getSchemas().containsKey(name))) {
                 c.addSchema(name, schema);
+            }
+        });
+        RAW_JSON.forEach((schema, properties) -> {
+            Schema s = c.getSchemas() == null ? null : c.getSchemas().get(schema);
+            if (s != null && s.getProperties() != null) {
+                for (String p : properties) {
+                    if (s.getProperties().containsKey(p)) {
+                        s.addProperty(p, OASFactory.createSchema().description("Any JSON value"));
+                    }
+                }
             }
         });
         if (c.getSchemas() == null || !c.getSchemas().containsKey(PROBLEM)) {

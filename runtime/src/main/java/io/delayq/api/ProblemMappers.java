@@ -74,9 +74,7 @@ public class ProblemMappers {
      */
     @ServerExceptionMapper({ NotAllowedException.class, NotAcceptableException.class, NotSupportedException.class })
     public Response unmatched(WebApplicationException e, UriInfo uri) {
-        String path = uri == null ? "" : uri.getPath();
-        String root = path.replaceAll("^/+", "").split("/", 2)[0];
-        return root.equals("jobs") || root.equals("topics") || root.equals("schedules") ? web(e, uri) : e.getResponse();
+        return OpenApiContract.isDelayqPath(uri == null ? "" : uri.getPath()) ? web(e, uri) : e.getResponse();
     }
 
     /** Any exception out of a delayq resource, as a problem body. */

@@ -19,6 +19,8 @@ import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.UriInfo;
 
 import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
@@ -95,8 +97,10 @@ public class SchedulesResource {
             + " (fire-once, the default, or skip)}. Each tick becomes one job of the topic, id <name>:<tick epoch ms>. "
             + "409 for a schedule of the configuration.")
     @RequestBody(description = "the schedule")
-    @APIResponse(responseCode = "201", description = "created")
-    @APIResponse(responseCode = "200", description = "replaced")
+    @APIResponse(responseCode = "201", description = "created", content = @Content(mediaType = MediaType.APPLICATION_JSON,
+            schema = @Schema(implementation = View.class)))
+    @APIResponse(responseCode = "200", description = "replaced", content = @Content(mediaType = MediaType.APPLICATION_JSON,
+            schema = @Schema(implementation = View.class)))
     public Response put(@PathParam("name") String name, String body) {
         Schedule s = parse(name, body);
         boolean created = schedules.put(s);
@@ -108,6 +112,7 @@ public class SchedulesResource {
     @Path("/{name}")
     @Operation(summary = "Delete a recurring schedule", description = "204 deleted (jobs of past ticks stay); 404 unknown; "
             + "409 for a schedule of the configuration")
+    @APIResponse(responseCode = "204", description = "deleted")
     public Response delete(@PathParam("name") String name) {
         checkName(name);
         if (!schedules.delete(name)) {
@@ -120,8 +125,10 @@ public class SchedulesResource {
     @Path("/{name}/trigger")
     @Operation(summary = "Run a schedule now, once", description = "Enqueues one job of its topic with its payload, id "
             + "<name>:trigger:<now epoch ms>, due at once; its ticks go on as before.")
-    @APIResponse(responseCode = "201", description = "the job")
-    @APIResponse(responseCode = "200", description = "a job of that id existed (triggered twice in one millisecond)")
+    @APIResponse(responseCode = "201", description = "the job", content = @Content(mediaType = MediaType.APPLICATION_JSON,
+            schema = @Schema(implementation = Enqueued.class)))
+    @APIResponse(responseCode = "200", description = "a job of that id existed (triggered twice in one millisecond)",
+            content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(implementation = Enqueued.class)))
     public Response trigger(@PathParam("name") String name) {
         checkName(name);
         var info = schedules.trigger(name).orElseThrow(() -> new NotFound("no schedule " + name));

@@ -21,6 +21,7 @@ import jakarta.ws.rs.core.UriInfo;
 
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 
@@ -180,6 +181,7 @@ public class TopicsResource {
             + "GET /topics and the dashboard, with its pause, rate limit, tick records and dedup ids; a new job lists it "
             + "again. 204 forgotten; 404 unknown; 409 while it has jobs (scheduled, in flight or dead), dead-job "
             + "callbacks still to send, or a live replica serves it")
+    @APIResponse(responseCode = "204", description = "forgotten")
     public Response forget(@PathParam("topic") String topic) {
         ForgetResult r = control.forget(topic);
         return switch (r.outcome()) {
@@ -276,6 +278,7 @@ public class TopicsResource {
     @DELETE
     @Path("/{topic}/dead/{id}")
     @Operation(summary = "Purge one dead job")
+    @APIResponse(responseCode = "204", description = "purged")
     public Response purge(@PathParam("topic") String topic, @PathParam("id") String id) {
         JobValidator.checkTopic("topic", topic);
         JobValidator.checkId("id", id);
