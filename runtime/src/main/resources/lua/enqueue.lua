@@ -8,7 +8,7 @@
 -- ARGV[A+4] = that tick, epoch ms: when the schedule already fired (or skipped) a tick at or
 --             after it into this partition, nothing is written and the reply is {now, -1};
 --             otherwise the tick is recorded with the jobs (n = 0 records a skipped tick)
--- ARGV[A+5] = n, the number of jobs; then 8 values per job:
+-- ARGV[A+5] = n, the number of jobs; then 9 values per job:
 --             id, mode ('d' = runAt is Redis now + value, 'a' = runAt is value), value ms,
 --             maxAttempts (0 = topic default), payload json, ifExists: what an id that exists does
 --             ('k' keep: answers the job as it is; 'r' replace: a scheduled job takes the new
@@ -19,7 +19,10 @@
 --             group ('' = none; Java sent the job to its group's partition). A replaced job that its
 --             group held back stays held when still due in the same group, else leaves gheld; a
 --             released one gives its slot to the group's next held
---             job (lib.lua's group_release; that needs today's shard too)
+--             job (lib.lua's group_release; that needs today's shard too); and the token of the
+--             transactional outbox's row the job comes from ('' = none): a token relayed in the
+--             last 24 h (KEYS[24], see lib.lua's remember_relayed) writes nothing and is answered
+--             as already there (state c when its job is gone: it ran), else it is remembered
 -- Returns {now, then 4 values per job: created (1), replaced (2) or already there (0), runAt ms
 --          (for state c: when it succeeded), attempts, state letter (s, i, d, c = succeeded, or x = in
 --          flight and cancelling: see cancel.lua)},
@@ -35,7 +38,7 @@ local recurring = ARGV[A + 3]
 local n = tonumber(ARGV[A + 5])
 local now = now_ms()
 local J = A + 6 -- first job's values
-local STRIDE = 8
+local STRIDE = 9
 
 -- A recurring tick runs once: every replica fires it, the first one records it in this
 -- partition (the tick's job lives here, so the record and the job are written together).
@@ -80,10 +83,13 @@ end
 -- batch) and decides every record to write; nothing is written before the shards are checked.
 -- job_of[id] = { r = record, state, write = record to store, old = stored runAt to leave (a
 -- replaced scheduled job), dead = revived from the dead set }
-local job_of, order, out = {}, {}, { now }
+local job_of, order, out, tokens = {}, {}, { now }, {}
 for i = 1, n do
   local base = J + (i - 1) * STRIDE
   local id, mode = ids[i], modes[i]
+  local token = ARGV[base + 8]
+  local again = token ~= '' and rcall('ZSCORE', K_RELAYED, token)
+  if token ~= '' and not again then tokens[#tokens + 1] = token end
   local e = job_of[id]
   if not e and existing[i] then
     e = { r = decode(existing[i]), state = state_of(id) }
@@ -96,7 +102,13 @@ for i = 1, n do
     end
     job_of[id] = e
   end
-  if e and (mode == 'k' or e.state == 'i') then
+  if again then
+    -- An outbox row relayed before: what became of its job since is not this call's to change.
+    out[#out + 1] = 0
+    out[#out + 1] = e and e.r.run_at or now
+    out[#out + 1] = e and e.r.attempts or 0
+    out[#out + 1] = e and e.state or 'c'
+  elseif e and (mode == 'k' or e.state == 'i') then
     out[#out + 1] = 0
     out[#out + 1] = e.r.run_at
     out[#out + 1] = e.r.attempts
@@ -209,4 +221,5 @@ if #fields > 0 then
   end
 end
 group_release(admitted, now, channel)
+remember_relayed(tokens, now)
 return out

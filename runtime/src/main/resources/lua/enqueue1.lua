@@ -3,8 +3,8 @@
 -- all ids with HMGET first, for a batch), and Redis TIME is read only for a delay (a runAt
 -- needs no clock). Same KEYS, ARGV and reply as enqueue.lua with n = 1, except:
 -- ARGV[A+2] (dedup window) must be 0, ARGV[A+3] (schedule) '' and the job's ifExists 'k' (Java
--- sends those calls, and batches, to enqueue.lua); the reply's now is 0 when the job came with a
--- runAt.
+-- sends those calls, batches, and the outbox's relays, whose row token it does not read, to
+-- enqueue.lua); the reply's now is 0 when the job came with a runAt.
 -- The reply ends with 'relist' when the topic was forgotten since the partition emptied (see
 -- forget.lua): Java lists the topic again before it answers.
 -- Errors: DQNEEDDAY (see lib.lua) when the runAt falls on a day whose shard was not passed.

@@ -52,7 +52,10 @@
 --                               stands for. A job leaving its admission (acked, failed, snoozed,
 --                               reclaimed, drained, or a released one cancelled or moved) gives its
 --                               slot to its group's first held job (see group_release)
---   KEYS[24..23+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
+--   KEYS[24] -> relayed  ZSET   outbox row token -> when it was relayed, ms: the transactional
+--                               outbox's rows enqueued here in the last 24 h (see enqueue.lua);
+--                               expires 24 h after its last write
+--   KEYS[25..24+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
 -- ARGV[1] = k, the number of day shards passed; ARGV[2..1+k] = their days (yyyymmdd).
 -- A script that needs a shard it was not given fails with "DQNEEDDAY d1 d2 ..." before any write;
 -- Java then adds those keys and calls again. Scripts never build key names themselves.
@@ -65,13 +68,14 @@ local K_CALLBACKS, K_CBDATA, K_CBFAILED, K_CBNEXT = KEYS[14], KEYS[15], KEYS[16]
 local K_HELD = KEYS[18]
 local K_MAX_INFLIGHT, K_CAPPED = KEYS[19], KEYS[20]
 local K_GROUPS, K_GHELD, K_GADMIT = KEYS[21], KEYS[22], KEYS[23]
+local K_RELAYED = KEYS[24]
 local DAY_MS = 86400000
 -- Lua's unpack() is bounded by the C stack (LUAI_MAXCSTACK 8000): variadic calls go in chunks.
 local CHUNK = 1000
 
 local shard_count = tonumber(ARGV[1])
 local shard_of_day = {}
-for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[23 + i] end
+for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[24 + i] end
 local A = 2 + shard_count -- first script-specific ARGV
 local floor = math.floor
 
@@ -754,6 +758,27 @@ local function remember_done(ids, window, now)
   local expired = rcall('ZCOUNT', K_DONE, '-inf', now - window)
   if expired > 0 then rcall('ZREMRANGEBYRANK', K_DONE, 0, math.min(expired, #ids + DONE_TRIM) - 1) end
   rcall('PEXPIRE', K_DONE, window)
+end
+
+-- How long an outbox row's token is remembered once relayed (see remember_relayed).
+local RELAY_MS = 86400000
+
+-- Remembers the transactional outbox's row tokens relayed at now (see enqueue.lua), for 24 h: a
+-- relay that crashed after its enqueue and before it deleted its rows sends them again, and
+-- their jobs must not be enqueued again even when they have meanwhile run and been acked. Drops
+-- up to #tokens + DONE_TRIM expired entries (the oldest, by rank), and the key expires 24 h after
+-- this last write.
+local function remember_relayed(tokens, now)
+  if #tokens == 0 then return end
+  local entries = {}
+  for _, token in ipairs(tokens) do
+    entries[#entries + 1] = now
+    entries[#entries + 1] = token
+  end
+  variadic('ZADD', K_RELAYED, entries)
+  local expired = rcall('ZCOUNT', K_RELAYED, '-inf', now - RELAY_MS)
+  if expired > 0 then rcall('ZREMRANGEBYRANK', K_RELAYED, 0, math.min(expired, #tokens + DONE_TRIM) - 1) end
+  rcall('PEXPIRE', K_RELAYED, RELAY_MS)
 end
 
 -- Acks n (id, lease token) pairs found at ARGV[at..]: deletes record, lease and in-flight

@@ -48,6 +48,16 @@ public interface DelayqConfig {
     @WithDefault("5s")
     Duration redisTimeout();
 
+    /**
+     * What an enqueue through {@code Jobs} or {@code ReactiveJobs} made inside an active JTA
+     * transaction does: {@code outbox} writes it as a row of the service's database in that
+     * transaction, relayed to Redis once committed (needs the {@code io.delayq:quarkus-delayq-outbox}
+     * extension; see docs/transactions.md); {@code ignore} sends it at once. Unset: at once, as
+     * {@code ignore}. ({@code after-commit}, sending at commit, is the contract's default with a
+     * transaction manager; it is not built yet and acts as {@code ignore}.)
+     */
+    Optional<TransactionMode> transactions();
+
     /** REST API settings. */
     Api api();
 

@@ -85,6 +85,22 @@ public record JobInfo(String id, String topic, Instant runAt, JobState state, in
         return new JobInfo(id, topic, runAt, JobState.SCHEDULED, attempts, null, null, null, null, null, false, true);
     }
 
+    /**
+     * A job enqueued inside a transaction that has not committed yet (the transactional outbox):
+     * its id, topic and runAt as they will be written, and no state, since it is in no store of
+     * delayq's until the transaction commits ({@link #pendingCommit()}); {@code created} false:
+     * whether the id already exists is only known then.
+     */
+    public static JobInfo pendingCommit(String id, String topic, Instant runAt) {
+        return new JobInfo(id, topic, runAt, null, 0, null, null, null, null, null, false, false);
+    }
+
+    /** True for a job of an uncommitted transaction ({@link #pendingCommit(String, String, Instant)}): no state yet. */
+    @com.fasterxml.jackson.annotation.JsonIgnore
+    public boolean pendingCommit() {
+        return state == null;
+    }
+
     /** An id that succeeded at {@code finishedAt}, within its topic's dedup window. */
     public static JobInfo succeeded(String id, String topic, Instant finishedAt) {
         return new JobInfo(id, topic, null, JobState.SUCCEEDED, 0, null, null, null, finishedAt, false);

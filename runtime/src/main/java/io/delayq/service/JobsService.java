@@ -9,6 +9,8 @@ import java.util.Map;
 import java.util.Optional;
 
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Instance;
+import jakarta.inject.Inject;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 
@@ -43,6 +45,9 @@ public class JobsService implements Jobs {
     private final ObjectMapper mapper;
     private final DelayqMetrics metrics;
     private final JobTracing tracing;
+    /** The transactional outbox, when the application has it (quarkus-delayq-outbox); see {@link #divertible}. */
+    @Inject
+    Instance<TransactionalEnqueue> transactional;
 
     public JobsService(JobQueue store, Inspection inspection, JobValidator validator, ObjectMapper mapper, DelayqMetrics metrics,
             JobTracing tracing) {
@@ -131,6 +136,10 @@ public class JobsService implements Jobs {
     @Override
     public Future<List<JobInfo>> scheduleAllAsync(List<NewJob> jobs, String traceparent) {
         String trace = JobTracing.forEnqueue(tracing.currentContext(), traceparent);
+        Future<List<JobInfo>> diverted = divertible(jobs, trace);
+        if (diverted != null) {
+            return diverted;
+        }
         Map<Partition, List<Integer>> byPartition = new LinkedHashMap<>();
         for (int i = 0; i < jobs.size(); i++) {
             NewJob job = jobs.get(i);
@@ -154,6 +163,22 @@ public class JobsService implements Jobs {
             });
         }
         return done.map(v -> List.of(out));
+    }
+
+    /**
+     * The jobs' replies when a {@link TransactionalEnqueue} took them (the caller is inside a
+     * transaction they commit with), null when they go to Redis now.
+     */
+    private Future<List<JobInfo>> divertible(List<NewJob> jobs, String trace) {
+        if (transactional == null || !transactional.isResolvable()) {
+            return null;
+        }
+        try {
+            List<JobInfo> held = transactional.get().divert(jobs, trace);
+            return held == null ? null : Future.succeededFuture(held);
+        } catch (RuntimeException e) {
+            return Future.failedFuture(e);
+        }
     }
 
     /**

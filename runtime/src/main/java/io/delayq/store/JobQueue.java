@@ -69,6 +69,21 @@ public class JobQueue extends StorePart {
         return enqueueScript(p, jobs, trace, "", 0).map(reply -> counted(p, parseEnqueue(p, jobs, reply)));
     }
 
+    /**
+     * As {@link #enqueueAsync}, for the rows of a transactional outbox (quarkus-delayq-outbox):
+     * {@code tokens.get(i)} is the unique token of job i's row. A token this partition relayed in
+     * the last 24 h ({@link Keys#relayed}) is not enqueued again, whatever became of its job (its
+     * result then says {@link JobInfo#created()} false), so that a relay that crashed before it
+     * deleted its rows runs no job twice; the others are enqueued exactly as {@link #enqueueAsync}
+     * would, and remembered in the same script.
+     */
+    public Future<List<JobInfo>> relayAsync(Partition p, List<NewJob> jobs, List<String> tokens, String trace) {
+        if (tokens.size() != jobs.size()) {
+            throw new IllegalArgumentException(tokens.size() + " tokens for " + jobs.size() + " jobs");
+        }
+        return enqueueScript(p, jobs, tokens, trace, "", 0).map(reply -> counted(p, parseEnqueue(p, jobs, reply)));
+    }
+
     /** Counts the new jobs of an enqueue for the history (ids kept or replaced are not new). */
     List<JobInfo> counted(Partition p, List<JobInfo> infos) {
         if (layer.history().enabled()) {
@@ -90,16 +105,23 @@ public class JobQueue extends StorePart {
 
     /** The enqueue script's call; {@code schedule} non-empty when it fires that schedule's tick. */
     Future<Response> enqueueScript(Partition p, List<NewJob> jobs, String trace, String schedule, long tickMs) {
+        return enqueueScript(p, jobs, null, trace, schedule, tickMs);
+    }
+
+    /** As above; {@code tokens} (null: none) the outbox rows' tokens of {@link #relayAsync}. */
+    private Future<Response> enqueueScript(Partition p, List<NewJob> jobs, List<String> tokens, String trace, String schedule,
+            long tickMs) {
         Set<Integer> days = new TreeSet<>();
         long localNow = System.currentTimeMillis();
-        List<String> args = new ArrayList<>(6 + jobs.size() * 8);
+        List<String> args = new ArrayList<>(6 + jobs.size() * 9);
         args.add(scriptChannel(p));
         args.add(JobRecord.storableTrace(trace));
         args.add(dedupWindow(p.topic()));
         args.add(schedule);
         args.add(Long.toString(tickMs));
         args.add(Integer.toString(jobs.size()));
-        for (NewJob job : jobs) {
+        for (int i = 0; i < jobs.size(); i++) {
+            NewJob job = jobs.get(i);
             if (job.delayed()) {
                 aroundDay(days, localNow + job.millis());
             } else {
@@ -113,10 +135,11 @@ public class JobQueue extends StorePart {
             args.add(job.ifExists().letter());
             args.add(JobRecord.encodeRetry(job.retry()));
             args.add(job.group() == null ? "" : job.group());
+            args.add(tokens == null ? "" : tokens.get(i));
         }
         // One job with neither a dedup window nor a tick that keeps an existing id (most calls):
         // the script of fewer commands. A replace or extend reads the job first, as a batch does.
-        String script = jobs.size() == 1 && schedule.isEmpty() && !dedupWindows.containsKey(p.topic())
+        String script = jobs.size() == 1 && tokens == null && schedule.isEmpty() && !dedupWindows.containsKey(p.topic())
                 && jobs.get(0).ifExists() == io.delayq.core.IfExists.KEEP ? "enqueue1" : "enqueue";
         return listing.listed(p.topic(), () -> {
             beforeEnqueue.accept(p);

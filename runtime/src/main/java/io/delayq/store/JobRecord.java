@@ -107,7 +107,7 @@ public record JobRecord(long runAt, String trace, int attempts, int maxAttempts,
      * The inverse of {@link #encodeRetry}; null for none, and for a text that is not two such
      * numbers (read as no override rather than fail a record that is otherwise sound).
      */
-    static JobRetry decodeRetry(String text) {
+    public static JobRetry decodeRetry(String text) {
         int comma = text.indexOf(',');
         if (comma < 0) {
             return null;

@@ -185,6 +185,17 @@ public class Keys {
     }
 
     /**
+     * ZSET outbox row token → time it was relayed ms: the rows of a transactional outbox
+     * (quarkus-delayq-outbox) enqueued into this partition in the last 24 h, so that a row relayed
+     * again (its relay crashed between the Redis write and the row's DELETE) is not enqueued a
+     * second time, even when its job has meanwhile run and been acked. Written by enqueue.lua in the
+     * same call as the job; expires 24 h after its last write.
+     */
+    public String relayed(Partition p) {
+        return base(p) + "relayed";
+    }
+
+    /**
      * HASH recurring schedule name → the last tick (epoch ms) it fired, or skipped, into this
      * partition: a tick at or before it is never enqueued again, so each tick runs once.
      */

@@ -204,7 +204,7 @@ public abstract class StorePart {
 
     protected Future<Response> runWithDays(String script, Partition p, Set<Integer> shardDays, List<String> args,
             int replicas, Consumer<Response> late, int attempt) {
-        List<String> k = new ArrayList<>(23 + shardDays.size());
+        List<String> k = new ArrayList<>(24 + shardDays.size());
         k.add(keys.jobs(p));
         k.add(keys.days(p));
         k.add(keys.next(p));
@@ -228,6 +228,7 @@ public abstract class StorePart {
         k.add(keys.groups(p));
         k.add(keys.groupsHeld(p));
         k.add(keys.groupsAdmitted(p));
+        k.add(keys.relayed(p));
         List<String> a = new ArrayList<>(1 + shardDays.size() + args.size());
         a.add(Integer.toString(shardDays.size()));
         for (int day : shardDays) {

@@ -1,0 +1,296 @@
+package io.delayq.outbox;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+
+import org.jboss.logging.Logger;
+
+import io.delayq.core.DelayqConfig;
+import io.delayq.core.IfExists;
+import io.delayq.core.JobInfo;
+import io.delayq.core.NewJob;
+import io.delayq.core.TransactionMode;
+import io.delayq.store.JobQueue;
+import io.delayq.store.JobRecord;
+import io.delayq.store.Partition;
+import io.quarkus.arc.Unremovable;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+
+/**
+ * Takes committed rows of {@code delayq_outbox} to Redis, on every replica, with no leader: each
+ * pass claims a small batch with {@code FOR UPDATE SKIP LOCKED} (the other relays skip those
+ * rows), enqueues them through the store's own enqueue script with their row tokens (a token
+ * relayed in the last 24 h is not enqueued again: see {@link JobQueue#relayAsync}), deletes them
+ * and commits. A crash anywhere leaves the rows to the next pass, and the tokens make that pass
+ * harmless. Wakes on NOTIFY (each commit that wrote rows), else every poll interval.
+ */
+@ApplicationScoped
+@Unremovable
+public class OutboxRelay {
+    private static final Logger LOG = Logger.getLogger(OutboxRelay.class);
+    /** How often the gauges are refreshed: one cheap query, not one per pass. */
+    private static final long STATS_EVERY_MS = 5_000;
+    /** The longest wait after a failure (Redis or the database down): retried until it is back. */
+    private static final long MAX_BACKOFF_MS = 5_000;
+
+    private final OutboxDataSource dataSource;
+    private final OutboxConfig config;
+    private final JobQueue queue;
+    private final OutboxStatus status;
+    private final boolean on;
+    private volatile boolean running;
+    private Thread thread;
+    private long statsAt;
+
+    public OutboxRelay(OutboxDataSource dataSource, OutboxConfig config, JobQueue queue, OutboxStatus status,
+            DelayqConfig delayq) {
+        this.dataSource = dataSource;
+        this.config = config;
+        this.queue = queue;
+        this.status = status;
+        this.on = delayq.transactions().orElse(null) == TransactionMode.OUTBOX;
+    }
+
+    void start(@Observes StartupEvent event) {
+        if (!on) {
+            return;
+        }
+        if (config.createTable()) {
+            createTable();
+        }
+        if (config.relay()) {
+            running = true;
+            thread = Thread.ofPlatform().daemon().name("delayq-outbox-relay").start(this::run);
+        }
+    }
+
+    void stop(@Observes ShutdownEvent event) throws InterruptedException {
+        running = false;
+        if (thread != null) {
+            thread.interrupt();
+            thread.join(config.pollInterval().toMillis() + MAX_BACKOFF_MS);
+        }
+    }
+
+    private void createTable() {
+        try (Connection c = dataSource.get().getConnection(); Statement s = c.createStatement()) {
+            for (String ddl : OutboxTable.DDL) {
+                s.execute(ddl);
+            }
+        } catch (SQLException e) {
+            // Two replicas creating it at once: one of them loses the race on the catalog, and
+            // the table is there all the same.
+            try (Connection c = dataSource.get().getConnection(); Statement s = c.createStatement()) {
+                s.execute("SELECT 1 FROM delayq_outbox LIMIT 0");
+                return;
+            } catch (SQLException missing) {
+                e.addSuppressed(missing);
+            }
+            throw new OutboxException("delayq_outbox could not be created (delayq.outbox.create-table): " + e.getMessage(), e);
+        }
+    }
+
+    private void run() {
+        Connection c = null;
+        boolean listening = false;
+        long backoff = 0;
+        while (running) {
+            try {
+                if (c == null) {
+                    c = dataSource.get().getConnection();
+                    listening = config.listen() && listen(c);
+                    c.setAutoCommit(false);
+                }
+                int relayed = pass(c);
+                if (status.problem() != null) {
+                    LOG.infof("delayq outbox: relaying again (%s before)", status.problem());
+                    status.problem(null);
+                }
+                backoff = 0;
+                refreshStats(c, relayed > 0);
+                if (relayed < config.batchSize()) {
+                    idle(c, listening);
+                }
+            } catch (SQLException e) {
+                backoff = failed("the database: " + e.getMessage(), backoff);
+                close(c);
+                c = null;
+            } catch (RuntimeException e) {
+                // Redis refused or could not be reached: the rows stay (the claim rolled back).
+                rollback(c);
+                backoff = failed("Redis: " + e.getMessage(), backoff);
+            }
+            if (backoff > 0) {
+                pause(backoff);
+            }
+        }
+        close(c);
+    }
+
+    /**
+     * One claim on {@code c} (autocommit off): up to batch-size rows enqueued into Redis, then
+     * deleted, and committed; how many. Public for tests that run relays beside this replica's.
+     *
+     * @throws RuntimeException when Redis failed (the caller rolls back: the rows stay)
+     */
+    public int pass(Connection c) throws SQLException {
+        List<Long> seqs = new ArrayList<>();
+        Map<String, Batch> batches = new LinkedHashMap<>();
+        try (PreparedStatement claim = c.prepareStatement(OutboxTable.CLAIM)) {
+            claim.setInt(1, config.batchSize());
+            try (ResultSet rs = claim.executeQuery()) {
+                while (rs.next()) {
+                    seqs.add(rs.getLong(1));
+                    NewJob job = new NewJob(rs.getString(3), rs.getString(4), false, rs.getLong(5), rs.getInt(6),
+                            rs.getString(7), ifExists(rs.getString(8)), JobRecord.decodeRetry(rs.getString(9)),
+                            rs.getString(10));
+                    Partition p = queue.partitionOf(job.topic(), job.id(), job.group());
+                    String trace = rs.getString(11);
+                    // One script per partition, as any batch; a row's trace goes with it.
+                    batches.computeIfAbsent(p.topic() + '\n' + p.index() + '\n' + trace, k -> new Batch(p, trace))
+                            .add(job, rs.getString(2));
+                }
+            }
+        }
+        if (seqs.isEmpty()) {
+            c.commit();
+            return 0;
+        }
+        for (Batch b : batches.values()) {
+            List<JobInfo> done = queue.await(queue.relayAsync(b.partition, b.jobs, b.tokens, b.trace));
+            LOG.debugf("delayq outbox: relayed %d job(s) of %s", done.size(), b.partition.topic());
+        }
+        try (PreparedStatement delete = c.prepareStatement(OutboxTable.DELETE)) {
+            delete.setArray(1, c.createArrayOf("bigint", seqs.toArray()));
+            delete.executeUpdate();
+        }
+        c.commit();
+        status.relayed(seqs.size());
+        return seqs.size();
+    }
+
+    private void refreshStats(Connection c, boolean force) throws SQLException {
+        long now = System.currentTimeMillis();
+        if (!force && now - statsAt < STATS_EVERY_MS) {
+            return;
+        }
+        statsAt = now;
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(OutboxTable.STATS)) {
+            rs.next();
+            status.sized(rs.getLong(1), Math.round(rs.getDouble(2) * 1000));
+        }
+        c.commit();
+    }
+
+    /** Until a commit notifies, or a poll interval passed. */
+    private void idle(Connection c, boolean listening) throws SQLException {
+        long ms = config.pollInterval().toMillis();
+        if (listening) {
+            PgWake.await(c, ms);
+        } else {
+            pause(ms);
+        }
+    }
+
+    private boolean listen(Connection c) throws SQLException {
+        try {
+            return PgWake.listen(c);
+        } catch (LinkageError noDriver) {
+            return false; // not PostgreSQL's driver: polling only
+        }
+    }
+
+    private long failed(String what, long backoff) {
+        if (status.problem() == null) {
+            LOG.warnf("delayq outbox: cannot relay (%s); the rows wait in delayq_outbox and are relayed when it is back",
+                    what);
+        }
+        status.problem(what);
+        try {
+            if (!what.startsWith("the database")) {
+                refreshStatsQuietly();
+            }
+        } catch (RuntimeException ignored) {
+            // the gauges keep their last values
+        }
+        return Math.min(MAX_BACKOFF_MS, Math.max(config.pollInterval().toMillis() / 4, backoff * 2));
+    }
+
+    private void refreshStatsQuietly() {
+        try (Connection c = dataSource.get().getConnection()) {
+            statsAt = 0;
+            c.setAutoCommit(false);
+            refreshStats(c, true);
+        } catch (SQLException e) {
+            LOG.debugf("delayq outbox: gauges not refreshed: %s", e.getMessage());
+        }
+    }
+
+    private static IfExists ifExists(String letter) {
+        for (IfExists v : IfExists.values()) {
+            if (v.letter().equals(letter)) {
+                return v;
+            }
+        }
+        return IfExists.KEEP;
+    }
+
+    private void pause(long ms) {
+        try {
+            Thread.sleep(Duration.ofMillis(ms));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            running = false;
+        }
+    }
+
+    private static void rollback(Connection c) {
+        try {
+            if (c != null) {
+                c.rollback();
+            }
+        } catch (SQLException e) {
+            LOG.debugf("delayq outbox: rollback failed: %s", e.getMessage());
+        }
+    }
+
+    private static void close(Connection c) {
+        try {
+            if (c != null) {
+                c.close();
+            }
+        } catch (SQLException e) {
+            LOG.debugf("delayq outbox: close failed: %s", e.getMessage());
+        }
+    }
+
+    /** The rows of one partition (and one trace) of a pass: one enqueue script. */
+    private static final class Batch {
+        final Partition partition;
+        final String trace;
+        final List<NewJob> jobs = new ArrayList<>();
+        final List<String> tokens = new ArrayList<>();
+
+        Batch(Partition partition, String trace) {
+            this.partition = partition;
+            this.trace = trace;
+        }
+
+        void add(NewJob job, String token) {
+            jobs.add(job);
+            tokens.add(token);
+        }
+    }
+}
