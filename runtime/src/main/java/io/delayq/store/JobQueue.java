@@ -432,7 +432,7 @@ public class JobQueue extends StorePart {
             layer.calledBack(p);
             layer.trimmed(p, r, 3);
         }
-        return new int[] { r.get(0).toInteger(), r.get(1).toInteger(), r.get(2).toInteger() };
+        return new int[] { r.get(0).toInteger(), r.get(1).toInteger(), r.size() > 2 ? r.get(2).toInteger() : 0 };
     }
 
     /** Drain: puts our unfinished jobs back, due now; returns how many were put back. */
