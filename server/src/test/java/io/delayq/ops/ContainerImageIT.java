@@ -38,8 +38,12 @@ class ContainerImageIT {
     private static final Path DOCKERFILE = ROOT.resolve("src/main/docker/Dockerfile.jvm");
     private static final Path APP = Path.of("target", "quarkus-app").toAbsolutePath();
     private static final String FROM_APP = "server/target/quarkus-app/";
-    /** Build outputs that are no part of what runs. */
-    private static final Set<String> NOT_SHIPPED = Set.of("quarkus-app-dependencies.txt");
+    /**
+     * Build outputs that are no part of what runs: the dependency list, and after -Paot the training
+     * run's log and the AppCDS archive Quarkus also writes (-XX:AOTCache reads app.aot alone).
+     */
+    private static final Set<String> NOT_SHIPPED = Set.of("quarkus-app-dependencies.txt", "aot-training.log",
+            "app-cds.jsa");
     /** Written only by the -Paot build's training run. */
     private static final String CACHE = "app.aot";
 
