@@ -44,8 +44,9 @@ final class LocalRedisDevService implements Startable {
             RedisProcess redis = RedisProcess.start(RedisProcess.freePort(), arguments());
             uri = redis.uri();
             System.setProperty(uriProperty, uri);
-            LOG.infof("delayq Dev Service: redis-server (%s) at %s%s; set quarkus.redis.hosts to use another Redis",
-                    redis.executablePath(), uri, persistent ? ", data in " + dataDir() : "");
+            // Whichever server it found (DELAYQ_REDIS_SERVER, redis-server or valkey-server on PATH, the embedded one).
+            LOG.infof("delayq Dev Service: %s (%s) at %s%s; set quarkus.redis.hosts to use another Redis",
+                    RedisProcess.describe(redis.executablePath()), redis.executablePath(), uri, persistent ? ", data in " + dataDir() : "");
         }
     }
 

@@ -452,33 +452,21 @@ public final class RedisCluster implements AutoCloseable {
     }
 
     private static String redisServer() {
-        String server = onPathOrNull("redis-server");
+        String server = RedisProcess.serverOnPath();
         if (server == null) {
-            throw new IllegalStateException("the cluster tests need redis-server on PATH (apt-get install redis-server)");
+            throw new IllegalStateException("the cluster tests need redis-server (or valkey-server) on PATH (apt-get install"
+                    + " redis-server)");
         }
         return server;
     }
 
     private static String redisCli() {
-        String cli = onPathOrNull("redis-cli");
+        String cli = RedisProcess.cliOnPath();
         if (cli == null) {
-            throw new IllegalStateException("the cluster tests need redis-cli on PATH (apt-get install redis-tools)");
+            throw new IllegalStateException("the cluster tests need redis-cli (or valkey-cli) on PATH (apt-get install"
+                    + " redis-tools)");
         }
         return cli;
-    }
-
-    private static String onPathOrNull(String name) {
-        String path = System.getenv("PATH");
-        if (path == null) {
-            return null;
-        }
-        for (String dir : path.split(File.pathSeparator)) {
-            Path candidate = Path.of(dir, name);
-            if (Files.isExecutable(candidate)) {
-                return candidate.toString();
-            }
-        }
-        return null;
     }
 
     /**

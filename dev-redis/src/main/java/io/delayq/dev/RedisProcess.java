@@ -18,9 +18,11 @@ import java.util.concurrent.TimeUnit;
 import redis.embedded.core.ExecutableProvider;
 
 /**
- * A real redis-server child process on a loopback port, for dev mode and the tests: the
- * {@code redis-server} on PATH, else the binary shipped inside embedded-redis. Not a mock: it is
- * the same server production runs (7.x from PATH, 6.2 embedded).
+ * A real redis-server child process on a loopback port, for dev mode and the tests: the server
+ * named by {@value #SERVER_ENV} (a path, or a name on PATH, e.g. {@code valkey-server}), else
+ * {@code redis-server} on PATH, else {@code valkey-server} on PATH, else the binary shipped inside
+ * embedded-redis. Not a mock: it is the same server production runs (Redis 7.x or Valkey 8 from
+ * PATH, Redis 6.2 embedded).
  */
 public final class RedisProcess implements AutoCloseable {
     private final String executable;
@@ -147,18 +149,81 @@ public final class RedisProcess implements AutoCloseable {
         }
     }
 
-    /** redis-server from PATH, else the binary carried by embedded-redis, extracted once. */
+    /**
+     * Names the server binary the tests and the Dev Service run (a path, or a name on PATH):
+     * {@code DELAYQ_REDIS_SERVER=valkey-server} runs them against Valkey.
+     */
+    public static final String SERVER_ENV = "DELAYQ_REDIS_SERVER";
+    /** Names the command-line client the cluster tests use ({@code valkey-cli} with Valkey). */
+    public static final String CLI_ENV = "DELAYQ_REDIS_CLI";
+
+    /** The server from {@value #SERVER_ENV} or PATH (see the class), else the binary carried by embedded-redis, extracted once. */
     public static String executable() {
+        String server = serverOnPath();
+        return server != null ? server : embeddedExecutable();
+    }
+
+    /**
+     * The server {@value #SERVER_ENV} names, else {@code redis-server} on PATH, else
+     * {@code valkey-server} on PATH; null when there is none (a Redis Cluster or Sentinel needs one:
+     * the embedded 6.2 binary is for single servers).
+     */
+    public static String serverOnPath() {
+        return chosen(SERVER_ENV, "redis-server", "valkey-server");
+    }
+
+    /** The client {@value #CLI_ENV} names, else {@code redis-cli}, else {@code valkey-cli} on PATH; null when none. */
+    public static String cliOnPath() {
+        return chosen(CLI_ENV, "redis-cli", "valkey-cli");
+    }
+
+    private static String chosen(String env, String... names) {
+        String named = System.getenv(env);
+        if (named != null && !named.isBlank()) {
+            String found = named.contains("/") ? (Files.isExecutable(Path.of(named)) ? named : null) : onPath(named);
+            if (found == null) {
+                throw new IllegalStateException(env + "=" + named + ": no such executable");
+            }
+            return found;
+        }
+        for (String name : names) {
+            String found = onPath(name);
+            if (found != null) {
+                return found;
+            }
+        }
+        return null;
+    }
+
+    /** An executable of that name on PATH, or null. */
+    public static String onPath(String name) {
         String path = System.getenv("PATH");
         if (path != null) {
             for (String dir : path.split(File.pathSeparator)) {
-                Path candidate = Path.of(dir, "redis-server");
+                Path candidate = Path.of(dir, name);
                 if (Files.isExecutable(candidate)) {
                     return candidate.toString();
                 }
             }
         }
-        return embeddedExecutable();
+        return null;
+    }
+
+    /** What the binary says it is ({@code Redis server v=7.0.15}, {@code Valkey server v=8.0.1}), or its path when it says nothing. */
+    public static String describe(String executable) {
+        try {
+            Process p = new ProcessBuilder(executable, "--version").redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+            p.waitFor(5, TimeUnit.SECONDS);
+            // "Redis server v=7.0.15 sha=00000000:0 malloc=jemalloc-5.3.0 bits=64 build=..."
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("^(\\S+ server v=\\S+)").matcher(out);
+            return m.find() ? m.group(1) : executable;
+        } catch (IOException e) {
+            return executable;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return executable;
+        }
     }
 
     /** The real redis-server (6.2) binary carried by the embedded-redis artifact, extracted to a temp file. */

@@ -1,5 +1,6 @@
 package io.delayq.dev;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -20,5 +21,13 @@ class RedisProcessTest {
             redis.stop();
         }
         assertFalse(redis.ping(), "stopped");
+    }
+
+    /** What the Dev Service logs as the server it started: the binary's own name and version. */
+    @Test
+    void aServerIsDescribedByItsOwnVersionLine() {
+        String embedded = RedisProcess.describe(RedisProcess.embeddedExecutable());
+        assertTrue(embedded.matches("Redis server v=6\\.2\\.\\d+"), embedded);
+        assertEquals("/no/such/redis-server", RedisProcess.describe("/no/such/redis-server"), "its path when it cannot say");
     }
 }

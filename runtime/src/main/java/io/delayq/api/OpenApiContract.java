@@ -51,7 +51,8 @@ public class OpenApiContract implements OASFilter {
      * operation; refused by the access policy) — 400 a field breaking a rule (a malformed topic
      * in the path too), 404 unknown, 409 a state that forbids it, 413 over a size limit, 415 a
      * body that is not JSON. Every operation can also answer 503 (Redis away) and 500.
-     * A new endpoint gets its line here; {@code OpenApiDocumentTest} fails until it has one.
+     * A new endpoint gets its line here; {@code OpenApiClientIT} fails until it has one,
+     * and {@code OpenApiExactnessTest} until its answers are what the document says.
      */
     static final List<Op> OPERATIONS = List.of(
             new Op("POST", "/jobs", "enqueueJob", 400, 409, 413, 415),

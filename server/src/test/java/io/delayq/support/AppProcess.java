@@ -89,11 +89,25 @@ public final class AppProcess implements AutoCloseable {
         cmd.add("-jar");
         cmd.add(jar.toString());
         List<String> command = ns == null ? cmd : ns.command(cmd);
-        String host = ns == null ? "127.0.0.1" : ns.nsAddress();
+        return start(name, ns == null ? "127.0.0.1" : ns.nsAddress(), port, new ProcessBuilder(command));
+    }
+
+    /**
+     * Starts the packaged application by a command line of one's own (as a container image runs
+     * it: its working directory, its environment), listening on {@code port}; waits until it is ready.
+     */
+    public static AppProcess startCommand(String name, List<String> command, Path workDir, Map<String, String> env,
+            int port) {
+        ProcessBuilder pb = new ProcessBuilder(command).directory(workDir.toFile());
+        pb.environment().putAll(env);
+        return start(name, "127.0.0.1", port, pb);
+    }
+
+    private static AppProcess start(String name, String host, int port, ProcessBuilder pb) {
         try {
             Path logs = Files.createDirectories(Path.of("target", "it-logs"));
-            Path log = logs.resolve(name + "-" + port + ".log");
-            Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            Path log = logs.resolve(name + "-" + port + ".log").toAbsolutePath();
+            Process p = pb.redirectErrorStream(true).redirectOutput(log.toFile()).start();
             // A replica outlives the test JVM unless killed: never leave one behind.
             Runtime.getRuntime().addShutdownHook(new Thread(p::destroyForcibly, name + "-kill"));
             AppProcess app = new AppProcess(name, host, port, p, log);

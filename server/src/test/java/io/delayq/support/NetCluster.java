@@ -71,7 +71,7 @@ public final class NetCluster implements AutoCloseable {
         String ip = inNamespace ? ns.nsAddress() : ns.hostAddress();
         try {
             Path dir = Files.createTempDirectory("delayq-netcluster-" + port + "-");
-            List<String> cmd = new ArrayList<>(List.of(onPath("redis-server"), "--port", Integer.toString(port), "--bind"));
+            List<String> cmd = new ArrayList<>(List.of(tool(RedisProcess.serverOnPath(), "redis-server"), "--port", Integer.toString(port), "--bind"));
             cmd.addAll(inNamespace ? List.of(ip) : List.of("127.0.0.1", ip));
             cmd.addAll(List.of("--protected-mode", "no", "--cluster-enabled", "yes", "--cluster-config-file",
                     "nodes.conf", "--cluster-node-timeout", Long.toString(NODE_TIMEOUT.toMillis()),
@@ -139,7 +139,7 @@ public final class NetCluster implements AutoCloseable {
 
     /** A command to a node over redis-cli (the namespace's node is not on loopback); its raw reply. */
     public static String cli(Node n, String... args) {
-        List<String> cmd = new ArrayList<>(List.of(onPath("redis-cli"), "-h", n.ip(), "-p", Integer.toString(n.port())));
+        List<String> cmd = new ArrayList<>(List.of(tool(RedisProcess.cliOnPath(), "redis-cli"), "-h", n.ip(), "-p", Integer.toString(n.port())));
         cmd.addAll(List.of(args));
         return NetNs.run(false, cmd.toArray(String[]::new));
     }
@@ -203,6 +203,11 @@ public final class NetCluster implements AutoCloseable {
             }
         }
         throw new IllegalStateException("no free port pair (p, p + 10000) found");
+    }
+
+    /** The server or client DELAYQ_REDIS_SERVER / DELAYQ_REDIS_CLI names (Valkey's), else Redis' own. */
+    private static String tool(String chosen, String name) {
+        return chosen != null ? chosen : onPath(name);
     }
 
     private static String onPath(String name) {
