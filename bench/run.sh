@@ -32,6 +32,8 @@
 #                                     due at start (ServerColdScenario)
 #   bench/run.sh burst,dedup          dedup (on request only): a burst on a topic with a dedup
 #                                     window, memory per remembered id, the ids enqueued again
+#   bench/run.sh listing --n 5000000  listing (on request only): Redis ms of one 1,000-job page of
+#                                     GET /topics/{t}/jobs from a topic of N jobs (target <= 50 ms)
 #   bench/run.sh rediscost --n 50000  rediscost (on request only): Redis µs per enqueue script, one job
 #                                     per call and 1,000 per call, Redis B per job, Redis µs per job
 #                                     taken and acked (INFO commandstats, used_memory)

@@ -47,6 +47,8 @@ public class BenchApp implements QuarkusApplication {
     @Inject
     JobQueue queue;
     @Inject
+    io.delayq.store.JobListing listing;
+    @Inject
     Recorder recorder;
     @Inject
     io.delayq.core.TopicControl control;
@@ -137,6 +139,7 @@ public class BenchApp implements QuarkusApplication {
                 case "wrk" -> new WrkScenario(this).run();
                 case "server-cold" -> new ServerColdScenario(this).run();
                 case "rediscost" -> emit(new RedisCostScenario(queue, o.n()).run());
+                case "listing" -> emit(new ListingScenario(this, queue, listing, o.n()).run());
                 case "topics" -> new TopicsScenario(this).run();
                 case "flow" -> new FlowScenario(this, control).run();
                 case "history" -> history();

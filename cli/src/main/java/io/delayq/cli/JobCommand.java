@@ -7,21 +7,91 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import io.delayq.cli.Output.Column;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-/** {@code delayq job get|enqueue|cancel|reschedule}: one job over /jobs. */
-@Command(name = "job", mixinStandardHelpOptions = true, description = "One job: get, enqueue, cancel, reschedule.",
-        subcommands = { JobCommand.Get.class, JobCommand.Enqueue.class, JobCommand.Cancel.class,
+/** {@code delayq job list|get|enqueue|cancel|reschedule}: a topic's jobs, one job over /jobs. */
+@Command(name = "job", mixinStandardHelpOptions = true,
+        description = "Jobs: list a topic's, get, enqueue, cancel (one or by filter), reschedule.",
+        subcommands = { JobCommand.ListJobs.class, JobCommand.Get.class, JobCommand.Enqueue.class, JobCommand.Cancel.class,
                 JobCommand.Reschedule.class },
         footer = { "", "Example:", "  delayq job get orders order-42" })
 class JobCommand {
+
+    @Command(name = "list", mixinStandardHelpOptions = true,
+            description = "A topic's jobs in one state: scheduled by runAt (those their group holds back first), "
+                    + "inflight by id, dead newest first. One page, or every page with --all.",
+            footer = { "", "Example:", "  delayq job list reminders --id-prefix tenant7- --all",
+                    "  delayq job list orders --state dead --limit 20" })
+    static class ListJobs extends ApiCommand {
+        @Parameters(index = "0", paramLabel = "TOPIC", description = "The topic.")
+        String topic;
+
+        @Option(names = "--state", paramLabel = "S", defaultValue = "scheduled",
+                description = "scheduled (default), inflight, dead or succeeded.")
+        String state;
+
+        @Option(names = "--id-prefix", paramLabel = "P", description = "Only ids that start with P.")
+        String idPrefix;
+
+        @Option(names = "--group", paramLabel = "G", description = "Only jobs of group G.")
+        String group;
+
+        @Option(names = "--from", paramLabel = "INSTANT", description = "Only jobs due at or after this ISO-8601 instant.")
+        String from;
+
+        @Option(names = "--to", paramLabel = "INSTANT", description = "Only jobs due at or before this ISO-8601 instant.")
+        String to;
+
+        @Option(names = "--limit", paramLabel = "N", defaultValue = "100",
+                description = "Jobs per page, 1 to 1000 (default ${DEFAULT-VALUE}).")
+        int limit;
+
+        @Option(names = "--all", description = "Every page, following the cursor to its end.")
+        boolean all;
+
+        @Override
+        void run(Api api, Output out) {
+            StringBuilder q = new StringBuilder("?state=").append(Api.enc(state)).append("&limit=").append(limit);
+            if (idPrefix != null) {
+                q.append("&idPrefix=").append(Api.enc(idPrefix));
+            }
+            if (group != null) {
+                q.append("&group=").append(Api.enc(group));
+            }
+            if (from != null) {
+                q.append("&from=").append(Api.enc(Durations.instant(spec.commandLine(), "--from", from).toString()));
+            }
+            if (to != null) {
+                q.append("&to=").append(Api.enc(Durations.instant(spec.commandLine(), "--to", to).toString()));
+            }
+            ArrayNode jobs = Api.JSON.createArrayNode();
+            String cursor = null;
+            do {
+                JsonNode page = api.get(topicPath(topic) + "/jobs" + q + (cursor == null ? "" : "&cursor=" + Api.enc(cursor)))
+                        .body();
+                jobs.addAll((ArrayNode) page.path("jobs"));
+                cursor = page.path("cursor").isTextual() ? page.path("cursor").asText() : null;
+            } while (all && cursor != null);
+            out.list(jobs, List.of(Column.of("ID", "id"), Column.of("STATE", "state"), Column.time("RUN AT", "runAt"),
+                    Column.of("ATTEMPTS", "attempts"), new Column("GROUP", row -> Output.plain(row.get("group"))
+                            + (row.path("held").asBoolean(false) ? " (held)" : "")),
+                    new Column("LAST ERROR", row -> Output.cut(Output.plain(row.get("lastError")), 60))));
+            if (cursor != null) {
+                // Off stdout: the list itself stays what was asked for.
+                spec.commandLine().getErr().println("delayq: more jobs follow; --all lists every page");
+            }
+        }
+    }
 
     @Command(name = "get", mixinStandardHelpOptions = true,
             description = "A job's state (scheduled, inflight, dead, or succeeded within the topic's dedup window), "
@@ -143,18 +213,48 @@ class JobCommand {
     }
 
     @Command(name = "cancel", mixinStandardHelpOptions = true,
-            description = "Cancel a scheduled job (one in flight or dead: exit 1, conflict).",
-            footer = { "", "Example:", "  delayq job cancel orders order-42" })
+            description = "Cancel a job by id (one in flight is stopped: \"cancelling\"; a dead one: exit 1, "
+                    + "conflict), or every scheduled job whose id starts with P and/or of group G.",
+            footer = { "", "Example:", "  delayq job cancel orders order-42",
+                    "  delayq job cancel reminders --id-prefix tenant7-" })
     static class Cancel extends ApiCommand {
         @Parameters(index = "0", paramLabel = "TOPIC", description = "The topic.")
         String topic;
 
-        @Parameters(index = "1", paramLabel = "ID", description = "The job's id.")
+        @Parameters(index = "1", arity = "0..1", paramLabel = "ID", description = "The job's id.")
         String id;
+
+        @Option(names = "--id-prefix", paramLabel = "P", description = "Every scheduled job whose id starts with P.")
+        String idPrefix;
+
+        @Option(names = "--group", paramLabel = "G", description = "Every scheduled job of group G (with --id-prefix: both).")
+        String group;
 
         @Override
         void run(Api api, Output out) {
-            api.delete(jobPath(topic, id));
+            boolean filtered = idPrefix != null || group != null;
+            if ((id != null) == filtered) {
+                throw usage("give one of ID, or --id-prefix P and/or --group G");
+            }
+            if (id == null) {
+                ObjectNode filter = Api.JSON.createObjectNode();
+                if (idPrefix != null) {
+                    filter.put("idPrefix", idPrefix);
+                }
+                if (group != null) {
+                    filter.put("group", group);
+                }
+                JsonNode r = api.post(topicPath(topic) + "/jobs/cancel", filter.toString()).body();
+                out.said("cancelled " + r.path("cancelled").asLong() + " scheduled jobs of " + topic, r);
+                return;
+            }
+            Api.Reply r = api.delete(jobPath(topic, id));
+            if (r.status() == 202) {
+                // In flight: the replica running it stops it; it will not run again.
+                out.said("cancelling: " + topic + "/" + id + " (in flight: its attempt is being stopped; it will not "
+                        + "run again)", r.body());
+                return;
+            }
             ObjectNode done = Api.JSON.createObjectNode().put("topic", topic).put("id", id).put("cancelled", true);
             out.said("cancelled: " + topic + "/" + id, done);
         }

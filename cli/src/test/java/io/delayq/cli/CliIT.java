@@ -287,6 +287,32 @@ class CliIT {
     }
 
     @Test
+    void jobListPagesThroughATopicAndCancelByPrefixTakesTheMatches() {
+        String t = topic("listing");
+        for (int i = 0; i < 5; i++) {
+            cli("job", "enqueue", t, "--id", "t7-" + i, "--delay", (60 + i) + "m").exits(0);
+        }
+        cli("job", "enqueue", t, "--id", "t8-0", "--delay", "61m", "--group", "g8").exits(0);
+        Run page = cli("--output", "json", "job", "list", t, "--id-prefix", "t7-", "--limit", "2").exits(0);
+        assertEquals(2, page.lines().size(), page.out());
+        assertTrue(page.err().contains("more jobs follow"), page.err());
+        Run every = cli("--output", "json", "job", "list", t, "--id-prefix", "t7-", "--limit", "2", "--all").exits(0);
+        assertEquals(List.of("t7-0", "t7-1", "t7-2", "t7-3", "t7-4"),
+                every.lines().stream().map(l -> l.path("id").asText()).toList());
+        Run table = cli("job", "list", t, "--group", "g8").exits(0);
+        assertTrue(table.out().startsWith("ID ") && table.out().contains("t8-0") && table.out().contains("g8"), table.out());
+        cli("job", "list", t, "--state", "done").exits(2);
+
+        Run cancelled = cli("job", "cancel", t, "--id-prefix", "t7-").exits(0);
+        assertEquals("cancelled 5 scheduled jobs of " + t + "\n", cancelled.out());
+        assertEquals(1, cli("--output", "json", "job", "list", t).exits(0).lines().size());
+        assertEquals(1, cli("--output", "json", "job", "cancel", t, "--group", "g8").exits(0).json().path("cancelled")
+                .asInt());
+        cli("job", "cancel", t).exits(2);
+        cli("job", "cancel", t, "x", "--id-prefix", "x").exits(2);
+    }
+
+    @Test
     void aGroupIsSentAndABadOneIsTheServers400() {
         String t = topic("groups");
         cli("job", "enqueue", t, "--id", "g-1", "--group", "customer-7").exits(0);

@@ -18,7 +18,7 @@ import io.delayq.store.JobListing;
  * a reschedule's {@code "delayMs"} or {@code "runAt"} under the PATCH's rules, checked field by
  * field: a bad one is a 400 naming it.
  */
-final class BulkBody {
+public final class BulkBody {
     private static final Set<String> FILTER = new TreeSet<>(Set.of("idPrefix", "group", "from", "to"));
     private static final Set<String> MOVE = new TreeSet<>(Set.of("delayMs", "runAt"));
 
@@ -76,7 +76,7 @@ final class BulkBody {
      * A filter from its parts as given (query parameters of the listing, or this body's fields),
      * each checked: a bad one is a 400 naming it. Empty means any.
      */
-    static JobListing.Filter filter(String idPrefix, String group, String from, String to) {
+    public static JobListing.Filter filter(String idPrefix, String group, String from, String to) {
         if (idPrefix != null && !idPrefix.isEmpty() && !JobValidator.ID.matcher(idPrefix).matches()) {
             throw new InvalidJobException("idPrefix", "idPrefix must match " + JobValidator.ID.pattern()
                     + " (the start of an id)");

@@ -120,7 +120,8 @@ public class TopicJobsResource {
         };
     }
 
-    private static int limit(String limit, int max) {
+    /** A limit parameter: an integer from 1 to max, else a 400 naming {@code limit}. */
+    static int limit(String limit, int max) {
         int n;
         try {
             n = Integer.parseInt(limit);

@@ -26,7 +26,6 @@ import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import com.fasterxml.jackson.annotation.JsonInclude;
 
 import io.delayq.core.ForgetResult;
-import io.delayq.core.InvalidJobException;
 import io.delayq.core.JobValidator;
 import io.delayq.core.TopicControl;
 import io.delayq.core.TopicFlow;
@@ -202,15 +201,7 @@ public class TopicsResource {
             @QueryParam("idPrefix") String idPrefix, @QueryParam("error") String error,
             @Context HttpServerResponse response) {
         JobValidator.checkTopic("topic", topic);
-        int n;
-        try {
-            n = Integer.parseInt(limit);
-        } catch (NumberFormatException e) {
-            n = -1;
-        }
-        if (n < 1 || n > 1000) {
-            throw new InvalidJobException("limit", "limit must be an integer between 1 and 1000");
-        }
+        int n = TopicJobsResource.limit(limit, 1000);
         DeadSweep.Filter filter = DeadFilters.of(idPrefix, error);
         List<DeadJob> found;
         if (filter.all()) {

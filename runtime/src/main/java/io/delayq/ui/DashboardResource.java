@@ -95,9 +95,7 @@ public class DashboardResource {
         this.request = request;
         this.access = access;
         this.identity = identity;
-        String httpRoot = org.eclipse.microprofile.config.ConfigProvider.getConfig()
-                .getOptionalValue("quarkus.http.root-path", String.class).orElse("/");
-        this.assets = httpRoot.endsWith("/") ? httpRoot : httpRoot + "/";
+        this.assets = Pages.assets();
         this.store = store;
         this.callbacks = callbacks;
         this.jobs = jobs;
@@ -500,15 +498,7 @@ public class DashboardResource {
 
     /** Where the pages are, and what the viewer may do. */
     private Views.Page page(UriInfo uri, SecurityContext security) {
-        String root = uri == null ? "/" : uri.getBaseUri().getPath();
-        if (!root.endsWith("/")) {
-            root = root + "/";
-        }
-        // The roles as delayq's access policy reads them (each includes those below it; mapped
-        // roles count); with nothing configured the API is open, and so are the buttons.
-        Optional<DelayqRole> role = access.open() ? Optional.of(DelayqRole.OPERATOR) : DelayqRole.of(identity);
-        return new Views.Page(root, assets, role.map(r -> r.includes(DelayqRole.PRODUCER)).orElse(false),
-                role.map(r -> r.includes(DelayqRole.OPERATOR)).orElse(false));
+        return Pages.page(uri, assets, access, identity);
     }
 
     private Views.Overview overview(Views.Page page) {

@@ -5,14 +5,20 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Optional;
+
+import jakarta.ws.rs.core.UriInfo;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import io.delayq.security.AccessMode;
+import io.delayq.security.DelayqRole;
 import io.quarkus.qute.Engine;
 import io.quarkus.qute.HtmlEscaper;
 import io.quarkus.qute.ReflectionValueResolver;
 import io.quarkus.qute.Template;
 import io.quarkus.qute.Variant;
+import io.quarkus.security.identity.SecurityIdentity;
 
 /**
  * The dashboard's Qute templates ({@code delayq-ui/*.html} among the runtime's resources),
@@ -23,7 +29,7 @@ import io.quarkus.qute.Variant;
 @ApplicationScoped
 public class Pages {
     static final List<String> NAMES = List.of("layout", "overview", "topics", "topic", "topic-body", "dead-filter", "job", "find",
-            "history");
+            "history", "jobs");
     private static final Variant HTML = Variant.forContentType(Variant.TEXT_HTML);
     private final Engine engine;
 
@@ -42,6 +48,29 @@ public class Pages {
     String render(String name, Object view) {
         Template t = engine.getTemplate("delayq/" + name);
         return t.data("v", view).render();
+    }
+
+    /**
+     * What every page knows (see {@link Views.Page}): the REST root of the request ({@code uri} null:
+     * "/"), the static files' root, and the viewer's roles as delayq's access policy reads them (each
+     * includes those below it; mapped roles count); with nothing configured the API is open, and so
+     * are the buttons.
+     */
+    static Views.Page page(UriInfo uri, String assets, AccessMode access, SecurityIdentity identity) {
+        String root = uri == null ? "/" : uri.getBaseUri().getPath();
+        if (!root.endsWith("/")) {
+            root = root + "/";
+        }
+        Optional<DelayqRole> role = access.open() ? Optional.of(DelayqRole.OPERATOR) : DelayqRole.of(identity);
+        return new Views.Page(root, assets, role.map(r -> r.includes(DelayqRole.PRODUCER)).orElse(false),
+                role.map(r -> r.includes(DelayqRole.OPERATOR)).orElse(false));
+    }
+
+    /** The HTTP root path, where static files such as the htmx WebJar are (not under quarkus.rest.path). */
+    static String assets() {
+        String httpRoot = org.eclipse.microprofile.config.ConfigProvider.getConfig()
+                .getOptionalValue("quarkus.http.root-path", String.class).orElse("/");
+        return httpRoot.endsWith("/") ? httpRoot : httpRoot + "/";
     }
 
     private static String read(String name) {

@@ -3,8 +3,6 @@ package io.delayq.store;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -14,10 +12,8 @@ import java.util.Set;
 
 import org.junit.jupiter.api.Test;
 
-import io.delayq.core.IfExists;
 import io.delayq.core.JobInfo;
 import io.delayq.core.JobState;
-import io.delayq.core.NewJob;
 import io.delayq.store.JobListing.Filter;
 
 /**
@@ -35,20 +31,13 @@ class BulkActionsTest {
     private final Inspection inspection = STORE.inspection;
 
     private void enqueue(String topic, Map<String, Long> runAts, String group) {
-        Map<Partition, List<NewJob>> by = new HashMap<>();
-        runAts.forEach((id, at) -> by.computeIfAbsent(queue.partitionOf(topic, id, group), p -> new ArrayList<>())
-                .add(new NewJob(topic, id, false, at, 0, "{}", IfExists.KEEP, null, group)));
-        by.forEach((p, jobs) -> queue.enqueue(p, jobs, ""));
+        JobListingTest.enqueue(queue, topic, runAts, group);
     }
 
     private Set<String> scheduled(String topic) {
         Set<String> ids = new HashSet<>();
-        String cursor = null;
-        do {
-            JobListing.Page page = listing.list(topic, JobState.SCHEDULED, Filter.ALL, 1000, false, cursor);
-            page.jobs().forEach(j -> ids.add(j.info().id()));
-            cursor = page.cursor();
-        } while (cursor != null);
+        JobListingTest.all(listing, topic, JobState.SCHEDULED, Filter.ALL, 1000, false, null)
+                .forEach(j -> ids.add(j.info().id()));
         return ids;
     }
 

@@ -40,6 +40,11 @@ class JobListingTest {
     private static final long DAY = 86_400_000L;
 
     private void enqueue(String topic, Map<String, Long> runAts, String group) {
+        enqueue(queue, topic, runAts, group);
+    }
+
+    /** Jobs id → runAt of one group (null: none), each into its partition, 500 per script call. */
+    static void enqueue(JobQueue queue, String topic, Map<String, Long> runAts, String group) {
         Map<Partition, List<NewJob>> by = new HashMap<>();
         runAts.forEach((id, at) -> by.computeIfAbsent(queue.partitionOf(topic, id, group), p -> new ArrayList<>())
                 .add(new NewJob(topic, id, false, at, 0, "{\"n\":\"" + id + "\"}", IfExists.KEEP, null, group)));
@@ -50,8 +55,13 @@ class JobListingTest {
         });
     }
 
-    /** Every page of a listing, followed to the end (fails on a loop). */
     private List<Listed> all(String topic, JobState state, Filter f, int limit, boolean full, List<Integer> sizes) {
+        return all(listing, topic, state, f, limit, full, sizes);
+    }
+
+    /** Every page of a listing, followed to the end (fails on a loop). */
+    static List<Listed> all(JobListing listing, String topic, JobState state, Filter f, int limit, boolean full,
+            List<Integer> sizes) {
         List<Listed> out = new ArrayList<>();
         String cursor = null;
         for (int pages = 0; pages < 10_000; pages++) {

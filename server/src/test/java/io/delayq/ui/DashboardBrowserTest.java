@@ -77,6 +77,32 @@ class DashboardBrowserTest {
     }
 
     @Test
+    void theJobBrowserPagesThroughAFilteredTopicAndCancelsARow() {
+        String topic = Topics.fresh("ui-browse");
+        for (int i = 0; i < JobPages.PAGE + 5; i++) {
+            enqueue("{\"topic\":\"" + topic + "\",\"id\":\"p-" + (100 + i) + "\",\"delayMs\":" + (3_600_000 + i * 1000) + "}");
+        }
+        enqueue("{\"topic\":\"" + topic + "\",\"id\":\"other\",\"delayMs\":3600500}");
+        try (Browser b = new Browser(base.toString()).open("/delayq/topics/" + topic)) {
+            b.find("#browse-jobs").click();
+            b.await(PATIENCE, x -> x.all("#jobs tbody tr").size() == JobPages.PAGE);
+            b.find("#jobs-filter input[name='idPrefix']").sendKeys("p-");
+            b.find("#jobs-filter-apply").click();
+            b.await(PATIENCE, x -> x.driver.getCurrentUrl().contains("idPrefix=p-") && !x.all("#jobs-next").isEmpty());
+            assertEquals("p-100", b.all("#jobs tbody tr").get(0).getAttribute("data-id"), "runAt order");
+            assertTrue(b.all("#jobs tbody tr[data-id='other']").isEmpty(), "filtered");
+            b.find("#jobs-next").click();
+            b.await(PATIENCE, x -> x.all("#jobs tbody tr").size() == 5 && !x.all("#jobs-end").isEmpty());
+            assertEquals("p-150", b.all("#jobs tbody tr").get(0).getAttribute("data-id"));
+            b.screenshot("job-browser-second-page");
+            b.find("#jobs tbody tr[data-id='p-154'] button.danger").click();
+            b.driver.switchTo().alert().accept(); // "Cancel job p-154? It will not run."
+            b.await(PATIENCE, x -> x.find("#jobs-msg").getText().contains("cancelled p-154"));
+            assertTrue(store.get(topic, "p-154").isEmpty());
+        }
+    }
+
+    @Test
     void requeueingADeadJobRunsItAndTheDeadCountDrops() {
         UiObservers.FAIL.set(true);
         String id = "dead-" + System.nanoTime();
