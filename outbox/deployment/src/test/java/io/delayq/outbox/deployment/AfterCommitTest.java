@@ -22,7 +22,6 @@ import io.delayq.core.JobRequest;
 import io.delayq.core.JobState;
 import io.delayq.core.Jobs;
 import io.delayq.core.ReactiveJobs;
-import io.delayq.dev.RedisProcess;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
@@ -33,11 +32,13 @@ import io.quarkus.test.QuarkusUnitTest;
  * Narayana on its test classpath; the extension's own deployment tests build without it.)
  */
 class AfterCommitTest {
+    private static final String REDIS = "after-commit";
+
     @RegisterExtension
     static final QuarkusUnitTest app = new QuarkusUnitTest()
-            .withApplicationRoot(jar -> jar.addClasses(Orders.class))
+            .withApplicationRoot(jar -> jar.addClasses(Orders.class, OwnRedis.class))
             .overrideConfigKey("quarkus.datasource.devservices.enabled", "false")
-            .overrideConfigKey("quarkus.redis.hosts", redisUri());
+            .overrideConfigKey("quarkus.redis.hosts", OwnRedis.uri(REDIS));
 
     private static final Duration LONG = Duration.ofSeconds(60);
     private static final String TOPIC = "after-commit"; // no observer: jobs stay scheduled, readable
@@ -96,26 +97,12 @@ class AfterCommitTest {
 
     @Test
     void aSendThatFailsAtTheCommitIsRetriedUntilRedisIsBack() {
-        ProcessHandle.of(Long.parseLong(System.getProperty("dqtest.after-commit.redis.pid"))).ifPresent(p -> {
-            p.destroyForcibly();
-            p.onExit().join();
-        });
+        OwnRedis.kill(REDIS);
         try {
             assertTrue(orders.place("order-4").pendingCommit()); // commits; the send fails
         } finally {
-            RedisProcess redis = RedisProcess.start(Integer.parseInt(System.getProperty("dqtest.after-commit.redis.port")),
-                    List.of("--save", "", "--appendonly", "no"));
-            System.setProperty("dqtest.after-commit.redis.pid", Long.toString(redis.pid()));
+            OwnRedis.start(REDIS);
         }
         await().atMost(LONG).ignoreExceptions().until(() -> jobs.get(TOPIC, "order-4").isPresent());
-    }
-
-    static synchronized String redisUri() {
-        if (System.getProperty("dqtest.after-commit.redis.port") == null) {
-            RedisProcess redis = RedisProcess.startEphemeral();
-            System.setProperty("dqtest.after-commit.redis.port", Integer.toString(redis.port()));
-            System.setProperty("dqtest.after-commit.redis.pid", Long.toString(redis.pid()));
-        }
-        return "redis://127.0.0.1:" + System.getProperty("dqtest.after-commit.redis.port");
     }
 }
