@@ -52,6 +52,7 @@ public class JobsService implements Jobs {
      */
     @Inject
     Instance<TransactionalEnqueue> transactional;
+    private volatile List<TransactionalEnqueue> diverters;
 
     public JobsService(JobQueue store, Inspection inspection, JobValidator validator, ObjectMapper mapper, DelayqMetrics metrics,
             JobTracing tracing) {
@@ -175,11 +176,18 @@ public class JobsService implements Jobs {
      * transaction they commit with), null when they go to Redis now.
      */
     private Future<List<JobInfo>> divertible(List<NewJob> jobs, String trace) {
-        if (transactional == null) {
+        List<TransactionalEnqueue> all = diverters;
+        if (all == null) {
+            // Resolved once (client proxies): every enqueue, the REST API's on an event loop too,
+            // passes here.
+            all = transactional == null ? List.of() : transactional.stream().toList();
+            diverters = all;
+        }
+        if (all.isEmpty()) {
             return null;
         }
         try {
-            for (TransactionalEnqueue t : transactional) {
+            for (TransactionalEnqueue t : all) {
                 List<JobInfo> held = t.divert(jobs, trace);
                 if (held != null) {
                     return Future.succeededFuture(held);

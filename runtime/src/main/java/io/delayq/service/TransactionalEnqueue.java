@@ -12,7 +12,8 @@ import io.delayq.core.NewJob;
  * {@link JobsService} consults the beans of this type for every enqueue through
  * {@link io.delayq.core.Jobs} or {@link io.delayq.core.ReactiveJobs} (single jobs and batches),
  * after the jobs passed validation and before anything is sent; the first that takes the jobs
- * answers (each takes them only in its own {@code delayq.transactions} mode).
+ * answers (each takes them only in its own {@code delayq.transactions} mode). Implementations
+ * are {@code @ApplicationScoped} beans: the service resolves them once.
  */
 public interface TransactionalEnqueue {
     /**

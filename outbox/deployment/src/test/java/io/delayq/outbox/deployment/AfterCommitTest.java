@@ -38,6 +38,7 @@ class AfterCommitTest {
     static final QuarkusUnitTest app = new QuarkusUnitTest()
             .withApplicationRoot(jar -> jar.addClasses(Orders.class, OwnRedis.class))
             .overrideConfigKey("quarkus.datasource.devservices.enabled", "false")
+            .overrideConfigKey("quarkus.http.test-port", "0")
             .overrideConfigKey("quarkus.redis.hosts", OwnRedis.uri(REDIS));
 
     private static final Duration LONG = Duration.ofSeconds(60);

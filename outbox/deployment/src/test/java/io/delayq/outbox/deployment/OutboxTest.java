@@ -63,6 +63,7 @@ class OutboxTest {
             .overrideConfigKey("quarkus.datasource.jdbc.url", OwnPostgres.jdbcUrl())
             .overrideConfigKey("quarkus.datasource.username", "app")
             .overrideConfigKey("quarkus.datasource.devservices.enabled", "false")
+            .overrideConfigKey("quarkus.http.test-port", "0")
             .overrideConfigKey("quarkus.redis.hosts", OwnRedis.uri(REDIS))
             .overrideConfigKey("delayq.transactions", "outbox");
 
