@@ -57,13 +57,8 @@ class OutboxTest {
     private static final String REDIS = "outbox";
 
     @RegisterExtension
-    static final QuarkusUnitTest app = new QuarkusUnitTest()
-            .withApplicationRoot(jar -> jar.addClasses(Orders.class, Runs.class, OwnPostgres.class, OwnRedis.class))
-            .overrideConfigKey("quarkus.datasource.db-kind", "postgresql")
-            .overrideConfigKey("quarkus.datasource.jdbc.url", OwnPostgres.jdbcUrl())
-            .overrideConfigKey("quarkus.datasource.username", "app")
-            .overrideConfigKey("quarkus.datasource.devservices.enabled", "false")
-            .overrideConfigKey("quarkus.http.test-port", "0")
+    static final QuarkusUnitTest app = OwnPostgres.datasource(new QuarkusUnitTest()
+            .withApplicationRoot(jar -> jar.addClasses(Orders.class, Runs.class, OwnPostgres.class, OwnRedis.class)))
             .overrideConfigKey("quarkus.redis.hosts", OwnRedis.uri(REDIS))
             .overrideConfigKey("delayq.transactions", "outbox");
 

@@ -37,14 +37,9 @@ import io.quarkus.test.QuarkusUnitTest;
  */
 class RelayDelayProbe {
     @RegisterExtension
-    static final QuarkusUnitTest app = new QuarkusUnitTest()
-            .withApplicationRoot(jar -> jar.addClasses(Orders.class, Runs.class, OwnPostgres.class, OwnRedis.class))
-            .overrideConfigKey("quarkus.datasource.db-kind", "postgresql")
-            .overrideConfigKey("quarkus.datasource.jdbc.url", OwnPostgres.jdbcUrl())
-            .overrideConfigKey("quarkus.datasource.username", "app")
+    static final QuarkusUnitTest app = OwnPostgres.datasource(new QuarkusUnitTest()
+            .withApplicationRoot(jar -> jar.addClasses(Orders.class, Runs.class, OwnPostgres.class, OwnRedis.class)))
             .overrideConfigKey("quarkus.datasource.jdbc.max-size", "40")
-            .overrideConfigKey("quarkus.datasource.devservices.enabled", "false")
-            .overrideConfigKey("quarkus.http.test-port", "0")
             .overrideConfigKey("quarkus.redis.hosts", OwnRedis.uri("probe"))
             .overrideConfigKey("quarkus.log.level", "WARN")
             .overrideConfigKey("delayq.outbox.listen", System.getProperty("probe.listen", "true"))
