@@ -744,41 +744,35 @@ local function remembered(finished, window, now)
   return finished ~= nil and finished ~= false and window > 0 and tonumber(finished) > now - window
 end
 
--- Remembers ids that succeeded at now for window ms (the dedup window; 0 = off, nothing done):
--- adds them to done, drops up to #ids + DONE_TRIM expired entries (the oldest, by rank: no scan), and
--- makes the key expire a window after this last write, when every entry in it has expired.
-local function remember_done(ids, window, now)
-  if window <= 0 or #ids == 0 then return end
+-- Adds members to the ZSET key, scored now; drops up to #members + DONE_TRIM entries older than
+-- keep ms (the oldest, by rank: no scan), and makes the key expire keep ms after this last write,
+-- when every entry in it has expired.
+local function remember_for(key, members, now, keep)
   local entries = {}
-  for _, id in ipairs(ids) do
+  for _, m in ipairs(members) do
     entries[#entries + 1] = now
-    entries[#entries + 1] = id
+    entries[#entries + 1] = m
   end
-  variadic('ZADD', K_DONE, entries)
-  local expired = rcall('ZCOUNT', K_DONE, '-inf', now - window)
-  if expired > 0 then rcall('ZREMRANGEBYRANK', K_DONE, 0, math.min(expired, #ids + DONE_TRIM) - 1) end
-  rcall('PEXPIRE', K_DONE, window)
+  variadic('ZADD', key, entries)
+  local expired = rcall('ZCOUNT', key, '-inf', now - keep)
+  if expired > 0 then rcall('ZREMRANGEBYRANK', key, 0, math.min(expired, #members + DONE_TRIM) - 1) end
+  rcall('PEXPIRE', key, keep)
+end
+
+-- Remembers ids that succeeded at now in done for window ms (the dedup window; 0 = off, nothing
+-- done).
+local function remember_done(ids, window, now)
+  if window > 0 and #ids > 0 then remember_for(K_DONE, ids, now, window) end
 end
 
 -- How long an outbox row's token is remembered once relayed (see remember_relayed).
 local RELAY_MS = 86400000
 
--- Remembers the transactional outbox's row tokens relayed at now (see enqueue.lua), for 24 h: a
--- relay that crashed after its enqueue and before it deleted its rows sends them again, and
--- their jobs must not be enqueued again even when they have meanwhile run and been acked. Drops
--- up to #tokens + DONE_TRIM expired entries (the oldest, by rank), and the key expires 24 h after
--- this last write.
+-- Remembers the transactional outbox's row tokens relayed at now (see enqueue.lua) in relayed, for
+-- 24 h: a relay that crashed after its enqueue and before it deleted its rows sends them again,
+-- and their jobs must not be enqueued again even when they have meanwhile run and been acked.
 local function remember_relayed(tokens, now)
-  if #tokens == 0 then return end
-  local entries = {}
-  for _, token in ipairs(tokens) do
-    entries[#entries + 1] = now
-    entries[#entries + 1] = token
-  end
-  variadic('ZADD', K_RELAYED, entries)
-  local expired = rcall('ZCOUNT', K_RELAYED, '-inf', now - RELAY_MS)
-  if expired > 0 then rcall('ZREMRANGEBYRANK', K_RELAYED, 0, math.min(expired, #tokens + DONE_TRIM) - 1) end
-  rcall('PEXPIRE', K_RELAYED, RELAY_MS)
+  if #tokens > 0 then remember_for(K_RELAYED, tokens, now, RELAY_MS) end
 end
 
 -- Acks n (id, lease token) pairs found at ARGV[at..]: deletes record, lease and in-flight

@@ -29,6 +29,7 @@ import io.delayq.core.JobValidator;
 import io.delayq.dispatch.DelayqRecorder;
 import io.delayq.ops.tracing.OtelJobTracing;
 import io.delayq.security.DelayqAccessPolicy;
+import io.delayq.service.AfterCommitEnqueue;
 import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
 import io.quarkus.arc.deployment.BeanDiscoveryFinishedBuildItem;
 import io.quarkus.arc.deployment.ValidationPhaseBuildItem;
@@ -203,6 +204,19 @@ class DelayqProcessor {
             // Every take, ack and safety-net poll is a Redis call: traced, each would be a trace of
             // its own, several per second per replica. A default only: a service may turn it back on.
             defaults.produce(new RunTimeConfigurationDefaultBuildItem("quarkus.otel.instrument.vertx-redis-client", "false"));
+        }
+    }
+
+    /**
+     * After-commit only when the service has a JTA transaction manager (quarkus-narayana-jta): an
+     * enqueue inside a transaction is then sent when it commits. Without one no JTA class is ever
+     * loaded, and the extension needs none to build.
+     */
+    @BuildStep
+    void afterCommit(Capabilities capabilities, BuildProducer<AdditionalBeanBuildItem> beans) {
+        if (capabilities.isPresent(Capability.TRANSACTIONS)) {
+            beans.produce(AdditionalBeanBuildItem.builder().addBeanClass(AfterCommitEnqueue.class)
+                    .setDefaultScope(BuiltinScope.APPLICATION.getName()).setUnremovable().build());
         }
     }
 

@@ -50,11 +50,13 @@ public interface DelayqConfig {
 
     /**
      * What an enqueue through {@code Jobs} or {@code ReactiveJobs} made inside an active JTA
-     * transaction does: {@code outbox} writes it as a row of the service's database in that
-     * transaction, relayed to Redis once committed (needs the {@code io.delayq:quarkus-delayq-outbox}
-     * extension; see docs/transactions.md); {@code ignore} sends it at once. Unset: at once, as
-     * {@code ignore}. ({@code after-commit}, sending at commit, is the contract's default with a
-     * transaction manager; it is not built yet and acts as {@code ignore}.)
+     * transaction does (see docs/transactions.md): {@code after-commit} sends it when the
+     * transaction commits and drops it when it rolls back (a send failing after the commit is
+     * retried for 30 s, then logged and counted: not lossless); {@code outbox} writes it as a row of
+     * the service's database in that transaction, relayed to Redis once committed (needs the
+     * {@code io.delayq:quarkus-delayq-outbox} extension); {@code ignore} sends it at once. Unset:
+     * {@code after-commit} when the service has a transaction manager (quarkus-narayana-jta);
+     * without one there is no transaction to follow.
      */
     Optional<TransactionMode> transactions();
 

@@ -10,7 +10,9 @@ import io.vertx.core.Future;
 /**
  * Schedules jobs from Java code in the same application:
  * {@code jobs.schedule("order-close", payload, Duration.ofMinutes(30))}. The job is in Redis when
- * the call returns. Scheduling an id that exists returns the existing job (idempotent); on a
+ * the call returns; inside a JTA transaction it is sent when the transaction commits, or written
+ * to the transactional outbox ({@code delayq.transactions}), and the reply is then
+ * {@link JobInfo#pendingCommit(String, String, java.time.Instant)}. Scheduling an id that exists returns the existing job (idempotent); on a
  * topic with a dedup window, so does an id that succeeded within it ({@link JobState#SUCCEEDED},
  * with {@link JobInfo#finishedAt()}): it does not run again. A request with
  * {@link JobRequest#ifExists(IfExists)} replace or extend changes a scheduled job instead.

@@ -45,9 +45,14 @@ public class JobsService implements Jobs {
     private final ObjectMapper mapper;
     private final DelayqMetrics metrics;
     private final JobTracing tracing;
-    /** The transactional outbox, when the application has it (quarkus-delayq-outbox); see {@link #divertible}. */
+    /**
+     * Where an enqueue inside a transaction goes: after-commit ({@link AfterCommitEnqueue}, with a
+     * transaction manager) and the transactional outbox (quarkus-delayq-outbox); each takes the
+     * jobs only in its own {@code delayq.transactions} mode. See {@link #divertible}.
+     */
     @Inject
     Instance<TransactionalEnqueue> transactional;
+    private volatile List<TransactionalEnqueue> diverters;
 
     public JobsService(JobQueue store, Inspection inspection, JobValidator validator, ObjectMapper mapper, DelayqMetrics metrics,
             JobTracing tracing) {
@@ -137,9 +142,15 @@ public class JobsService implements Jobs {
     public Future<List<JobInfo>> scheduleAllAsync(List<NewJob> jobs, String traceparent) {
         String trace = JobTracing.forEnqueue(tracing.currentContext(), traceparent);
         Future<List<JobInfo>> diverted = divertible(jobs, trace);
-        if (diverted != null) {
-            return diverted;
-        }
+        return diverted != null ? diverted : sendAsync(jobs, trace);
+    }
+
+    /**
+     * Sends validated jobs to Redis now, inside a transaction or not: {@link #scheduleAllAsync}
+     * once no {@link TransactionalEnqueue} took them, and what after-commit sends at the commit.
+     * {@code trace} is the compact W3C context the jobs keep.
+     */
+    public Future<List<JobInfo>> sendAsync(List<NewJob> jobs, String trace) {
         Map<Partition, List<Integer>> byPartition = new LinkedHashMap<>();
         for (int i = 0; i < jobs.size(); i++) {
             NewJob job = jobs.get(i);
@@ -170,12 +181,24 @@ public class JobsService implements Jobs {
      * transaction they commit with), null when they go to Redis now.
      */
     private Future<List<JobInfo>> divertible(List<NewJob> jobs, String trace) {
-        if (transactional == null || !transactional.isResolvable()) {
+        List<TransactionalEnqueue> all = diverters;
+        if (all == null) {
+            // Resolved once (client proxies): every enqueue, the REST API's on an event loop too,
+            // passes here.
+            all = transactional == null ? List.of() : transactional.stream().toList();
+            diverters = all;
+        }
+        if (all.isEmpty()) {
             return null;
         }
         try {
-            List<JobInfo> held = transactional.get().divert(jobs, trace);
-            return held == null ? null : Future.succeededFuture(held);
+            for (TransactionalEnqueue t : all) {
+                List<JobInfo> held = t.divert(jobs, trace);
+                if (held != null) {
+                    return Future.succeededFuture(held);
+                }
+            }
+            return null;
         } catch (RuntimeException e) {
             return Future.failedFuture(e);
         }

@@ -6,12 +6,14 @@ import io.delayq.core.JobInfo;
 import io.delayq.core.NewJob;
 
 /**
- * Where an enqueue made inside the caller's transaction goes instead of Redis: the hook that lets
- * the transactional outbox (quarkus-delayq-outbox) write jobs as rows of the service's own
- * database, in that transaction, without the extension knowing JDBC. {@link JobsService}
- * consults the one bean of this type, when there is one, for every enqueue through
+ * Where an enqueue made inside the caller's transaction goes instead of Redis now: the hook of
+ * after-commit ({@link AfterCommitEnqueue}) and of the transactional outbox (quarkus-delayq-outbox,
+ * which writes jobs as rows of the service's own database without the extension knowing JDBC).
+ * {@link JobsService} consults the beans of this type for every enqueue through
  * {@link io.delayq.core.Jobs} or {@link io.delayq.core.ReactiveJobs} (single jobs and batches),
- * after the jobs passed validation and before anything is sent.
+ * after the jobs passed validation and before anything is sent; the first that takes the jobs
+ * answers (each takes them only in its own {@code delayq.transactions} mode). Implementations
+ * are {@code @ApplicationScoped} beans: the service resolves them once.
  */
 public interface TransactionalEnqueue {
     /**

@@ -119,7 +119,7 @@ public class OutboxRelay {
                     status.problem(null);
                 }
                 backoff = 0;
-                refreshStats(c, relayed > 0);
+                refreshStats(c, false);
                 if (relayed < config.batchSize()) {
                     idle(c, listening);
                 }

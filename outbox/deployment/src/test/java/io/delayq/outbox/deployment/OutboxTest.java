@@ -40,7 +40,6 @@ import io.delayq.core.JobState;
 import io.delayq.core.JobTopic;
 import io.delayq.core.Jobs;
 import io.delayq.core.ReactiveJobs;
-import io.delayq.dev.RedisProcess;
 import io.delayq.outbox.OutboxReadiness;
 import io.delayq.outbox.OutboxRelay;
 import io.delayq.outbox.OutboxStatus;
@@ -55,14 +54,12 @@ import io.quarkus.test.QuarkusUnitTest;
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class OutboxTest {
+    private static final String REDIS = "outbox";
+
     @RegisterExtension
-    static final QuarkusUnitTest app = new QuarkusUnitTest()
-            .withApplicationRoot(jar -> jar.addClasses(Orders.class, Runs.class, OwnPostgres.class))
-            .overrideConfigKey("quarkus.datasource.db-kind", "postgresql")
-            .overrideConfigKey("quarkus.datasource.jdbc.url", OwnPostgres.jdbcUrl())
-            .overrideConfigKey("quarkus.datasource.username", "app")
-            .overrideConfigKey("quarkus.datasource.devservices.enabled", "false")
-            .overrideConfigKey("quarkus.redis.hosts", redisUri())
+    static final QuarkusUnitTest app = OwnPostgres.datasource(new QuarkusUnitTest()
+            .withApplicationRoot(jar -> jar.addClasses(Orders.class, Runs.class, OwnPostgres.class, OwnRedis.class)))
+            .overrideConfigKey("quarkus.redis.hosts", OwnRedis.uri(REDIS))
             .overrideConfigKey("delayq.transactions", "outbox");
 
     static final Map<String, AtomicInteger> RUNS = new ConcurrentHashMap<>();
@@ -223,7 +220,7 @@ class OutboxTest {
     @Test
     @Order(Integer.MAX_VALUE) // the database restarts: the others would meet its closed connections
     void rowsCommittedWhileRedisAndThenTheDatabaseWereDownAreAllRelayed() throws SQLException {
-        stopRedis();
+        OwnRedis.kill(REDIS);
         int n = 20;
         try {
             for (int i = 0; i < n; i++) {
@@ -238,7 +235,7 @@ class OutboxTest {
             // The database goes down too, and comes back after Redis.
             OwnPostgres.stop();
         } finally {
-            startRedis();
+            OwnRedis.start(REDIS);
             OwnPostgres.start();
         }
         await().atMost(LONG).ignoreExceptions().until(() -> rows(db) == 0);
@@ -264,28 +261,5 @@ class OutboxTest {
             rs.next();
             return rs.getLong(1);
         }
-    }
-
-    /** The test's Redis, found again through system properties (this class is loaded twice). */
-    static synchronized String redisUri() {
-        if (System.getProperty("dqtest.outbox.redis.port") == null) {
-            RedisProcess redis = RedisProcess.startEphemeral();
-            System.setProperty("dqtest.outbox.redis.port", Integer.toString(redis.port()));
-            System.setProperty("dqtest.outbox.redis.pid", Long.toString(redis.pid()));
-        }
-        return "redis://127.0.0.1:" + System.getProperty("dqtest.outbox.redis.port");
-    }
-
-    private static void stopRedis() {
-        ProcessHandle.of(Long.parseLong(System.getProperty("dqtest.outbox.redis.pid"))).ifPresent(p -> {
-            p.destroyForcibly();
-            p.onExit().join();
-        });
-    }
-
-    private static void startRedis() {
-        RedisProcess redis = RedisProcess.start(Integer.parseInt(System.getProperty("dqtest.outbox.redis.port")),
-                List.of("--save", "", "--appendonly", "no"));
-        System.setProperty("dqtest.outbox.redis.pid", Long.toString(redis.pid()));
     }
 }

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.stream.Stream;
 
 import io.delayq.dev.RedisProcess;
+import io.quarkus.test.QuarkusUnitTest;
 
 /**
  * A PostgreSQL server of the tests' own: Debian's binaries ({@code apt-get install postgresql};
@@ -46,6 +47,18 @@ final class OwnPostgres {
             start();
         }
         return "jdbc:postgresql://127.0.0.1:" + System.getProperty(PREFIX + "port") + "/postgres";
+    }
+
+    /**
+     * {@code app} with the server as its default datasource (started on first use), the Dev
+     * Service off, and a random HTTP port.
+     */
+    static QuarkusUnitTest datasource(QuarkusUnitTest app) {
+        return app.overrideConfigKey("quarkus.datasource.db-kind", "postgresql")
+                .overrideConfigKey("quarkus.datasource.jdbc.url", jdbcUrl())
+                .overrideConfigKey("quarkus.datasource.username", "app")
+                .overrideConfigKey("quarkus.datasource.devservices.enabled", "false")
+                .overrideConfigKey("quarkus.http.test-port", "0");
     }
 
     /** Starts the server (again) and waits until it accepts connections. */
