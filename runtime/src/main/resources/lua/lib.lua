@@ -814,3 +814,30 @@ local function drop_cancelled(id, admitted, now, channel)
   group_release(admitted, now, channel)
   free_slots(channel)
 end
+
+-- Redis now and the admission of one job (admitted_of), having checked that today's shard was
+-- passed when it has one (its group's next held job goes there): now, admitted; or nil, nil and
+-- the DQNEEDDAY error, before any write.
+local function admitted_now(id)
+  local now = now_ms()
+  local admitted = admitted_of({ id })
+  if #admitted > 0 then
+    local err = require_days({ day_of(now) })
+    if err then return nil, nil, err end
+  end
+  return now, admitted
+end
+
+-- The start of a holder's outcome script (fail, snooze): nil when the job's lease is still the
+-- given token (the script goes on); else {'stale'} (the lease is another attempt's, or gone:
+-- nothing changed), or, when the lease is that token with the cancel mark, the job removed
+-- (drop_cancelled) and {'cancelled'}; or DQNEEDDAY for today's shard, before any write.
+local function unless_holder(id, token, channel)
+  local holder = rcall('HGET', K_LEASES, id)
+  if holder == token then return nil end
+  if not holder or holder ~= token .. CANCEL_MARK then return { 'stale' } end
+  local now, admitted, need = admitted_now(id)
+  if need then return need end
+  drop_cancelled(id, admitted, now, channel)
+  return { 'cancelled' }
+end

@@ -12,25 +12,11 @@
 -- Returns {'snoozed', runAt} | {'stale'} when the lease is held by another attempt (nothing
 -- changed) | {'cancelled'} when its cancel was asked (cancel.lua): the job is gone.
 local id, token = ARGV[A], ARGV[A + 1]
-local holder = rcall('HGET', K_LEASES, id)
-if holder ~= token then
-  if not holder or holder ~= token .. CANCEL_MARK then return { 'stale' } end
-  -- Its cancel was asked while it ran: removed, not retried (see lib.lua's drop_cancelled).
-  local now = now_ms()
-  local admitted = admitted_of({ id })
-  if #admitted > 0 then
-    local err = require_days({ day_of(now) })
-    if err then return err end
-  end
-  drop_cancelled(id, admitted, now, ARGV[A + 4])
-  return { 'cancelled' }
-end
-local now = now_ms()
-local admitted = admitted_of({ id })
-if #admitted > 0 then
-  local err = require_days({ day_of(now) })
-  if err then return err end
-end
+-- A job whose cancel was asked while it ran is removed, not retried (lib.lua's unless_holder).
+local ended = unless_holder(id, token, ARGV[A + 4])
+if ended then return ended end
+local now, admitted, need = admitted_now(id)
+if need then return need end
 local r = decode(rcall('HGET', K_JOBS, id))
 local ms = tonumber(ARGV[A + 3])
 local run_at = ARGV[A + 2] == 'd' and now + ms or math.max(now, ms)

@@ -587,7 +587,8 @@ public class JobRunner {
                     topics.handlers().get(job.topic()).minRetryDelayMs(cause));
             FailOutcome outcome = whileRedisAway(job, () -> store.fail(taken.partition(), taken.lease(), delay, text,
                     retry.maxAttempts(job.topic()), permanent));
-            if (outcome.kind() != FailOutcome.Kind.STALE) {
+            // A job whose cancel was asked meanwhile is gone (the script found the mark): not a failure.
+            if (outcome.kind() == FailOutcome.Kind.RETRY || outcome.kind() == FailOutcome.Kind.DEAD) {
                 metrics.failed(job.topic(), took, outcome.kind() == FailOutcome.Kind.DEAD);
                 store.history().failed(job.topic());
             }

@@ -53,6 +53,13 @@ class CancelScriptsTest {
         return store.take(store.partitionsOf(topic).get(0), 1, leaseMs, "A:", older, List.of(), 0).jobs().get(0);
     }
 
+    /** As {@link #running}, then its cancel asked (the mark set, as DELETE does). */
+    private TakenJob cancelledWhileRunning(String topic, long leaseMs) {
+        TakenJob taken = running(topic, leaseMs);
+        assertEquals(CancelOutcome.CANCELLING, inspection.cancel(topic, "j"));
+        return taken;
+    }
+
     private static void assertGone(String topic) {
         try (Resp redis = HandBuiltStore.resp()) {
             String k = HandBuiltStore.keysOf(topic);
@@ -106,8 +113,7 @@ class CancelScriptsTest {
     void theHoldersFailureOfACancelledAttemptRemovesTheJobWithoutRetryDeathOrCallback() {
         String topic = HandBuiltStore.fresh("cancel-fail");
         Partition p = store.partitionsOf(topic).get(0);
-        TakenJob taken = running(topic, 30_000);
-        inspection.cancel(topic, "j");
+        TakenJob taken = cancelledWhileRunning(topic, 30_000);
         assertEquals(FailOutcome.Kind.CANCELLED, store.fail(p, taken.lease(), 10, "cancelled", 1, true).kind(),
                 "even a permanent failure (the last attempt) does not bury it");
         assertGone(topic);
@@ -119,15 +125,13 @@ class CancelScriptsTest {
     void theHoldersSnoozeOrDrainOfACancelledAttemptRemovesTheJob() {
         String topic = HandBuiltStore.fresh("cancel-snooze");
         Partition p = store.partitionsOf(topic).get(0);
-        TakenJob taken = running(topic, 30_000);
-        inspection.cancel(topic, "j");
+        TakenJob taken = cancelledWhileRunning(topic, 30_000);
         assertTrue(store.snooze(p, taken.lease(), false, 60_000).isEmpty());
         assertGone(topic);
 
         String drained = HandBuiltStore.fresh("cancel-drain");
         Partition q = store.partitionsOf(drained).get(0);
-        TakenJob other = running(drained, 30_000);
-        inspection.cancel(drained, "j");
+        TakenJob other = cancelledWhileRunning(drained, 30_000);
         assertEquals(0, store.requeue(q, List.of(other.lease())), "not put back");
         assertGone(drained);
     }
@@ -146,8 +150,7 @@ class CancelScriptsTest {
     void anAckAfterTheMarkIsStillTheHoldersAndASuccess() {
         String topic = HandBuiltStore.fresh("cancel-ack");
         Partition p = store.partitionsOf(topic).get(0);
-        TakenJob taken = running(topic, 30_000);
-        inspection.cancel(topic, "j");
+        TakenJob taken = cancelledWhileRunning(topic, 30_000);
         assertEquals(List.of(), store.ack(p, List.of(taken.lease())), "the marked lease is the holder's");
         assertGone(topic);
     }
@@ -156,8 +159,7 @@ class CancelScriptsTest {
     void aReclaimOfACancelledJobWhoseHolderIsGoneRemovesIt() {
         String topic = HandBuiltStore.fresh("cancel-reclaim");
         Partition p = store.partitionsOf(topic).get(0);
-        TakenJob taken = running(topic, 1);
-        inspection.cancel(topic, "j");
+        TakenJob taken = cancelledWhileRunning(topic, 1);
         awaitLeaseExpired(topic);
         int[] r = store.reclaim(p, 100, 10, 3, List.of(), 0, 0, 1.0, 0, 0);
         assertEquals(List.of(0, 0, 1), List.of(r[0], r[1], r[2]), "removed, not run again nor buried");
@@ -170,8 +172,7 @@ class CancelScriptsTest {
     void aReclaimLeavesTheCallersOwnCancelledLeaseToItsHolder() {
         String topic = HandBuiltStore.fresh("cancel-own");
         Partition p = store.partitionsOf(topic).get(0);
-        TakenJob taken = running(topic, 1);
-        inspection.cancel(topic, "j");
+        TakenJob taken = cancelledWhileRunning(topic, 1);
         awaitLeaseExpired(topic);
         int[] r = store.reclaim(p, 100, 10, 3, List.of(taken.lease().token()), 0, 0, 1.0, 0, 0);
         assertEquals(0, r[2], "the caller still runs it: its own outcome removes it");

@@ -181,30 +181,38 @@ class CancelRunningTest {
         assertEquals(List.of("started", "subscription cancelled"), events(id));
     }
 
-    @Test
-    void aCooperativeObserverSeesCancelledAndItsReturnDoesNotCountAsASuccess() {
-        String id = Topics.fresh("coop");
+    /** A job of the cooperative observer, running. */
+    private static String cooperativeRunning(String what) {
+        String id = Topics.fresh(what);
         enqueue(COOPERATIVE, id);
         awaitStarted(id);
-        given().delete("/jobs/" + COOPERATIVE + "/" + id).then().statusCode(202);
+        return id;
+    }
+
+    /** The cooperative observer saw its cancel and returned; the job left, not run again. */
+    private static void assertCooperativeEnded(String id) {
         await().atMost(ENDS_WITHIN).until(() -> events(id).contains("saw cancelled"));
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertGone(COOPERATIVE, id));
         assertEquals(List.of("started", "saw cancelled"), events(id));
     }
 
     @Test
+    void aCooperativeObserverSeesCancelledAndItsReturnDoesNotCountAsASuccess() {
+        String id = cooperativeRunning("coop");
+        given().delete("/jobs/" + COOPERATIVE + "/" + id).then().statusCode(202);
+        assertCooperativeEnded(id);
+    }
+
+    @Test
     void aCancelWhoseWakeUpWasLostReachesItsHolderThroughTheHeartbeat() {
-        String id = Topics.fresh("lost");
-        enqueue(COOPERATIVE, id);
-        awaitStarted(id);
+        String id = cooperativeRunning("lost");
         // The mark as cancel.lua sets it, without its message: only the heartbeat can find it.
         try (Resp redis = RedisTestResource.resp()) {
             String leases = Topics.keys(COOPERATIVE) + "leases";
             String token = redis.str("HGET", leases, id);
             redis.num("HSET", leases, id, token + JobQueue.CANCEL_MARK);
         }
-        await().atMost(ENDS_WITHIN).until(() -> events(id).contains("saw cancelled"));
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertGone(COOPERATIVE, id));
+        assertCooperativeEnded(id);
     }
 
     @Test
