@@ -121,6 +121,14 @@ public class Keys {
     }
 
     /**
+     * STRING (expiring after a minute): the replica that reads Redis' memory this minute, for
+     * {@code delayq_redis_memory_used_ratio} (SET NX PX: one reader per minute over all replicas).
+     */
+    public String memoryRead() {
+        return prefix + ":memory-read";
+    }
+
+    /**
      * SET of the known topics: every topic that had a job enqueued (or was paused, or given a rate
      * limit) and was not forgotten since ({@code DELETE /topics/{t}}, {@code delayq.topics-retention}).
      */
