@@ -23,7 +23,8 @@
 --                               or its retention); expires after a while. An enqueue into the
 --                               emptied partition that finds it tells Java to list the topic again
 --                               (see forget.lua)
---   KEYS[14] -> callbacks ZSET  dead-job callback ("<diedAt ms>:<job id>") -> when it is next due,
+--   KEYS[14] -> callbacks ZSET  dead-job callback ("<diedAt ms>:<job id>", or "<diedAt ms>.<n>:<job id>"
+--                               for the n-th death of the id in that millisecond) -> when it is next due,
 --                               ms (also pushed out while a replica sends it: its claim)
 --   KEYS[15] -> cbdata   HASH   dead-job callback -> "<tries>,<diedAt ms>,<last callback error>\n" +
 --                               the job's record as it died (see encode); also for failed ones
