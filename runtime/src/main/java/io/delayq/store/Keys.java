@@ -348,6 +348,14 @@ public class Keys {
         return prefix + ":hist:{" + topic + "}:" + hour;
     }
 
+    /**
+     * ZSET beside a history key ({@link #history}, {@link #historyTotal}; same slot): the flush ids
+     * applied to it lately, scored by when (history.lua applies an id once).
+     */
+    public String historyFlushes(String historyKey) {
+        return historyKey + ":flushes";
+    }
+
     /** As {@link #history} for the sum of every topic ({@code ~} is in no topic name). */
     public String historyTotal(long hour) {
         return prefix + ":hist:{~all}:" + hour;
