@@ -1,6 +1,6 @@
 -- cbsettle.lua: the outcome of one try of a dead-job callback claimed by cbtake.lua.
 -- KEYS: see lib.lua (no day shard)
--- ARGV[A]   = the callback ("<diedAt ms>:<job id>")
+-- ARGV[A]   = the callback ("<diedAt ms>[.<n>]:<job id>", see lib.lua's bury)
 -- ARGV[A+1] = 'done' (delivered: forgotten), 'retry' (due again after the delay) or 'failed'
 --             (its last try failed: moved from callbacks to cbfailed, its data kept for the dashboard)
 -- ARGV[A+2] = retry delay ms (for 'retry')

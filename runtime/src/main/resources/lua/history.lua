@@ -4,8 +4,14 @@
 --            where <bin>:<n> counts attempts whose lateness fell in that bin (see HistoryCounts.bin;
 --            bins ascending, zeros left out). Counts are not lib.lua's partition keys: the prelude
 --            sees KEYS[1] as "jobs" and ARGV[1] = 0 day shards, and nothing here uses them.
--- ARGV[A] = Unix seconds the key expires at; ARGV[A+1..] = pairs: minute, counts to add (same format).
-local key = KEYS[1]
+-- KEYS[2] -> ZSET the flush ids applied to KEYS[1] lately -> when, ms: a call is applied once, so
+--            that the retry of a call that timed out but ran in Redis adds nothing again (a failed
+--            call is retried as it was, same id, for at most an hour: ids older than two go)
+-- ARGV[A] = Unix seconds the key expires at; ARGV[A+1] = the call's flush id; ARGV[A+2..] = pairs:
+--           minute, counts to add (same format).
+-- Returns 1, or 0 when the flush id was applied already (nothing changed).
+local key, applied, flush_id = KEYS[1], KEYS[2], ARGV[A + 1]
+if rcall('ZSCORE', applied, flush_id) then return 0 end
 
 local function hist_add(s, into)
   if s then
@@ -33,11 +39,16 @@ local function hist_text(t)
   return table.concat(out, ',')
 end
 
-for i = A + 1, #ARGV - 1, 2 do
+for i = A + 2, #ARGV - 1, 2 do
   local t = {}
   hist_add(rcall('HGET', key, ARGV[i]), t)
   hist_add(ARGV[i + 1], t)
   rcall('HSET', key, ARGV[i], hist_text(t))
 end
 rcall('EXPIREAT', key, ARGV[A])
+local t = rcall('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+rcall('ZADD', applied, now, flush_id)
+rcall('ZREMRANGEBYSCORE', applied, '-inf', now - 7200000)
+rcall('EXPIREAT', applied, ARGV[A])
 return 1

@@ -23,7 +23,8 @@
 --                               or its retention); expires after a while. An enqueue into the
 --                               emptied partition that finds it tells Java to list the topic again
 --                               (see forget.lua)
---   KEYS[14] -> callbacks ZSET  dead-job callback ("<diedAt ms>:<job id>") -> when it is next due,
+--   KEYS[14] -> callbacks ZSET  dead-job callback ("<diedAt ms>:<job id>", or "<diedAt ms>.<n>:<job id>"
+--                               for the n-th death of the id in that millisecond) -> when it is next due,
 --                               ms (also pushed out while a replica sends it: its claim)
 --   KEYS[15] -> cbdata   HASH   dead-job callback -> "<tries>,<diedAt ms>,<last callback error>\n" +
 --                               the job's record as it died (see encode); also for failed ones
@@ -587,56 +588,47 @@ local function cb_next()
   end
 end
 
--- Dead-set retention (delayq.dead.max-jobs / max-age, see DeadRetention.java): removes from the
--- partition's dead set, record and dead-set entry together as purge_dead does, first the jobs
--- that died at or before now - max_age, then the oldest beyond the keep newest, at most n in all
--- (bounded work: a burial adds one, so a few more than one bring an over-full set back under its
--- cap; the sweep calls again while it removed n). keep and max_age 0 = no bound. A dead job's
--- callback (its own copy of the record) is left alone: one already queued is still delivered.
--- Returns the ids removed.
-local function trim_dead(keep, max_age, now, n)
+-- Dead-set retention (delayq.dead.max-jobs / max-age, see DeadRetention.java), over a sorted set
+-- of members scored by time (dead, cbfailed) and the hash holding their data (jobs, cbdata):
+-- removes first the members scored at or before now - max_age, then the oldest beyond the keep
+-- newest, at most n in all (bounded work: a burial adds one, so a few more than one bring an
+-- over-full set back under its cap; the sweep calls again while it removed n), each with its
+-- data. keep and max_age 0 = no bound. Returns the members removed.
+local function trim_oldest(set, data, keep, max_age, now, n)
   local gone = {}
   if max_age > 0 then
-    gone = rcall('ZRANGE', K_DEAD, '-inf', now - max_age, 'BYSCORE', 'LIMIT', 0, n)
+    gone = rcall('ZRANGE', set, '-inf', now - max_age, 'BYSCORE', 'LIMIT', 0, n)
   end
   if keep > 0 and #gone < n then
-    local over = rcall('ZCARD', K_DEAD) - #gone - keep
+    local over = rcall('ZCARD', set) - #gone - keep
     if over > 0 then
       -- The lowest ranks after those already taken (they are the lowest scores).
-      for _, id in ipairs(rcall('ZRANGE', K_DEAD, #gone, #gone + math.min(over, n - #gone) - 1)) do
-        gone[#gone + 1] = id
-      end
-    end
-  end
-  if #gone > 0 then
-    rcall('ZREM', K_DEAD, unpack(gone))
-    rcall('HDEL', K_JOBS, unpack(gone))
-    -- As purge_dead: a success remembered from before must not answer for an id now free.
-    rcall('ZREM', K_DONE, unpack(gone))
-  end
-  return gone
-end
-
--- The same bounds over the failed dead-job callbacks (cbfailed and their data in cbdata): each
--- keeps a copy of its job's payload. Returns how many went.
-local function trim_cbfailed(keep, max_age, now, n)
-  local gone = {}
-  if max_age > 0 then
-    gone = rcall('ZRANGE', K_CBFAILED, '-inf', now - max_age, 'BYSCORE', 'LIMIT', 0, n)
-  end
-  if keep > 0 and #gone < n then
-    local over = rcall('ZCARD', K_CBFAILED) - #gone - keep
-    if over > 0 then
-      for _, m in ipairs(rcall('ZRANGE', K_CBFAILED, #gone, #gone + math.min(over, n - #gone) - 1)) do
+      for _, m in ipairs(rcall('ZRANGE', set, #gone, #gone + math.min(over, n - #gone) - 1)) do
         gone[#gone + 1] = m
       end
     end
   end
   if #gone > 0 then
-    rcall('ZREM', K_CBFAILED, unpack(gone))
-    rcall('HDEL', K_CBDATA, unpack(gone))
+    rcall('ZREM', set, unpack(gone))
+    rcall('HDEL', data, unpack(gone))
   end
-  return #gone
+  return gone
+end
+
+-- The partition's dead jobs past its bounds (trim_oldest), record and dead-set entry together as
+-- purge_dead removes them. A dead job's callback (its own copy of the record) is left alone: one
+-- already queued is still delivered. Returns the ids removed.
+local function trim_dead(keep, max_age, now, n)
+  local gone = trim_oldest(K_DEAD, K_JOBS, keep, max_age, now, n)
+  -- As purge_dead: a success remembered from before must not answer for an id now free.
+  if #gone > 0 then rcall('ZREM', K_DONE, unpack(gone)) end
+  return gone
+end
+
+-- The same bounds over the failed dead-job callbacks (each keeps a copy of its job's payload).
+-- Returns how many went.
+local function trim_cbfailed(keep, max_age, now, n)
+  return #trim_oldest(K_CBFAILED, K_CBDATA, keep, max_age, now, n)
 end
 
 -- Dead jobs a burial may trim at most (see trim_dead).

@@ -135,8 +135,10 @@ end
 -- their own runAt when it falls on today, else from today's first millisecond on, their runAt
 -- rewritten as a release does, in their order (a later job of the group due on an older day would
 -- go first). The stored limit goes once none is left, so that a job still admitted frees its slot
--- without a limit. One EXISTS per due take of such a topic.
-if group_limit <= 0 and due and rcall('EXISTS', K_GHELD) == 1 then
+-- without a limit. One EXISTS per due take of such a topic. Due counts what the carried acks
+-- released too: `due` was decided before they ran, and a group whose jobs were all held had
+-- nothing in a shard until its ack released the next one (the others would stay held for good).
+if group_limit <= 0 and (due or (released > 0 and limit > 0)) and rcall('EXISTS', K_GHELD) == 1 then
   local members = rcall('ZRANGE', K_GHELD, 0, 999)
   rcall('ZREM', K_GHELD, unpack(members))
   local ids, runs = {}, {}

@@ -51,9 +51,15 @@ public class ProblemMappers {
     private static Response unavailableProblem(StoreUnavailableException e, UriInfo uri) {
         LOG.debugf("503: %s", e.getMessage());
         String reason = e instanceof io.delayq.store.NotReplicatedException || e instanceof io.delayq.store.RedisCredentialsException
-                ? e.getMessage() : "Redis is unavailable";
+                ? e.getMessage()
+                : e instanceof io.delayq.store.RedisFullException
+                        ? "Redis is full (its memory reached maxmemory): it takes no new jobs until memory is freed; jobs"
+                                + " already accepted still run"
+                        : "Redis is unavailable";
+        // A full Redis stays full until an operator frees memory: clients need not retry every second.
+        String retryAfter = e instanceof io.delayq.store.RedisFullException ? "10" : "1";
         if (e.jobs().isEmpty()) {
-            return Problem.response(503, reason + "; retry later", null, path(uri)).header("Retry-After", "1").build();
+            return Problem.response(503, reason + "; retry later", null, path(uri)).header("Retry-After", retryAfter).build();
         }
         // One script per topic partition is atomic: no job is ever half-written. But a batch goes
         // partition by partition, and a script that timed out may have run: every job is named,
@@ -64,7 +70,7 @@ public class ProblemMappers {
         String detail = reason + "; retry later with the same ids (jobs: each one's outcome, stored, not stored or"
                 + " unknown): enqueue is idempotent by job id";
         return Problem.response(503, detail, null, path(uri), jobs.size() == 1 ? jobs.get(0).id() : null, jobs)
-                .header("Retry-After", "1").build();
+                .header("Retry-After", retryAfter).build();
     }
 
     /**

@@ -373,8 +373,8 @@ public interface DelayqConfig {
 
         /**
          * How long a dead job (and a failed dead-job callback) is kept: older ones are removed by a
-         * burial in their partition and by the dead sweep (one topic a minute per replica, in
-         * turn, over the topics it serves). 0 = no bound. Default 30 days.
+         * burial in their partition and by the dead sweep (one topic every ten minutes per
+         * replica, in turn, over the topics it serves). 0 = no bound. Default 30 days.
          */
         @WithName("max-age")
         @WithDefault("30d")

@@ -18,13 +18,13 @@ import io.quarkus.scheduler.Scheduled;
 /**
  * The dead set's retention ({@code delayq.dead.max-jobs}, {@code max-age}, per topic
  * {@code delayq.topics.<t>.dead.*}), seen from the replica: the burial that takes a partition over
- * its cap trims it in the same script (lib.lua's bury), and once a minute this replica sweeps one
- * of the topics it serves, in turn, for dead jobs and failed callbacks past their age
+ * its cap trims it in the same script (lib.lua's bury), and every ten minutes this replica sweeps
+ * one of the topics it serves, in turn, for dead jobs and failed callbacks past their age
  * ({@link DeadSweep#trim}). Trimming is the one way a job leaves delayq without succeeding and
  * without an operator's action, so every trimmed job is counted
  * ({@code delayq_jobs_dead_trimmed_total{topic}}) and its id logged at INFO: at once for the first
  * trim of a topic in a minute, then gathered and logged by the next sweep, so that a storm of
- * deaths over a full set writes a line a minute per topic, not a line per death.
+ * deaths over a full set writes a few lines an hour per topic, not a line per death.
  */
 @ApplicationScoped
 @Startup
@@ -77,9 +77,14 @@ public class DeadRetention {
                         + ids.size() + ")" : "", String.join(", ", ids));
     }
 
-    /** Logs what was gathered since the last line; sweeps the next local topic. */
-    @Scheduled(every = "60s", delayed = "30s", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
-    void everyMinute() {
+    /**
+     * Logs what was gathered since the last line; sweeps the next local topic. Every ten minutes,
+     * not every minute: a sweep is a few commands per partition, and an idle replica must stay
+     * within its budget (ClusterIT counts it); the age bounds are days, and a burial trims by age
+     * too.
+     */
+    @Scheduled(every = "10m", delayed = "10m", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    void everyTenMinutes() {
         flush();
         if (turn.isEmpty()) {
             turn.addAll(local.all());

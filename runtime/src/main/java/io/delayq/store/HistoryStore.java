@@ -35,8 +35,25 @@ public class HistoryStore extends StorePart {
     public static final int PENDING_MINUTES = 60;
     private static final Logger LOG = Logger.getLogger(HistoryStore.class);
     private final HistoryCounts counts;
-    /** Per key, epoch minute → counts a failed call carried, added to that key's next call. */
+    /**
+     * One call of the history script: the key it adds to, its flush id (this replica's token and
+     * a sequence number) and the minutes it adds. A failed call is sent again as it was, same id:
+     * history.lua applies an id once, so a call that timed out but ran in Redis is not added
+     * twice by its retry.
+     */
+    private record Call(String key, String id, Map<Long, HistoryCounts.Minute> minutes) {
+    }
+
+    /** Per key, epoch minute → counts a call that certainly did not run carried, added to that key's next call. */
     private final Map<String, Map<Long, HistoryCounts.Minute>> pending = new HashMap<>();
+    /**
+     * Calls whose outcome is unknown (timed out, or their connection lost: they may have run),
+     * sent again as they were, same flush id, by the next flush.
+     */
+    private final List<Call> unsure = new ArrayList<>();
+    /** This replica's part of its flush ids: random, so that replicas (and restarts) never share one. */
+    private final String flusher = Long.toString(new java.security.SecureRandom().nextLong() & Long.MAX_VALUE, 36);
+    private long flushes;
     private final java.util.concurrent.atomic.AtomicLong scriptCalls = new java.util.concurrent.atomic.AtomicLong();
 
     @Inject
@@ -76,7 +93,8 @@ public class HistoryStore extends StorePart {
      * topic and hour with counts, and one per hour for the total, all sent at once. Each call
      * applies all its minutes or none; what a failed call carried is kept for that same key alone
      * and added to its next call (never counted into the total again, nor dropped from it), for at
-     * most {@value #PENDING_MINUTES} minutes: older ones are dropped with a WARN saying how many
+     * most {@value #PENDING_MINUTES} minutes; a call that may have run (it timed out) is sent again
+     * as it was, its flush id with it, which history.lua applies once: older ones are dropped with a WARN saying how many
      * counts were lost. Returns the number of script calls made (0 when nothing was to be written).
      */
     public synchronized int flush() {
@@ -94,20 +112,30 @@ public class HistoryStore extends StorePart {
         }
         pending.forEach((key, minutes) -> minutes.values().forEach(m -> merge(byKey, key, m)));
         pending.clear();
-        List<Future<Response>> calls = new ArrayList<>(byKey.size());
-        scriptCalls.addAndGet(byKey.size());
+        List<Call> all = new ArrayList<>(unsure);
+        unsure.clear();
+        byKey.forEach((key, minutes) -> all.add(new Call(key, flusher + ":" + (++flushes), minutes)));
+        List<Future<Response>> calls = new ArrayList<>(all.size());
+        scriptCalls.addAndGet(all.size());
         try {
             ensureLayout();
-            byKey.forEach((key, minutes) -> calls.add(scripts.runAsync("history", List.of(key), args(minutes), null)));
+            for (Call c : all) {
+                calls.add(scripts.runAsync("history", List.of(c.key(), keys.historyFlushes(c.key())), args(c), null));
+            }
             await(Future.join(calls)); // join: every call settled before the failed ones are told apart
         } catch (RuntimeException e) {
-            int i = 0;
-            for (Map.Entry<String, Map<Long, HistoryCounts.Minute>> k : byKey.entrySet()) {
+            for (int i = 0; i < all.size(); i++) {
                 Future<Response> f = i < calls.size() ? calls.get(i) : null;
-                if (f == null || !f.succeeded()) {
-                    pending.put(k.getKey(), k.getValue());
+                if (f != null && f.succeeded()) {
+                    continue;
                 }
-                i++;
+                Call c = all.get(i);
+                if (f != null && f.cause() instanceof StoreUnavailableException u && !u.refused()) {
+                    unsure.add(c); // may have run: again as it was, applied at most once
+                } else {
+                    // Certainly not run (not sent, refused, an error reply): merged into the key's next call.
+                    c.minutes().values().forEach(m -> merge(pending, c.key(), m));
+                }
             }
             throw e;
         }
@@ -124,12 +152,22 @@ public class HistoryStore extends StorePart {
             for (var m = byMinute.values().iterator(); m.hasNext();) {
                 HistoryCounts.Minute c = m.next();
                 if (c.minute() < oldest) {
-                    lost += c.enqueued() + c.succeeded() + c.failed() + Arrays.stream(c.bins()).sum();
+                    lost += total(c);
                     minutes++;
                     m.remove();
                 }
             }
             if (byMinute.isEmpty()) {
+                it.remove();
+            }
+        }
+        for (var it = unsure.iterator(); it.hasNext();) {
+            Call c = it.next();
+            if (c.minutes().keySet().stream().anyMatch(m -> m < oldest)) { // a call is sent whole or not at all
+                for (HistoryCounts.Minute m : c.minutes().values()) {
+                    lost += total(m);
+                    minutes++;
+                }
                 it.remove();
             }
         }
@@ -139,9 +177,13 @@ public class HistoryStore extends StorePart {
         }
     }
 
+    private static long total(HistoryCounts.Minute c) {
+        return c.enqueued() + c.succeeded() + c.failed() + Arrays.stream(c.bins()).sum();
+    }
+
     /** Key-minutes a failed flush kept for the next one, over all keys (at most the last {@value #PENDING_MINUTES} minutes'). */
     public synchronized int pendingMinutes() {
-        return pending.values().stream().mapToInt(Map::size).sum();
+        return pending.values().stream().mapToInt(Map::size).sum() + unsure.stream().mapToInt(c -> c.minutes().size()).sum();
     }
 
     private static void merge(Map<String, Map<Long, HistoryCounts.Minute>> byKey, String key, HistoryCounts.Minute m) {
@@ -157,11 +199,13 @@ public class HistoryStore extends StorePart {
                 a.failed() + b.failed(), bins);
     }
 
-    /** A key's script arguments: no day shards, its expiry, then minute-of-hour and counts pairs. */
-    private static List<String> args(Map<Long, HistoryCounts.Minute> minutes) {
+    /** A call's script arguments: no day shards, its key's expiry, its flush id, then minute-of-hour and counts pairs. */
+    private static List<String> args(Call c) {
+        Map<Long, HistoryCounts.Minute> minutes = c.minutes();
         List<String> a = new ArrayList<>();
         a.add("0"); // no day shards (see history.lua)
         a.add(Long.toString((hourOf(minutes.keySet().iterator().next()) + 1) * 3600 + KEEP_SECONDS));
+        a.add(c.id());
         minutes.values().forEach(m -> {
             a.add(Long.toString(Math.floorMod(m.minute(), 60L)));
             a.add(text(m));

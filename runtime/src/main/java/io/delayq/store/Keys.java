@@ -121,6 +121,14 @@ public class Keys {
     }
 
     /**
+     * STRING (expiring after a minute): the replica that reads Redis' memory this minute, for
+     * {@code delayq_redis_memory_used_ratio} (SET NX PX: one reader per minute over all replicas).
+     */
+    public String memoryRead() {
+        return prefix + ":memory-read";
+    }
+
+    /**
      * SET of the known topics: every topic that had a job enqueued (or was paused, or given a rate
      * limit) and was not forgotten since ({@code DELETE /topics/{t}}, {@code delayq.topics-retention}).
      */
@@ -349,6 +357,14 @@ public class Keys {
      */
     public String history(String topic, long hour) {
         return prefix + ":hist:{" + topic + "}:" + hour;
+    }
+
+    /**
+     * ZSET beside a history key ({@link #history}, {@link #historyTotal}; same slot): the flush ids
+     * applied to it lately, scored by when (history.lua applies an id once).
+     */
+    public String historyFlushes(String historyKey) {
+        return historyKey + ":flushes";
     }
 
     /** As {@link #history} for the sum of every topic ({@code ~} is in no topic name). */

@@ -58,6 +58,9 @@ public class RedisGateway {
     /** When the last WARN of refused credentials was logged (nanoTime); 0: never. */
     private final java.util.concurrent.atomic.AtomicLong credentialsWarned = new java.util.concurrent.atomic.AtomicLong();
     private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(RedisGateway.class);
+    private static final long FULL_WARN_EVERY_MS = 60_000;
+    private volatile long fullSeenAt = Long.MIN_VALUE / 2;
+    private volatile long fullWarnedAt = Long.MIN_VALUE / 2;
 
     /** A gateway that sends every command through the pool (tests build one by hand). */
     public RedisGateway(Redis redis, DelayqConfig config, MeterRegistry registry) {
@@ -103,6 +106,28 @@ public class RedisGateway {
         if ((last == 0 || now - last > 60_000_000_000L) && credentialsWarned.compareAndSet(last, now == 0 ? 1 : now)) {
             LOG.warn(e.getMessage());
         }
+    }
+
+    /**
+     * Notes that Redis refused a write because it is full (an OOM reply, or the memory reading):
+     * what only adds (history, dead-job callbacks) is skipped for a minute, and the replica says
+     * so at WARN, at most once a minute.
+     */
+    public void full() {
+        long now = System.currentTimeMillis();
+        fullSeenAt = now;
+        if (now - fullWarnedAt >= FULL_WARN_EVERY_MS) {
+            fullWarnedAt = now;
+            LOG.warnf("Redis is full (used memory reached maxmemory under noeviction): enqueues answer 503 until memory"
+                    + " is freed; jobs already held still run and are acked, history and dead-job callbacks are skipped."
+                    + " Free memory (purge dead jobs, lower delayq.dead.max-jobs) or raise maxmemory (see"
+                    + " docs/operations.md, DelayqRedisMemoryHigh)");
+        }
+    }
+
+    /** Whether Redis was found full within the last minute (see {@link #full()}). */
+    public boolean isFull() {
+        return System.currentTimeMillis() - fullSeenAt < FULL_WARN_EVERY_MS;
     }
 
     /** False from a call that found Redis unreachable (or not ready) until one succeeds again. */
@@ -246,7 +271,12 @@ public class RedisGateway {
         if (e instanceof RedisCredentialsException refused) {
             credentialsRefused(refused);
         }
-        if (e instanceof StoreUnavailableException) {
+        if (e instanceof RedisFullException) {
+            // Redis answers: only what adds to it is refused.
+            answering = true;
+            unavailable.increment();
+            full();
+        } else if (e instanceof StoreUnavailableException) {
             answering = false;
             unavailable.increment();
         } else if (!isProtocol(e.getMessage())) {
@@ -281,6 +311,9 @@ public class RedisGateway {
                     // command (a script's EVALSHA) before any NOAUTH could be seen.
                     || message.startsWith("ERR Protocol error: unauthenticated")) {
                 return new RedisCredentialsException(message, error);
+            }
+            if (code.equals("OOM")) {
+                return new RedisFullException("Redis is full (maxmemory reached, noeviction): " + message, error, first);
             }
             if (TRANSIENT.contains(code) || message.startsWith(MAX_CLIENTS)) {
                 // Redis' own refusal: the command (a whole script) did not run. CONNECTION_CLOSED is

@@ -303,10 +303,13 @@ public class StoreLayer {
 
     /**
      * What a script that may bury a job of the partition is told of the burial (lib.lua's bury):
-     * "{@code <callback 1|0>,<dead jobs kept>,<max age ms>}".
+     * "{@code <callback 1|0>,<dead jobs kept>,<max age ms>}"; no callback while Redis is full.
      */
     String burial(Partition p) {
-        return (callbackTopics.contains(p.topic()) ? "1," : "0,") + deadKeep(p.topic()) + "," + deadMaxAgeMs(p.topic());
+        // While Redis is full, the burial (allow-oom) still moves the job to dead, but adds no
+        // callback: what only adds is skipped then (the gateway's WARN says so).
+        boolean callback = callbackTopics.contains(p.topic()) && !redis.isFull();
+        return (callback ? "1," : "0,") + deadKeep(p.topic()) + "," + deadMaxAgeMs(p.topic());
     }
 
     /** Who to tell of the dead jobs a script trimmed (the retention's counter and log). */

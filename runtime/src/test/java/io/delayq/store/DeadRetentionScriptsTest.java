@@ -27,19 +27,22 @@ import io.delayq.dev.Resp;
  * reclaim) removes the partition's oldest dead jobs in the same step, records and all, and says
  * which; a dead callback already queued is still there; each partition keeps its share of the
  * cap; the sweep removes dead jobs and failed callbacks past the age, and what a lowered cap left
- * over.
+ * over. And a dead-job callback's key is unique: a job that dies twice in one Redis millisecond
+ * gets a second callback instead of overwriting the first.
  */
 class DeadRetentionScriptsTest {
     static final String CAPPED = HandBuiltStore.fresh("dead-cap");
     static final String RECLAIMED = HandBuiltStore.fresh("dead-cap-reclaim");
     static final String AGED = HandBuiltStore.fresh("dead-age");
     static final String SHARED = HandBuiltStore.fresh("dead-cap-shared");
+    static final String TWICE = HandBuiltStore.fresh("dead-twice");
     private static final HandBuiltStore STORE = HandBuiltStore.configured(
             "delayq.topics." + CAPPED + ".dead.max-jobs", "50",
             "delayq.topics." + CAPPED + ".dead-url", "http://127.0.0.1:9/dead",
             "delayq.topics." + RECLAIMED + ".dead.max-jobs", "2",
             "delayq.topics." + AGED + ".dead.max-age", "1h",
-            "delayq.topics." + AGED + ".dead.max-jobs", "0");
+            "delayq.topics." + AGED + ".dead.max-jobs", "0",
+            "delayq.topics." + TWICE + ".dead-url", "http://127.0.0.1:9/dead");
     private static final HandBuiltStore FOUR = HandBuiltStore.configured("delayq.partitions", "4",
             "delayq.prefix", "dq4", "delayq.topics." + SHARED + ".dead.max-jobs", "10");
     private static final List<String> TRIMMED = new CopyOnWriteArrayList<>();
@@ -166,6 +169,34 @@ class DeadRetentionScriptsTest {
         try (Resp redis = HandBuiltStore.resp()) {
             assertEquals(5L, redis.num("ZCARD", HandBuiltStore.keysOf(lowered) + "dead"));
             assertFalse(redis.num("HLEN", HandBuiltStore.keysOf(lowered) + "jobs") > 5);
+        }
+    }
+
+    @Test
+    void aJobThatDiesAgainInTheSameMillisecondGetsACallbackOfItsOwn() {
+        Partition p = store.partitionsOf(TWICE).get(0);
+        String k = HandBuiltStore.keysOf(TWICE);
+        schedule(STORE, TWICE, List.of("twice"));
+        try (Resp redis = HandBuiltStore.resp()) {
+            // The first death's callback, still pending, at every millisecond the second one can
+            // fall on (the next few seconds by Redis' clock).
+            long now = nowMs(redis);
+            List<String> hset = new ArrayList<>(List.of("HSET", k + "cbdata"));
+            for (long ms = now; ms < now + 10_000; ms++) {
+                hset.add(ms + ":twice");
+                hset.add("0," + ms + ",\nfirst death");
+            }
+            redis.call(hset.toArray(String[]::new));
+            killAll(STORE, p);
+            List<String> members = strings(redis.list("ZRANGE", k + "callbacks", "0", "-1"));
+            assertEquals(1, members.size(), members.toString());
+            String member = members.get(0);
+            assertTrue(member.matches("\\d+\\.2:twice"), "a key of its own: " + member);
+            String first = member.substring(0, member.indexOf('.')) + ":twice";
+            assertTrue(redis.str("HGET", k + "cbdata", first).endsWith("first death"), "the first callback is kept");
+            assertTrue(redis.str("HGET", k + "cbdata", member).contains("\"twice\"") || redis.str("HGET", k + "cbdata",
+                    member).contains("poison"), "the second one's own record");
+            assertEquals("twice", DeadCallbackStore.DeadCallback.parse(p, member, redis.str("HGET", k + "cbdata", member)).id());
         }
     }
 

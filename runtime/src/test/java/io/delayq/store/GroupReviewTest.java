@@ -150,6 +150,28 @@ class GroupReviewTest {
      * topic gets group-max-in-flight, take.lua's group_of finds the FS in the head, finds no second
      * one and does arithmetic on nil: every take of the partition fails while that job is due.
      */
+    /**
+     * Issue 32's cold review: turning group-max-in-flight off (1 -> 0) while the take carries the
+     * ack of the group's job that just ended. take.lua decided whether jobs were due before the
+     * carried ack released the group's next held job, so the "limit turned off" put-back of the
+     * other held jobs was skipped (nothing was in a shard yet): the take got j2 alone ("next" -1),
+     * and j3, j4 stayed held, the group still running one job at a time.
+     */
+    @Test
+    void turningTheLimitOffWhileATakeCarriesTheGroupsAckReleasesEveryHeldJob() {
+        Partition p = partition(HandBuiltStore.fresh("rv-off-acked"));
+        enqueueDue(p, "g", "j", 4, 10_000);
+        List<Taken> first = take(p, 10, 1);
+        assertEquals(List.of("j1"), ids(first));
+        List<Taken> second = take(p, 10, 0, first.get(0));
+        // j2, released by the ack, is due from now on; j3 and j4 go back at their own runAt, earlier.
+        assertEquals(new TreeSet<>(List.of("j2", "j3", "j4")), new TreeSet<>(ids(second)),
+                "no limit: every job of the group runs");
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(0L, redis.num("ZCARD", keys.groupsHeld(p)), "nothing held back any more");
+        }
+    }
+
     @Test
     void aLegacyErrorWithOneFsIsReadAsNoGroup() {
         Partition p = partition("rv-legacy1");

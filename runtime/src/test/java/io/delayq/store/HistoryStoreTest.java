@@ -1,5 +1,7 @@
 package io.delayq.store;
 
+import java.time.Duration;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -33,9 +35,15 @@ class HistoryStoreTest {
 
     /** As above, keeping per-topic history only for the topics {@code own} says are this replica's. */
     private HistoryStore writer(String prefix, AtomicLong clock, OwnTopics own) {
+        return writer(prefix, clock, own, null);
+    }
+
+    /** As above, with its Redis calls timing out after {@code timeout} (null: the default). */
+    private HistoryStore writer(String prefix, AtomicLong clock, OwnTopics own, Duration timeout) {
         DelayqConfig mine = (DelayqConfig) java.lang.reflect.Proxy.newProxyInstance(DelayqConfig.class.getClassLoader(),
                 new Class<?>[] { DelayqConfig.class }, (proxy, method, args) -> method.getName().equals("prefix")
                         ? prefix
+                        : timeout != null && method.getName().equals("redisTimeout") ? timeout
                         : method.invoke(config, args));
         RedisGateway gateway = new RedisGateway(redisClient, mine, new SimpleMeterRegistry());
         HistoryStore store = new HistoryStore(new StoreLayer(gateway, new Scripts(gateway, new SimpleMeterRegistry()),
@@ -55,6 +63,36 @@ class HistoryStoreTest {
             assertTrue(ms <= upper && upper <= Math.max(ms, 1) * 1.42, ms + " ms is in bin " + bin + " up to " + upper);
         }
         assertEquals(HistoryCounts.MAX_BIN, HistoryCounts.bin(Long.MAX_VALUE));
+    }
+
+    /**
+     * Issue 32's cold review: a flush whose call timed out but ran in Redis was added again by the
+     * next flush (its minutes kept and merged into the next call): a double count. Each call now
+     * carries a flush id that history.lua applies once, and a failed call is sent again as it was.
+     */
+    @Test
+    void aFlushWhoseCallTimedOutButRanIsNotAddedAgainByTheNext() throws Exception {
+        String prefix = "hist-" + HandBuiltStore.fresh("late");
+        String topic = HandBuiltStore.fresh("late");
+        AtomicLong clock = new AtomicLong();
+        HistoryStore a = writer(prefix, clock, t -> true, Duration.ofMillis(300));
+        long now = a.redisTimeMs();
+        clock.set(now - 60_000L);
+        a.counts().enqueued(topic, 1); // the first flush learns the layout: not under the pause
+        a.flush();
+        a.counts().enqueued(topic, 10);
+        try (Resp redis = HandBuiltStore.resp()) {
+            // Writes wait 1.5 s: the flush's calls time out (300 ms), and run once the pause ends.
+            redis.call("CLIENT", "PAUSE", "1500", "WRITE");
+            assertThrows(RuntimeException.class, a::flush);
+            String key = prefix + ":hist:{" + topic + "}:" + Math.floorDiv(now - 60_000L, 3_600_000L);
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> redis.str("HGET", key,
+                    Long.toString(Math.floorMod(Math.floorDiv(now - 60_000L, 60_000L), 60L))).contains("e:11"));
+        }
+        a.counts().enqueued(topic, 100);
+        assertEquals(4, a.flush(), "the two calls that timed out again, as they were (topic, total), and the new two");
+        long enqueued = a.read(topic, 5).stream().mapToLong(HistoryStore.MinuteCounts::enqueued).sum();
+        assertEquals(111, enqueued, "1 + 10 (the call that timed out, applied once) + 100");
     }
 
     @Test

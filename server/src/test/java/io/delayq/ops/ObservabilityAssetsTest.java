@@ -61,6 +61,8 @@ class ObservabilityAssetsTest {
     Jobs jobs;
     @Inject
     Inspection store;
+    @Inject
+    RedisMemory memory;
 
     /**
      * Runs a job that succeeds and one that fails its only attempt (so every counter, timer and
@@ -78,6 +80,13 @@ class ObservabilityAssetsTest {
         String bad = jobs.schedule(JobRequest.topic("async").payload(Map.of("fail", true)).maxAttempts(1)).id();
         Awaitility.await().atMost(Duration.ofSeconds(15)).until(() -> store.get("async", ok).isEmpty()
                 && store.get("async", bad).map(j -> j.state() == JobState.DEAD).orElse(false));
+        // The memory ratio exists only with a maxmemory, once a replica read it.
+        try (io.delayq.dev.Resp redis = RedisTestResource.resp()) {
+            redis.call("CONFIG", "SET", "maxmemory", "1000000000");
+            redis.call("DEL", "dq:memory-read");
+            memory.read();
+            redis.call("CONFIG", "SET", "maxmemory", "0");
+        }
         try {
             // Gauges read from Redis register their topics during a scrape and show from the next.
             Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {

@@ -45,6 +45,38 @@ class OpsTest {
         return m.find() ? Double.parseDouble(m.group(1)) : -1;
     }
 
+    @Inject
+    io.delayq.ops.RedisMemory memory;
+
+    @Test
+    void theMemoryRatioIsReadByOneReplicaAMinuteAndAnEvictingPolicyShowsInReadiness() {
+        try (io.delayq.dev.Resp redis = RedisTestResource.resp()) {
+            try {
+                redis.call("DEL", "dq:memory-read");
+                redis.call("CONFIG", "SET", "maxmemory", "1000000000");
+                assertTrue(memory.read(), "first this minute: it reads");
+                assertFalse(memory.read(), "the minute's claim is taken: one reader per minute");
+                String metrics = given().get("/q/metrics").then().statusCode(200).extract().asString();
+                Matcher m = Pattern.compile("(?m)^delayq_redis_memory_used_ratio\\S* ([0-9.eE-]+)$").matcher(metrics);
+                assertTrue(m.find(), "the gauge is there with a maxmemory");
+                double ratio = Double.parseDouble(m.group(1));
+                assertTrue(ratio > 0 && ratio < 1, "used / maxmemory: " + ratio);
+                given().get("/q/health/ready").then().statusCode(200).body(org.hamcrest.Matchers.not(containsString("redisMaxmemoryPolicy")));
+
+                redis.call("CONFIG", "SET", "maxmemory-policy", "allkeys-lru");
+                redis.call("DEL", "dq:memory-read");
+                assertTrue(memory.read());
+                given().get("/q/health/ready").then().statusCode(200).body(containsString("redisMaxmemoryPolicy"))
+                        .body(containsString("allkeys-lru"));
+            } finally {
+                redis.call("CONFIG", "SET", "maxmemory-policy", "noeviction");
+                redis.call("CONFIG", "SET", "maxmemory", "0");
+                redis.call("DEL", "dq:memory-read");
+                memory.read();
+            }
+        }
+    }
+
     @Test
     void metricsCountEachStepOfTheTopicsJobs() {
         for (int i = 0; i < 5; i++) {
