@@ -168,6 +168,16 @@ public interface DelayqConfig {
          * page has none to send); set, checked always.
          */
         Optional<java.util.List<String>> allowedHosts();
+
+        /**
+         * Longest time a request's body may take to arrive after its headers (the whole service's
+         * requests): past it the request is answered 408 and its connection closed, so a client
+         * that sends slowly or stops cannot hold a connection and its buffered bytes. A stalled
+         * header phase is closed by {@code quarkus.http.idle-timeout}. 0 turns it off. Default 60 s
+         * (a maximum-size batch then needs about 1.2 MB/s).
+         */
+        @WithDefault("60s")
+        Duration readTimeout();
     }
 
     interface Dispatch {

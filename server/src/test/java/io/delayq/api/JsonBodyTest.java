@@ -100,4 +100,25 @@ class JsonBodyTest {
         r.then().statusCode(400).contentType(startsWith("application/problem+json")).body("status", equalTo(400))
                 .body("field", equalTo("body")).body("detail", containsString("one JSON value"));
     }
+
+    /**
+     * The probe's slow client: headers, then a few bytes of a body that never completes. Answered
+     * 408 and closed once delayq.http.read-timeout (15 s in the tests) has passed, not held.
+     */
+    @Test
+    void aBodyThatNeverCompletesIsCutOffAtTheReadTimeout() throws Exception {
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", io.restassured.RestAssured.port)) {
+            socket.setSoTimeout(120_000);
+            long start = System.nanoTime();
+            socket.getOutputStream().write(("POST /jobs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: 1000\r\n\r\n{\"topic\":").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            socket.getOutputStream().flush();
+            // Everything the server sends until it closes the connection.
+            String answer = new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            org.junit.jupiter.api.Assertions.assertTrue(answer.startsWith("HTTP/1.1 408"), answer);
+            org.junit.jupiter.api.Assertions.assertTrue(answer.contains("delayq.http.read-timeout"), answer);
+            org.junit.jupiter.api.Assertions.assertTrue(ms >= 14_000 && ms < 90_000, "closed after " + ms + " ms");
+        }
+    }
 }
