@@ -178,6 +178,15 @@ public interface DelayqConfig {
          */
         @WithDefault("60s")
         Duration readTimeout();
+
+        /**
+         * Most bytes of request bodies of delayq's API read and parsed at once, over all requests
+         * (a body is held several times over while it is parsed). A request whose
+         * {@code Content-Length} would go over it is answered 503 with {@code Retry-After} before
+         * its body is read; one body is always admitted alone. Unset (the default): a quarter of
+         * the heap ({@code -Xmx}).
+         */
+        java.util.OptionalLong maxBodyBytesInFlight();
     }
 
     interface Dispatch {

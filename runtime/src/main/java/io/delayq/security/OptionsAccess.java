@@ -55,7 +55,7 @@ public class OptionsAccess {
         });
     }
 
-    static String firstSegment(String path) {
+    public static String firstSegment(String path) {
         int i = 0;
         while (i < path.length() && path.charAt(i) == '/') {
             i++;
