@@ -19,7 +19,7 @@ import io.vertx.ext.web.RoutingContext;
  * {@code delayq.api.max-payload-bytes} each plus their fields, is refused with 413 (not a flat
  * 80 MB for every endpoint).
  * <li>The bytes of bodies being read and parsed at once, over every request, are at most
- * {@code delayq.http.max-body-bytes-in-flight} (default a quarter of the heap): a body that would
+ * {@code delayq.http.max-body-bytes-in-flight} (default an eighth of the heap): a body that would
  * go over it is answered 503 with {@code Retry-After} at once. A body is held several times over
  * while it is parsed (the bytes, their text, the JSON of each payload), so a dozen maximum-size
  * batches at once exhausted a 512 MB heap, and their 500s took other requests down with them. One
@@ -41,9 +41,12 @@ public class BodyBudget {
         return (long) Math.max(1, config.api().maxBatch()) * (config.api().maxPayloadBytes() + PER_JOB_FIELDS) + 65536;
     }
 
-    /** The budget of body bytes in flight: the setting, else a quarter of the heap. */
+    /**
+     * The budget of body bytes in flight: the setting, else an eighth of the heap (a body is held
+     * about four times over while it is parsed: 2 x 60 MB bodies peaked at 502 MB of 512).
+     */
     static long budget(DelayqConfig config) {
-        return config.http().maxBodyBytesInFlight().orElse(Runtime.getRuntime().maxMemory() / 4);
+        return config.http().maxBodyBytesInFlight().orElse(Runtime.getRuntime().maxMemory() / 8);
     }
 
     /** Body bytes admitted and not yet answered (for tests and the benchmark). */
@@ -95,10 +98,21 @@ public class BodyBudget {
         rc.next();
     }
 
-    /** Answered before the body is read; the connection is closed, as the body would follow on it. */
+    /**
+     * Answered before the body is read. A 413's connection is closed (its body is more than any
+     * request may send). A 503's body is read and dropped as it arrives, holding nothing, so that
+     * a client that sends its whole body before reading the answer (as most do) gets the 503 and
+     * its Retry-After rather than a connection reset; delayq.http.read-timeout bounds the drain.
+     */
     private static void refuse(RoutingContext rc, int status, String detail, String retryAfter) {
-        var response = rc.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, Problem.MEDIA_TYPE)
-                .putHeader(HttpHeaders.CONNECTION, "close");
+        var response = rc.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, Problem.MEDIA_TYPE);
+        if (status == 413) {
+            response.putHeader(HttpHeaders.CONNECTION, "close");
+        } else {
+            rc.request().handler(dropped -> {
+            });
+            rc.request().resume();
+        }
         if (retryAfter != null) {
             response.putHeader(HttpHeaders.RETRY_AFTER, retryAfter);
         }

@@ -183,7 +183,7 @@ public interface DelayqConfig {
          * Most bytes of request bodies of delayq's API read and parsed at once, over all requests
          * (a body is held several times over while it is parsed). A request whose
          * {@code Content-Length} would go over it is answered 503 with {@code Retry-After} before
-         * its body is read; one body is always admitted alone. Unset (the default): a quarter of
+         * its body is read; one body is always admitted alone. Unset (the default): an eighth of
          * the heap ({@code -Xmx}).
          */
         java.util.OptionalLong maxBodyBytesInFlight();
