@@ -63,6 +63,11 @@
 #                                     holder's fault or not, lateness against fault + lease + 2 s.
 #                                     Exit 1 on a lost job or an unexplained duplicate; its files
 #                                     (faults, deliveries, replica logs, verdict) in bench/results/chaos/
+#   bench/run.sh bodies               (on request only; package the server first: ./mvnw -B package
+#                                     -pl server -am -DskipTests) the packaged server on -Xmx512m
+#                                     receives 32 maximum-size batches at once (1,000 jobs of 60,000-
+#                                     byte payloads, ~60 MB each): how many answered 200, 503, 500,
+#                                     its heap peak, an OutOfMemoryError or not (BodiesScenario)
 #   bench/run.sh spread,burst --cluster 3 [--partitions 3]
 #                                     on a local Redis Cluster of 3 masters (redis-server and
 #                                     redis-cli from PATH): Redis CPU per master and its balance

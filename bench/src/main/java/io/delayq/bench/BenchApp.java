@@ -138,6 +138,7 @@ public class BenchApp implements QuarkusApplication {
                 case "h2c" -> new HttpScenario(this).run("bench-h2c", "h2c");
                 case "wrk" -> new WrkScenario(this).run();
                 case "server-cold" -> new ServerColdScenario(this).run();
+                case "bodies" -> new BodiesScenario(this).run();
                 case "rediscost" -> emit(new RedisCostScenario(queue, o.n()).run());
                 case "listing" -> emit(new ListingScenario(this, queue, listing, o.n()).run());
                 case "topics" -> new TopicsScenario(this).run();

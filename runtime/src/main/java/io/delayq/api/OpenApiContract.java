@@ -120,7 +120,8 @@ public class OpenApiContract implements OASFilter {
             413, "Over a size limit (payload bytes, jobs per batch)",
             415, "The request body is not application/json",
             500, "Unexpected error (logged by the server)",
-            503, "Redis is unavailable; retry after the Retry-After seconds");
+            503, "Redis is unavailable (or refuses delayq's credentials), or the server reads as many request bodies as"
+                    + " its memory allows; retry after the Retry-After seconds");
 
     @Override
     public void filterOpenAPI(OpenAPI openAPI) {

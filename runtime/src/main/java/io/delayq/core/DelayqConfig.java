@@ -187,6 +187,25 @@ public interface DelayqConfig {
          * page has none to send); set, checked always.
          */
         Optional<java.util.List<String>> allowedHosts();
+
+        /**
+         * Longest time a request's body may take to arrive after its headers (the whole service's
+         * requests): past it the request is answered 408 and its connection closed, so a client
+         * that sends slowly or stops cannot hold a connection and its buffered bytes. A stalled
+         * header phase is closed by {@code quarkus.http.idle-timeout}. 0 turns it off. Default 60 s
+         * (a maximum-size batch then needs about 1.2 MB/s).
+         */
+        @WithDefault("60s")
+        Duration readTimeout();
+
+        /**
+         * Most bytes of request bodies of delayq's API read and parsed at once, over all requests
+         * (a body is held several times over while it is parsed). A request whose
+         * {@code Content-Length} would go over it is answered 503 with {@code Retry-After} before
+         * its body is read; one body is always admitted alone. Unset (the default): an eighth of
+         * the heap ({@code -Xmx}).
+         */
+        java.util.OptionalLong maxBodyBytesInFlight();
     }
 
     interface Dispatch {

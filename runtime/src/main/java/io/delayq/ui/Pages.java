@@ -14,7 +14,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import io.delayq.security.AccessMode;
 import io.delayq.security.DelayqRole;
 import io.quarkus.qute.Engine;
-import io.quarkus.qute.HtmlEscaper;
 import io.quarkus.qute.ReflectionValueResolver;
 import io.quarkus.qute.Template;
 import io.quarkus.qute.Variant;
@@ -23,7 +22,8 @@ import io.quarkus.security.identity.SecurityIdentity;
 /**
  * The dashboard's Qute templates ({@code delayq-ui/*.html} among the runtime's resources),
  * parsed once as HTML by an engine of its own: Qute then escapes every value it writes into
- * them, so a payload holding {@code <script>} shows as text. They are registered under
+ * them, so a payload holding {@code <script>} shows as text, and one holding a right-to-left
+ * override shows {@code [U+202E]} instead of reordering the page ({@link BidiSafeHtmlEscaper}). They are registered under
  * {@code delayq/<name>} so that pages can include the layout.
  */
 @ApplicationScoped
@@ -35,9 +35,10 @@ public class Pages {
 
     public Pages() {
         // Values are read through reflection (the view records are registered for it, for a native
-        // image); every value written into a text/html template is escaped.
+        // image); every value written into a text/html template is escaped, its bidirectional
+        // controls shown as text.
         this.engine = Engine.builder().addDefaults().addValueResolver(new ReflectionValueResolver())
-                .addResultMapper(new HtmlEscaper(List.of(Variant.TEXT_HTML))).build();
+                .addResultMapper(new BidiSafeHtmlEscaper()).build();
         for (String name : NAMES) {
             String id = "delayq/" + name;
             engine.putTemplate(id, engine.parse(read(name), HTML, id));

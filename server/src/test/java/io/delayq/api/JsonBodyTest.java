@@ -100,4 +100,61 @@ class JsonBodyTest {
         r.then().statusCode(400).contentType(startsWith("application/problem+json")).body("status", equalTo(400))
                 .body("field", equalTo("body")).body("detail", containsString("one JSON value"));
     }
+
+    /**
+     * The probe's slow client: headers, then a few bytes of a body that never completes. Answered
+     * 408 and closed once delayq.http.read-timeout (15 s in the tests) has passed, not held.
+     */
+    @Test
+    void aBodyThatNeverCompletesIsCutOffAtTheReadTimeout() throws Exception {
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", io.restassured.RestAssured.port)) {
+            socket.setSoTimeout(120_000);
+            long start = System.nanoTime();
+            socket.getOutputStream().write(("POST /jobs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: 1000\r\n\r\n{\"topic\":").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            socket.getOutputStream().flush();
+            // Everything the server sends until it closes the connection.
+            String answer = new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            org.junit.jupiter.api.Assertions.assertTrue(answer.startsWith("HTTP/1.1 408"), answer);
+            org.junit.jupiter.api.Assertions.assertTrue(answer.contains("delayq.http.read-timeout"), answer);
+            org.junit.jupiter.api.Assertions.assertTrue(ms >= 14_000 && ms < 90_000, "closed after " + ms + " ms");
+        }
+    }
+
+    /** Sends headers (and a first byte of body) of a POST /jobs; the caller closes the socket. */
+    private static java.net.Socket held(long contentLength) throws java.io.IOException {
+        java.net.Socket socket = new java.net.Socket("127.0.0.1", io.restassured.RestAssured.port);
+        socket.setSoTimeout(60_000);
+        socket.getOutputStream().write(("POST /jobs/batch HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                + "Content-Length: " + contentLength + "\r\n\r\n[").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        socket.getOutputStream().flush();
+        return socket;
+    }
+
+    private static String firstLine(java.net.Socket socket) throws java.io.IOException {
+        return new java.io.BufferedReader(new java.io.InputStreamReader(socket.getInputStream(),
+                java.nio.charset.StandardCharsets.UTF_8)).readLine();
+    }
+
+    /**
+     * A body larger than any the API accepts is refused from its Content-Length (413, before it is
+     * read); bodies over the bytes allowed in flight at once get 503 with Retry-After, never a 500.
+     */
+    @Test
+    void bodiesAreBoundedBeforeTheyAreRead() throws Exception {
+        try (java.net.Socket huge = held(70_000_000)) {
+            org.junit.jupiter.api.Assertions.assertEquals("HTTP/1.1 413 Request Entity Too Large", firstLine(huge));
+        }
+        // 60 MB held (the test budget is 100 MB); another 50 MB would go over it.
+        try (java.net.Socket first = held(60_000_000)) {
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).untilAsserted(() -> {
+                try (java.net.Socket second = held(50_000_000)) {
+                    org.junit.jupiter.api.Assertions.assertEquals("HTTP/1.1 503 Service Unavailable", firstLine(second));
+                }
+            });
+            given().contentType(ContentType.JSON).body("[]").post("/jobs/batch").then().statusCode(
+                    org.hamcrest.Matchers.not(503));
+        }
+    }
 }

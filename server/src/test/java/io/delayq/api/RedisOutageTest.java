@@ -57,8 +57,7 @@ class RedisOutageTest {
             // connection the service opens again is refused with "ERR max number of clients reached".
             admin.call("CONFIG", "SET", "maxclients", "1");
             try {
-                admin.call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes");
-                admin.call("CLIENT", "KILL", "TYPE", "pubsub", "SKIPME", "yes");
+                dropTheServicesConnections(admin);
                 given().contentType(ContentType.JSON).body(body).post("/jobs").then().statusCode(503)
                         .header("Retry-After", "1").contentType(startsWith("application/problem+json"))
                         .body("status", equalTo(503));
@@ -84,8 +83,7 @@ class RedisOutageTest {
             // This connection stays authenticated; every connection the service opens again is refused.
             admin.call("CONFIG", "SET", "requirepass", "ProbePass42");
             try {
-                admin.call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes");
-                admin.call("CLIENT", "KILL", "TYPE", "pubsub", "SKIPME", "yes");
+                dropTheServicesConnections(admin);
                 Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
                         given().contentType(ContentType.JSON).body(body).post("/jobs").then().statusCode(503)
                                 .header("Retry-After", "1").contentType(startsWith("application/problem+json"))
@@ -106,5 +104,11 @@ class RedisOutageTest {
         Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> given()
                 .get("/q/health/ready").then().body("checks.find { it.name == 'delayq-redis-credentials' }.status",
                         equalTo("UP")));
+    }
+
+    /** Every client but {@code admin} disconnected: the service's next commands open new connections. */
+    private static void dropTheServicesConnections(Resp admin) {
+        admin.call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes");
+        admin.call("CLIENT", "KILL", "TYPE", "pubsub", "SKIPME", "yes");
     }
 }

@@ -235,4 +235,20 @@ class RoleMatrixTest {
         }
         return id;
     }
+
+    /** OPTIONS is a read: the probe's anonymous OPTIONS answered 200 with Allow where GET answered 401. */
+    @Test
+    void optionsNeedsWhatGetNeeds() {
+        String id = scheduled();
+        for (String path : new String[] { "/jobs/" + topic + "/" + id, "/jobs", "/topics", "/delayq", "/schedules" }) {
+            Caller.NONE.sign.apply(given()).options(path).then().statusCode(401)
+                    .contentType(startsWith("application/problem+json")).header("Allow", org.hamcrest.Matchers.nullValue());
+            Caller.STRANGER.sign.apply(given()).options(path).then().statusCode(403);
+            Caller.VIEWER.sign.apply(given()).options(path).then().statusCode(200);
+        }
+        Caller.VIEWER.sign.apply(given()).options("/jobs/" + topic + "/" + id).then().header("Allow", containsString("GET"));
+        // A path trick matches nothing (404): no Allow either.
+        Caller.NONE.sign.apply(given()).options("/jobs;jsessionid=x").then()
+                .statusCode(org.hamcrest.Matchers.not(200)).header("Allow", org.hamcrest.Matchers.nullValue());
+    }
 }

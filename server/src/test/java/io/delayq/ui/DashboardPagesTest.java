@@ -82,4 +82,23 @@ class DashboardPagesTest {
                 .body(matchesRegex("(?s).*data-topic=\"" + topic + "\">(?:(?!</tr>).)*throttled until 20.*"));
         given().get("/delayq/topics/" + topic).then().statusCode(200).body(containsString("throttled until 20"));
     }
+
+    /**
+     * The probe's right-to-left override, in a payload and in an error: shown as text, so it
+     * cannot reorder what the operator reads.
+     */
+    @Test
+    void bidirectionalControlsAreShownNotObeyed() {
+        String topic = Topics.fresh("ui-bidi");
+        given().contentType(ContentType.JSON).body("{\"topic\":\"" + topic + "\",\"id\":\"b1\",\"delayMs\":3600000,"
+                + "\"payload\":{\"file\":\"invoice\u202Efdp.exe\",\"note\":\"a\u2067b\u2069c\"}}").post("/jobs").then().statusCode(201);
+        DeadFilterPagesTest.bury(topic, "b2", "refused by \u202Eelbuod", System.currentTimeMillis());
+        for (String page : new String[] { "/delayq/job?topic=" + topic + "&id=b1", "/delayq/topics/" + topic,
+                "/delayq/job?topic=" + topic + "&id=b2" }) {
+            given().get(page).then().statusCode(200).body(not(containsString("\u202E"))).body(not(containsString("\u2067")));
+        }
+        given().get("/delayq/job?topic=" + topic + "&id=b1").then().body(containsString("invoice[U+202E]fdp.exe"))
+                .body(containsString("a[U+2067]b[U+2069]c"));
+        given().get("/delayq/job?topic=" + topic + "&id=b2").then().body(containsString("refused by [U+202E]elbuod"));
+    }
 }
