@@ -122,6 +122,16 @@ class OpenApiExactnessTest {
                 Call.json("POST", "/topics/" + t + "/dead/requeue", "{\"idPrefix\":\"dead-4\"}", 200),
                 Call.json("POST", "/topics/" + t + "/dead/purge", "{\"idPrefix\":\"dead-5\",\"error\":\"BOOM\"}", 200),
                 Call.of("POST", "/topics/" + t + "/dead/purge", 200),
+                // Browsing and bulk actions on a topic's jobs
+                Call.of("GET", "/topics/" + t + "/jobs?state=scheduled&limit=10", 200),
+                Call.of("GET", "/topics/" + t + "/jobs?state=dead&fields=full&limit=5", 200),
+                Call.of("GET", "/topics/" + t + "/jobs?state=inflight&idPrefix=a", 200),
+                Call.of("GET", "/topics/" + t + "/jobs?state=sideways", 400),
+                Call.of("GET", "/topics/" + t + "/jobs?limit=5000", 400),
+                Call.json("POST", "/topics/" + t + "/jobs/reschedule", "{\"idPrefix\":\"zz-none\",\"delayMs\":60000}", 200),
+                Call.json("POST", "/topics/" + t + "/jobs/reschedule", "{\"idPrefix\":\"zz-none\"}", 400),
+                Call.json("POST", "/topics/" + t + "/jobs/cancel", "{\"idPrefix\":\"zz-none\"}", 200),
+                Call.json("POST", "/topics/" + t + "/jobs/cancel", "{\"idPrefix\":7}", 400),
                 // History: quiet minutes have no lateness (null)
                 Call.of("GET", "/history", 200),
                 Call.of("GET", "/history?minutes=1440", 200),
