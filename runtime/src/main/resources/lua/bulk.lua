@@ -44,15 +44,17 @@ for i = 1, #fields, 2 do
 end
 local err = require_days(days)
 if err then return err end
-local admitted = {}
-for _, a in ipairs(admitted_of(free)) do admitted[a[1]] = a end
+-- The freed slots go to their groups' next held jobs once every picked job has been acted on: a
+-- release in the middle of the loop could pick a held job later in this same list, which would
+-- then be acted on as held while it sits in today's shard, admitted (a job in two places).
+local admitted = admitted_of(free)
 for _, p in ipairs(picked) do
   local id, r, held = p[1], p[2], p[3]
-  local mine = admitted[id] and { admitted[id] } or {}
   if mode == 'c' then
-    cancel_scheduled(id, r, held, mine, now, channel)
+    cancel_scheduled(id, r, held, {}, now, channel)
   else
-    move_scheduled(id, r, held, mine, run_at, now, channel)
+    move_scheduled(id, r, held, {}, run_at, now, channel)
   end
 end
+group_release(admitted, now, channel)
 return { scan[1], #picked }

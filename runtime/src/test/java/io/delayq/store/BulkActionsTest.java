@@ -133,4 +133,46 @@ class BulkActionsTest {
         assertEquals(null, hb1.get().held());
         assertEquals(later, inspection.get(t, "hb2").orElseThrow().runAt().toEpochMilli());
     }
+
+    /**
+     * A group's released (admitted, due) job met by the walk before its held one: the slot it frees
+     * goes to the group only once the walk's jobs have all been acted on, so the held job is never
+     * released into today's shard and then moved or cancelled as if still held (a job in two places,
+     * run at once and again later).
+     */
+    @Test
+    void aReleasedJobMetBeforeItsGroupsHeldOneLeavesNoJobInTwoPlaces() {
+        String t = "bulk-grp";
+        long now = System.currentTimeMillis();
+        long later = now + 2 * 86_400_000L;
+        for (String g : List.of("hc", "hd")) {
+            Map<String, Long> jobs = new LinkedHashMap<>();
+            for (int i = 0; i < 3; i++) {
+                jobs.put(g + i, now - 10_000 + i);
+            }
+            enqueue(t, jobs, g);
+            Partition p = queue.partitionOf(t, "x", g);
+            List<TakenJob> first = queue.take(p, 10, 60_000, g + ":", new HashSet<>(), List.of(), 0).jobs();
+            TakenJob running = first.stream().filter(j -> j.lease().id().equals(g + "0")).findFirst().orElseThrow();
+            // g0's ack releases g1 (due now, admitted, in today's shard); g2 stays held.
+            queue.ack(p, List.of(running.lease()));
+            assertEquals(null, inspection.get(t, g + "1").orElseThrow().held());
+            assertEquals(Boolean.TRUE, inspection.get(t, g + "2").orElseThrow().held());
+        }
+
+        assertEquals(2, bulk.reschedule(t, new Filter(null, "hc", null, null), false, later));
+        assertEquals(2, bulk.cancel(t, new Filter(null, "hd", null, null)));
+
+        assertEquals(later, inspection.get(t, "hc1").orElseThrow().runAt().toEpochMilli());
+        assertEquals(later, inspection.get(t, "hc2").orElseThrow().runAt().toEpochMilli());
+        assertTrue(inspection.get(t, "hd1").isEmpty() && inspection.get(t, "hd2").isEmpty());
+        for (String g : List.of("hc", "hd")) {
+            Partition p = queue.partitionOf(t, "x", g);
+            assertEquals(List.of(), queue.take(p, 10, 60_000, g + "-again:", new HashSet<>(), List.of(), 0).jobs(),
+                    "nothing of group " + g + " is due: no copy left in today's shard");
+        }
+        List<String> moved = listing.list(t, JobState.SCHEDULED, new Filter(null, "hc", later, later), 1000, false, null)
+                .jobs().stream().map(j -> j.info().id()).toList();
+        assertEquals(List.of("hc1", "hc2"), moved.stream().sorted().toList());
+    }
 }
