@@ -61,6 +61,13 @@ public class LeaseHeartbeat {
     private final long timeoutMs;
     /** Partitions holding leases: when each beats next, and whether its extend is in flight. */
     private final Map<Partition, Beat> beats = new ConcurrentHashMap<>();
+    /**
+     * Partitions whose cancel check is unanswered: at most one at a time each. A replica cut off from
+     * Redis must not queue a read a second on its connections (every byte written into a cut link
+     * grows TCP's retransmission backoff, and a take written after the link is back then waits for
+     * the next retransmission: seconds).
+     */
+    private final Set<Partition> checking = ConcurrentHashMap.newKeySet();
     /** Lost leases already logged, while their attempts still run. */
     private final Map<Lease, Boolean> reported = new ConcurrentHashMap<>();
     private volatile boolean running;
@@ -188,10 +195,20 @@ public class LeaseHeartbeat {
                     }
                 }
             }
+            if (!checking.add(p)) {
+                return;
+            }
             try {
-                store.cancelledAsync(p, leases).onSuccess(ids -> endCancelled(p, leases, ids))
-                        .onFailure(e -> LOG.debugf("cancel check of %s failed: %s", p, e.toString()));
+                store.cancelledAsync(p, leases).onComplete(done -> {
+                    checking.remove(p);
+                    if (done.succeeded()) {
+                        endCancelled(p, leases, done.result());
+                    } else {
+                        LOG.debugf("cancel check of %s failed: %s", p, done.cause().toString());
+                    }
+                });
             } catch (RuntimeException e) {
+                checking.remove(p);
                 LOG.debugf("cancel check of %s failed: %s", p, e.toString());
             }
         });

@@ -157,17 +157,30 @@ public class Scripts {
         if (!flagged.containsKey(name)) {
             return bySha(loaded.get(name), keys, args, sender);
         }
-        return flagsKnown().compose(known -> bySha(known ? flagged.get(name) : loaded.get(name), keys, args, sender)
-                .recover(e -> {
-                    // A server that does not know the shebang (Redis 6.2 after a failover from 7):
-                    // learn again, run the plain source.
-                    if (known && e instanceof RedisReplyException && e.getMessage() != null
-                            && (e.getMessage().contains("#!") || e.getMessage().contains("near '#'"))) {
-                        flagsKnown = Future.succeededFuture(false);
-                        return bySha(loaded.get(name), keys, args, sender);
-                    }
-                    return Future.failedFuture(e);
-                }));
+        // Known (every call but the first few): run on the caller's thread. A callback of the
+        // cached answer would run on the event loop that asked first, and every script would then
+        // be sent on that loop's own connection instead of the caller's (EventLoopConnections):
+        // one connection for all, which a replica cut off from Redis and back found hung for
+        // seconds (PartitionedReplicaIT: new work 10 s after the link was back).
+        Future<Boolean> known = flagsKnown();
+        if (known.succeeded()) {
+            return withFlags(name, known.result(), keys, args, sender);
+        }
+        return known.compose(k -> withFlags(name, k, keys, args, sender));
+    }
+
+    private <T> Future<T> withFlags(String name, boolean known, List<String> keys, List<String> args,
+            java.util.function.Function<Request, Future<T>> sender) {
+        return bySha(known ? flagged.get(name) : loaded.get(name), keys, args, sender).recover(e -> {
+            // A server that does not know the shebang (Redis 6.2 after a failover from 7):
+            // learn again, run the plain source.
+            if (known && e instanceof RedisReplyException && e.getMessage() != null
+                    && (e.getMessage().contains("#!") || e.getMessage().contains("near '#'"))) {
+                flagsKnown = Future.succeededFuture(false);
+                return bySha(loaded.get(name), keys, args, sender);
+            }
+            return Future.failedFuture(e);
+        });
     }
 
     private <T> Future<T> bySha(String[] script, List<String> keys, List<String> args,
