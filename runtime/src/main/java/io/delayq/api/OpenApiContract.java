@@ -116,6 +116,7 @@ public class OpenApiContract implements OASFilter {
             403, "The credential lacks the role this operation needs, or the request came from another site or named a Host"
                     + " that is not in delayq.http.allowed-hosts",
             404, "Not found",
+            408, "The request body did not arrive within delayq.http.read-timeout of its headers (the connection is closed)",
             409, "The job or schedule is in a state that does not allow this",
             413, "Over a size limit (payload bytes, jobs per batch)",
             415, "The request body is not application/json",
@@ -216,6 +217,10 @@ public class OpenApiContract implements OASFilter {
         known.ifPresent(k -> {
             for (int s : k.statuses()) {
                 statuses.add(s);
+            }
+            // RequestDeadline answers any request whose body is late, before a resource sees it.
+            if (BODIES.containsKey(k.operationId())) {
+                statuses.add(408);
             }
         });
         APIResponses responses = op.getResponses() != null ? op.getResponses() : OASFactory.createAPIResponses();
