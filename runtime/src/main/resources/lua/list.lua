@@ -21,7 +21,8 @@
 -- Returns {exhausted: 1 when nothing is left after the last entry examined, else 0,
 --   phase, score, member of the last entry examined (the next call's position),
 --   then per job found: id, score (runAt for 's', lease deadline for 'i', time of death for 'd';
---   '' for a held job), its gheld member ('' unless held), its record}.
+--   '' for a held job), a mark (for 's' its gheld member, '' unless held; for 'i' 'x' when its
+--   cancel was asked, as get.lua's state letter says, else ''), its record}.
 local MAX_DAYS = 8
 local mode, limit, budget = ARGV[A], tonumber(ARGV[A + 1]), tonumber(ARGV[A + 2])
 local prefix, group = ARGV[A + 3], ARGV[A + 4]
@@ -112,7 +113,7 @@ if mode == 'i' then
     examined = examined + 1
     last_phase, last_score, last_member = '', '', id
     local rec = check(id)
-    if rec and add(id, lease[id], '', rec) then return finish(examined == #ids) end
+    if rec and add(id, lease[id], cancelling(id) and 'x' or '', rec) then return finish(examined == #ids) end
   end
   return finish(true)
 end

@@ -115,10 +115,12 @@ public class JobListing extends StorePart {
                 frontier = last;
             }
             for (int j = 4; j + 3 < r.size(); j += 4) {
-                String id = r.get(j).toString(), member = r.get(j + 2).toString();
-                Key key = member.isEmpty() ? new Key(mode.equals("s") ? "d" : "", score(r.get(j + 1).toString()), id)
-                        : new Key("h", null, member);
-                found.add(new Entry(i, key, id, JobRecord.decode(r.get(j + 3).toString())));
+                String id = r.get(j).toString(), mark = r.get(j + 2).toString();
+                // The mark: a held job's gheld member when scheduled, "x" (cancelling) when in flight.
+                boolean held = mode.equals("s") && !mark.isEmpty();
+                Key key = held ? new Key("h", null, mark) : new Key(mode.equals("s") ? "d" : "", score(r.get(j + 1).toString()), id);
+                found.add(new Entry(i, key, id, JobRecord.decode(r.get(j + 3).toString()),
+                        mode.equals("i") && JobState.cancellingLetter(mark)));
             }
         }
         Key bound = frontier;
@@ -148,7 +150,8 @@ public class JobListing extends StorePart {
     private static Listed listed(String topic, JobState state, Entry e, boolean full) {
         Instant deadAt = state == JobState.DEAD ? Instant.ofEpochMilli(e.key.score) : null;
         Boolean held = e.key.phase.equals("h") ? Boolean.TRUE : null;
-        return new Listed(Inspection.info(topic, e.id, e.record, state, deadAt, held, null), full ? e.record.payloadOrNull() : null);
+        return new Listed(Inspection.info(topic, e.id, e.record, state, deadAt, held, e.cancelling ? Boolean.TRUE : null),
+                full ? e.record.payloadOrNull() : null);
     }
 
     /** A place in a state's order: phase ('h' held, 'd' day shards; '' outside scheduled), score, member. */
@@ -156,7 +159,7 @@ public class JobListing extends StorePart {
         static final Key START = new Key("", null, "");
     }
 
-    private record Entry(int partition, Key key, String id, JobRecord record) {
+    private record Entry(int partition, Key key, String id, JobRecord record, boolean cancelling) {
     }
 
     /**

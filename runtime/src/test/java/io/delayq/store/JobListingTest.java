@@ -240,6 +240,38 @@ class JobListingTest {
     }
 
     @Test
+    void inFlightJobsWhoseCancelWasAskedAreFlaggedCancellingAsTheirGetSays() {
+        String t = HandBuiltStore.fresh("lst-cancelling");
+        long now = System.currentTimeMillis();
+        Map<String, Long> due = new LinkedHashMap<>();
+        for (int i = 0; i < 12; i++) {
+            due.put("c" + i, now - 1000);
+        }
+        enqueue(t, due, null);
+        int taken = 0;
+        for (Partition p : queue.partitionsOf(t)) {
+            taken += queue.take(p, 100, 60_000, "lstc:", new HashSet<>(), List.of(), 0).jobs().size();
+        }
+        assertEquals(12, taken);
+        Set<String> cancelled = Set.of("c3", "c7", "c10");
+        for (String id : cancelled) {
+            assertEquals(io.delayq.core.CancelOutcome.CANCELLING, STORE.inspection.cancel(t, id));
+        }
+        List<Listed> running = all(t, JobState.INFLIGHT, Filter.ALL, 5, false, null);
+        assertEquals(12, running.size());
+        for (Listed l : running) {
+            String id = l.info().id();
+            assertEquals(JobState.INFLIGHT, l.info().state(), id);
+            assertEquals(cancelled.contains(id) ? Boolean.TRUE : null, l.info().cancelling(), id);
+            assertEquals(STORE.inspection.lookup(t, id).orElseThrow().info().cancelling(), l.info().cancelling(), id);
+        }
+        // With the payloads too.
+        assertTrue(all(t, JobState.INFLIGHT, Filter.ALL, 100, true, null).stream()
+                .filter(l -> Boolean.TRUE.equals(l.info().cancelling())).map(l -> l.info().id()).toList()
+                .containsAll(cancelled));
+    }
+
+    @Test
     void aCursorOfAnotherStateOrNotACursorIsRefusedAndSucceededIsEmpty() {
         String t = HandBuiltStore.fresh("lst-cursor");
         long base = System.currentTimeMillis() + 60_000;
