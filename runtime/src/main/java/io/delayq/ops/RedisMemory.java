@@ -1,5 +1,6 @@
 package io.delayq.ops;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -10,6 +11,7 @@ import org.jboss.logging.Logger;
 
 import io.delayq.store.Keys;
 import io.delayq.store.RedisGateway;
+import io.delayq.store.RedisNodes;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.StartupEvent;
@@ -27,7 +29,10 @@ import io.vertx.redis.client.Response;
  * ({@link RedisGateway#full}). At start, and with every reading, the {@code maxmemory_policy}:
  * anything but {@code noeviction} lets Redis delete keys, jobs among them, when it fills up: said
  * at WARN once and in the readiness check's data ({@link #policyWarning}).
- * On a Redis Cluster the reading (one INFO per master) is not made: the gauge is absent there.
+ * On a Redis Cluster each master is read apart ({@link #readMasters}): one claim per master
+ * ({@link Keys#memoryRead(java.util.function.IntPredicate)}, a key that master serves), so that
+ * one replica a minute reads each master's INFO over a connection to it, and a gauge per master
+ * tagged {@code node} (its host:port); a master at 1 or more counts as Redis being full.
  */
 @ApplicationScoped
 public class RedisMemory {
@@ -36,31 +41,45 @@ public class RedisMemory {
     private final RedisGateway redis;
     private final Keys keys;
     private final MeterRegistry registry;
-    private volatile double ratio = Double.NaN;
-    private volatile long readAt;
+    private final RedisNodes nodes;
+    /** The readings by node: "" for a single Redis (the gauge without a tag), host:port for a master. */
+    private final Map<String, Reading> readings = new java.util.concurrent.ConcurrentHashMap<>();
     private volatile String policy;
     private volatile boolean warned;
-    private Gauge gauge;
 
-    public RedisMemory(RedisGateway redis, Keys keys, MeterRegistry registry) {
+    /** One node's last reading, and its gauge while it has a maxmemory. */
+    private static final class Reading {
+        volatile double ratio = Double.NaN;
+        volatile long readAt;
+        Gauge gauge;
+
+        /** The last reading, NaN when none is recent. */
+        double current() {
+            return System.currentTimeMillis() - readAt > STALE_MS ? Double.NaN : ratio;
+        }
+    }
+
+    public RedisMemory(RedisGateway redis, Keys keys, MeterRegistry registry, RedisNodes nodes) {
         this.redis = redis;
         this.keys = keys;
         this.registry = registry;
+        this.nodes = nodes;
     }
 
     void onStart(@Observes StartupEvent event) {
-        redis.sendAsync(Request.cmd(Command.INFO).arg("memory")).onSuccess(r -> learn(r.toString(), false))
+        redis.sendAsync(Request.cmd(Command.INFO).arg("memory")).onSuccess(r -> learn(r.toString(), null))
                 .onFailure(e -> LOG.debugf("INFO memory not read at start (%s): maxmemory-policy not checked yet", e));
     }
 
     /** Once a minute: the reading, when this replica wins the minute's claim. */
     @Scheduled(every = "60s", delayed = "10s", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     void everyMinute() {
-        if (redis.cluster()) {
-            return;
-        }
         try {
-            read();
+            if (redis.cluster()) {
+                readMasters();
+            } else {
+                read();
+            }
         } catch (RuntimeException e) {
             LOG.debugf("Redis memory not read this minute: %s", e.toString());
         }
@@ -72,11 +91,50 @@ public class RedisMemory {
         if (claimed == null) {
             return false;
         }
-        learn(redis.send(Request.cmd(Command.INFO).arg("memory")).toString(), true);
+        learn(redis.send(Request.cmd(Command.INFO).arg("memory")).toString(), "");
         return true;
     }
 
-    private void learn(String info, boolean measure) {
+    /**
+     * On a Redis Cluster: claims this minute's reading of each master and makes those it won (INFO
+     * memory over a connection to that master); returns the masters read (host:port), the test seam.
+     */
+    public List<String> readMasters() {
+        long timeoutMs = 5_000;
+        String[] map = nodes.masters(timeoutMs).toCompletionStage().toCompletableFuture().orTimeout(timeoutMs + 1000,
+                java.util.concurrent.TimeUnit.MILLISECONDS).join();
+        List<String> read = new java.util.ArrayList<>();
+        for (String master : new java.util.LinkedHashSet<>(java.util.Arrays.asList(map))) {
+            if (master == null) {
+                continue;
+            }
+            try {
+                String claim = keys.memoryRead(slot -> master.equals(map[slot]));
+                if (redis.send(Request.cmd(Command.SET).arg(claim).arg("1").arg("NX").arg("PX").arg(60_000)) == null) {
+                    continue;
+                }
+                String info = nodes.sendTo(master, Request.cmd(Command.INFO).arg("memory"), timeoutMs).toCompletionStage()
+                        .toCompletableFuture().orTimeout(timeoutMs + 1000, java.util.concurrent.TimeUnit.MILLISECONDS).join()
+                        .toString();
+                String node = hostPort(master);
+                learn(info, node);
+                read.add(node);
+            } catch (RuntimeException e) {
+                // One master that does not answer leaves the others' readings alone.
+                LOG.debugf("Redis memory of %s not read this minute: %s", hostPort(master), e.toString());
+            }
+        }
+        return read;
+    }
+
+    /** An endpoint as a gauge's tag: host:port, never its credentials. */
+    static String hostPort(String endpoint) {
+        java.net.URI u = java.net.URI.create(endpoint);
+        return u.getHost() + ":" + u.getPort();
+    }
+
+    /** Learns the policy; and the ratio of {@code node} ("" = the single Redis) when {@code node} is non-null. */
+    private void learn(String info, String node) {
         Map<String, String> fields = new java.util.HashMap<>();
         for (String line : info.split("\r?\n")) {
             int c = line.indexOf(':');
@@ -94,39 +152,36 @@ public class RedisMemory {
                         + " runs the ones it holds: see docs/redis.md)", p);
             }
         }
-        if (!measure) {
+        if (node == null) {
             return;
         }
+        Reading reading = readings.computeIfAbsent(node, n -> new Reading());
         long used = Long.parseLong(fields.getOrDefault("used_memory", "0"));
         long max = Long.parseLong(fields.getOrDefault("maxmemory", "0"));
         if (max <= 0) {
-            ratio = Double.NaN;
+            reading.ratio = Double.NaN;
             synchronized (this) {
-                if (gauge != null) {
-                    registry.remove(gauge);
-                    gauge = null;
+                if (reading.gauge != null) {
+                    registry.remove(reading.gauge);
+                    reading.gauge = null;
                 }
             }
             return;
         }
-        ratio = (double) used / max;
-        readAt = System.currentTimeMillis();
-        if (ratio >= 1) {
+        reading.ratio = (double) used / max;
+        reading.readAt = System.currentTimeMillis();
+        if (reading.ratio >= 1) {
             redis.full();
         }
         synchronized (this) {
-            if (gauge == null) {
-                gauge = Gauge.builder("delayq.redis.memory.used.ratio", this, RedisMemory::current)
+            if (reading.gauge == null) {
+                Gauge.Builder<Reading> b = Gauge.builder("delayq.redis.memory.used.ratio", reading, Reading::current)
                         .description("Redis used_memory / maxmemory, read once a minute by one replica (absent without a"
-                                + " maxmemory); at 1 Redis is full: enqueues are refused")
-                        .register(registry);
+                                + " maxmemory; on a Redis Cluster one per master, tag node); at 1 Redis is full:"
+                                + " enqueues are refused");
+                reading.gauge = (node.isEmpty() ? b : b.tag("node", node)).register(registry);
             }
         }
-    }
-
-    /** The last reading, NaN when none is recent. */
-    double current() {
-        return System.currentTimeMillis() - readAt > STALE_MS ? Double.NaN : ratio;
     }
 
     /** Why Redis' eviction policy endangers jobs, when it does (the readiness check's data). */

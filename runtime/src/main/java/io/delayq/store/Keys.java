@@ -129,6 +129,21 @@ public class Keys {
     }
 
     /**
+     * STRING (expiring after a minute): on a Redis Cluster, the replica that reads one master's
+     * memory this minute ({@link #memoryRead()} per master): the first of {@code <prefix>:memory-read:{m<n>}}
+     * (n = 1, 2, ...) whose slot {@code onMaster} accepts (that master serves it), the same for
+     * every replica that reads the same slot map.
+     */
+    public String memoryRead(java.util.function.IntPredicate onMaster) {
+        for (int n = 1; n <= 100_000; n++) {
+            if (onMaster.test(slot("m" + n))) {
+                return prefix + ":memory-read:{m" + n + "}";
+            }
+        }
+        throw new IllegalArgumentException("no slot of this master found");
+    }
+
+    /**
      * SET of the known topics: every topic that had a job enqueued (or was paused, or given a rate
      * limit) and was not forgotten since ({@code DELETE /topics/{t}}, {@code delayq.topics-retention}).
      */

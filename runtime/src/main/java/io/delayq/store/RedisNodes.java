@@ -45,7 +45,7 @@ public class RedisNodes implements RedisOptionsCustomizer {
     /** The name Quarkus gives the default Redis client (the one delayq injects). */
     private static final String DEFAULT_CLIENT = "<default>";
     /** Looked up when first needed: Quarkus asks customizers before the Vertx bean exists. */
-    private final Instance<Vertx> vertx;
+    private final java.util.function.Supplier<Vertx> vertx;
     private final AtomicReference<RedisOptions> options = new AtomicReference<>();
     private final Map<String, Redis> clients = new ConcurrentHashMap<>();
     private final Map<String, Redis> commandClients = new ConcurrentHashMap<>();
@@ -59,8 +59,15 @@ public class RedisNodes implements RedisOptionsCustomizer {
     private final java.util.concurrent.atomic.AtomicBoolean reading = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile long readAtNanos = System.nanoTime() - TimeUnit.SECONDS.toNanos(10);
 
+    @jakarta.inject.Inject
     public RedisNodes(Instance<Vertx> vertx) {
-        this.vertx = vertx;
+        this.vertx = vertx::get;
+    }
+
+    /** Nodes reached with {@code options} (tests build one by hand; the application's are Quarkus'). */
+    public RedisNodes(Vertx vertx, RedisOptions options) {
+        this.vertx = () -> vertx;
+        this.options.set(new RedisOptions(options));
     }
 
     @Override
@@ -181,6 +188,21 @@ public class RedisNodes implements RedisOptionsCustomizer {
             }
             return Future.failedFuture(e);
         });
+    }
+
+    /**
+     * The masters' endpoints and the slot map they serve (slot → endpoint): the map as last read,
+     * else read now from the seeds (one CLUSTER SLOTS, the first answer wins).
+     */
+    public Future<String[]> masters(long timeoutMs) {
+        String[] map = owners;
+        return map != null ? Future.succeededFuture(map) : slotMap(seeds(), timeoutMs);
+    }
+
+    /** One command to one node, on a connection of its own (a keyless command: INFO), within {@code timeoutMs}. */
+    public Future<Response> sendTo(String endpoint, Request request, long timeoutMs) {
+        return connect(endpoint, timeoutMs).compose(c -> c.send(request).timeout(timeoutMs, TimeUnit.MILLISECONDS)
+                .eventually(v -> c.close()));
     }
 
     /** The seed endpoints of the default client ({@code quarkus.redis.hosts}). */

@@ -72,7 +72,7 @@ final class HandBuiltStore {
         return new HandBuiltStore(read(properties), redis.uri());
     }
 
-    private static DelayqConfig read(String... properties) {
+    static DelayqConfig read(String... properties) {
         Map<String, String> given = new HashMap<>();
         for (int i = 0; i < properties.length; i += 2) {
             given.put(properties[i], properties[i + 1]);
