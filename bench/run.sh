@@ -22,7 +22,7 @@
 #                                     fixed-rate POST /jobs (DIR/floor.jfr, post.jfr, post-paced.jfr)
 #   bench/run.sh spread,burst --n 50000 --window 10 --start 5
 #   bench/run.sh backlog --small 10000 --big 5000000
-#   bench/run.sh smoke                a few hundred jobs per scenario (CI)
+#   bench/run.sh smoke                a few hundred jobs per scenario, 30 cancels (CI)
 #   bench/run.sh coldwarm [--n 50000] burst and spread, each in a fresh JVM: first cold (the first
 #                                     thing the JVM runs), then the same again after a warm-up; then
 #                                     server-cold: the packaged server (built with -Paot, which trains
@@ -37,6 +37,22 @@
 #   bench/run.sh rediscost --n 50000  rediscost (on request only): Redis µs per enqueue script, one job
 #                                     per call and 1,000 per call, Redis B per job, Redis µs per job
 #                                     taken and acked (INFO commandstats, used_memory)
+#   bench/run.sh cancel               cancel (on request only; 30 of them in smoke): cancel latency of
+#                                     running jobs, default settings, 3 replicas (this process and 2
+#                                     replica processes): rounds of 30 jobs due now (concurrency 10 per
+#                                     replica: 10 each) whose sync observer sleeps 2 min; once all run,
+#                                     DELETE /jobs/{t}/{id} of each (202); latency from just before the
+#                                     DELETE (client) to the observer's interrupt (the attempt's own
+#                                     record): p50/p99/max over 200 cancels, target p99 <= 1 s; none
+#                                     may run again or stay in Redis
+#   bench/run.sh markcost [--n 50000 --rounds 6]
+#                                     markcost (on request only; needs the git clone): the cancel mark's
+#                                     cost on the hot path: today's take/ack/extend/lib.lua against those
+#                                     of 3f9bb42 (before issue 32, read with git show at run time), same
+#                                     Redis, rounds alternating today/base: N due jobs taken 100 per call,
+#                                     each take acking the previous one's: Redis µs per job (INFO
+#                                     commandstats) and take+ack jobs/s of one caller, medians and
+#                                     ratios; target within 5 %
 #   bench/run.sh flow [--n 50000]    flow (on request only): a burst of N jobs on a topic without a
 #                                     concurrency cap, with one that does not bind (256) and one that
 #                                     binds (16), then with 1 group (a limit that does not bind), 100

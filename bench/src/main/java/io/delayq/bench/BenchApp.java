@@ -60,6 +60,12 @@ public class BenchApp implements QuarkusApplication {
     io.delayq.store.RedisClock redisClock;
     @Inject
     io.delayq.ops.HistoryRecorder historyRecorder;
+    @Inject
+    io.delayq.store.RedisGateway gateway;
+    @Inject
+    io.delayq.store.Keys keys;
+    @Inject
+    io.delayq.core.DelayqConfig config;
 
     final List<Map<String, Object>> results = new ArrayList<>();
     /** Fields the next emitted line gets in addition (the backlog's size). */
@@ -68,7 +74,8 @@ public class BenchApp implements QuarkusApplication {
     String base;
     Options o;
 
-    record Options(List<String> scenarios, int n, int window, int start, int idleS, int small, int big, boolean smoke) {
+    record Options(List<String> scenarios, int n, int window, int start, int idleS, int small, int big, boolean smoke,
+            int rounds) {
         static Options parse(String... args) {
             List<String> scenarios = new ArrayList<>();
             Map<String, String> opts = new LinkedHashMap<>();
@@ -81,7 +88,7 @@ public class BenchApp implements QuarkusApplication {
             }
             boolean smoke = scenarios.remove("smoke");
             if (smoke) {
-                scenarios.addAll(List.of("spread", "burst", "idle", "backlog", "http", "wrk", "topics"));
+                scenarios.addAll(List.of("spread", "burst", "idle", "backlog", "http", "wrk", "topics", "cancel"));
             }
             if (scenarios.isEmpty() || scenarios.remove("all")) {
                 scenarios.addAll(List.of("steady500", "spread", "spread200k", "burst", "idle", "backlog", "replicas", "http", "h2c", "wrk"));
@@ -91,7 +98,8 @@ public class BenchApp implements QuarkusApplication {
                     Integer.parseInt(opts.getOrDefault("start", smoke ? "2" : "5")),
                     Integer.parseInt(opts.getOrDefault("idle-s", smoke ? "2" : "10")),
                     Integer.parseInt(opts.getOrDefault("small", smoke ? "100" : "10000")),
-                    Integer.parseInt(opts.getOrDefault("big", smoke ? "1000" : "5000000")), smoke);
+                    Integer.parseInt(opts.getOrDefault("big", smoke ? "1000" : "5000000")), smoke,
+                    Integer.parseInt(opts.getOrDefault("rounds", "6")));
         }
     }
 
@@ -140,6 +148,9 @@ public class BenchApp implements QuarkusApplication {
                 case "server-cold" -> new ServerColdScenario(this).run();
                 case "bodies" -> new BodiesScenario(this).run();
                 case "rediscost" -> emit(new RedisCostScenario(queue, o.n()).run());
+                case "cancel" -> new CancelScenario(this, o.smoke() ? 30 : 200).run();
+                case "markcost" -> emit(new MarkCostScenario(queue, MarkCostScenario.storeOf(MarkCostScenario.BASE, gateway, keys,
+                        config), o.n(), o.rounds()).run());
                 case "listing" -> emit(new ListingScenario(this, queue, listing, o.n()).run());
                 case "topics" -> new TopicsScenario(this).run();
                 case "flow" -> new FlowScenario(this, control).run();

@@ -42,4 +42,17 @@ public class BenchObservers {
     void backlogBig(@Observes @JobTopic("bench-big") Job job) {
         recorder.record(job.id());
     }
+
+    /**
+     * The cancel scenario's jobs: a synchronous observer that would run for two minutes and
+     * records when its cancel interrupts it (then returns: the attempt ends as cancelled).
+     */
+    void cancel(@Observes @JobTopic(CancelScenario.TOPIC) Job job) {
+        recorder.record(job.id());
+        try {
+            Thread.sleep(120_000);
+        } catch (InterruptedException e) {
+            recorder.ended(job.id());
+        }
+    }
 }

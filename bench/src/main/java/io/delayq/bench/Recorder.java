@@ -16,6 +16,9 @@ import jakarta.inject.Singleton;
 public class Recorder {
     private volatile long[] first = new long[0];
     private volatile AtomicIntegerArray runs = new AtomicIntegerArray(0);
+    /** For job i: when its attempt ended by interruption (the cancel scenario), and which process ran it. */
+    private volatile long[] ended = new long[0];
+    private volatile int[] holder = new int[0];
     private final AtomicInteger distinct = new AtomicInteger();
     private final AtomicLong duplicates = new AtomicLong();
     private final AtomicLong lastProgressMs = new AtomicLong();
@@ -26,6 +29,8 @@ public class Recorder {
     public synchronized void reset(int n) {
         first = new long[n];
         runs = new AtomicIntegerArray(n);
+        ended = new long[n];
+        holder = new int[n];
         distinct.set(0);
         duplicates.set(0);
         lastProgressMs.set(System.currentTimeMillis());
@@ -44,15 +49,51 @@ public class Recorder {
             outbox.add(new long[] { i, now });
             return;
         }
-        record(i, now);
+        record(i, now, 0);
     }
 
-    void record(int i, long at) {
+    /**
+     * Called by an observer whose attempt was interrupted (its cancel reached it). In a replica
+     * process it goes to the records file as {@code -<index+1> <epoch ms>}.
+     */
+    public void ended(String id) {
+        long now = System.currentTimeMillis();
+        int i;
+        try {
+            i = Integer.parseInt(id);
+        } catch (NumberFormatException e) {
+            return;
+        }
+        if (replica) {
+            outbox.add(new long[] { -1 - i, now });
+            return;
+        }
+        ended(i, now);
+    }
+
+    private void ended(int i, long at) {
+        if (i < ended.length && ended[i] == 0) {
+            ended[i] = at;
+        }
+    }
+
+    /** When job i's attempt was interrupted, 0 when not (yet). */
+    long ended(int i) {
+        return ended[i];
+    }
+
+    /** The process that first ran job i: 0 this one, r an extra replica (its index + 1). */
+    int holder(int i) {
+        return holder[i];
+    }
+
+    void record(int i, long at, int source) {
         if (i >= runs.length()) {
             return;
         }
         if (runs.getAndIncrement(i) == 0) {
             first[i] = at;
+            holder[i] = source;
             distinct.incrementAndGet();
             lastProgressMs.set(System.currentTimeMillis());
         } else {
@@ -79,10 +120,15 @@ public class Recorder {
 
     /**
      * Records the lines {@code "<index> <epoch ms>"} another process appended to {@code file} since
-     * {@code offset} (lines that do not start with an index are skipped; a partial last line waits
-     * for the next call); returns the new offset.
+     * {@code offset} ({@code "-<index+1> <epoch ms>"}: an attempt that ended interrupted; other lines
+     * are skipped; a partial last line waits for the next call); returns the new offset.
      */
     long readRecords(java.nio.file.Path file, long offset) {
+        return readRecords(file, offset, 0);
+    }
+
+    /** As above, the records' process being {@code source} ({@link #holder}). */
+    long readRecords(java.nio.file.Path file, long offset, int source) {
         try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(file.toFile(), "r")) {
             if (f.length() <= offset) {
                 return offset;
@@ -94,7 +140,9 @@ public class Recorder {
             for (String line : new String(buf, 0, end, java.nio.charset.StandardCharsets.US_ASCII).split("\n")) {
                 int sp = line.indexOf(' ');
                 if (sp > 0 && Character.isDigit(line.charAt(0))) {
-                    record(Integer.parseInt(line.substring(0, sp)), Long.parseLong(line.substring(sp + 1)));
+                    record(Integer.parseInt(line.substring(0, sp)), Long.parseLong(line.substring(sp + 1)), source);
+                } else if (sp > 1 && line.charAt(0) == '-') {
+                    ended(-1 - Integer.parseInt(line.substring(0, sp)), Long.parseLong(line.substring(sp + 1)));
                 }
             }
             return offset + end;

@@ -84,7 +84,11 @@ final class RedisCostScenario {
     }
 
     private NewJob job(int i, long runAt) {
-        return new NewJob(TOPIC, Integer.toString(i), false, runAt + i, 0, BenchApp.PAYLOAD);
+        return job(TOPIC, i, runAt);
+    }
+
+    private static NewJob job(String topic, int i, long runAt) {
+        return new NewJob(topic, Integer.toString(i), false, runAt + i, 0, BenchApp.PAYLOAD);
     }
 
     private void enqueueSingly(long runAt) throws Exception {
@@ -109,20 +113,29 @@ final class RedisCostScenario {
     }
 
     private void enqueueBatches(long runAt) {
+        enqueueBatches(store, TOPIC, n, runAt);
+    }
+
+    /** N jobs of {@code topic}, job i due at runAt + i, in calls of 1,000. */
+    static void enqueueBatches(JobQueue store, String topic, int n, long runAt) {
         for (int from = 0; from < n; from += 1000) {
             Map<Partition, List<NewJob>> byPartition = new LinkedHashMap<>();
             for (int i = from; i < Math.min(n, from + 1000); i++) {
-                NewJob job = job(i, runAt);
-                byPartition.computeIfAbsent(store.partitionOf(TOPIC, job.id()), k -> new ArrayList<>()).add(job);
+                NewJob job = job(topic, i, runAt);
+                byPartition.computeIfAbsent(store.partitionOf(topic, job.id()), k -> new ArrayList<>()).add(job);
             }
             byPartition.forEach((p, jobs) -> store.enqueue(p, jobs, ""));
         }
     }
 
-    /** Takes every job of the topic, 100 per call, acking each take's jobs with the next take. */
     private int takeAll() {
+        return takeAll(store, TOPIC);
+    }
+
+    /** Takes every job of the topic, 100 per call, acking each take's jobs with the next take (as the taker does). */
+    static int takeAll(JobQueue store, String topic) {
         int taken = 0;
-        for (Partition p : store.partitionsOf(TOPIC)) {
+        for (Partition p : store.partitionsOf(topic)) {
             Set<Integer> older = new HashSet<>();
             List<Lease> acks = List.of();
             for (int call = 0;; call++) {
@@ -137,7 +150,7 @@ final class RedisCostScenario {
         return taken;
     }
 
-    private static void flush() throws InterruptedException {
+    static void flush() throws InterruptedException {
         for (int port : RedisInfo.ports()) {
             try (Resp r = new Resp(port)) {
                 r.call("FLUSHALL");

@@ -14,11 +14,13 @@ import org.eclipse.microprofile.config.ConfigProvider;
 final class Replica {
     private final Process process;
     private final Path records;
+    private final int index;
     private long offset;
 
-    private Replica(Process process, Path records) {
+    private Replica(Process process, Path records, int index) {
         this.process = process;
         this.records = records;
+        this.index = index;
     }
 
     static Replica start(int index) throws IOException {
@@ -48,12 +50,12 @@ final class Replica {
                 // process ended
             }
         });
-        return new Replica(p, records);
+        return new Replica(p, records, index);
     }
 
-    /** Moves the records the replica wrote since the last call into the main recorder. */
+    /** Moves the records the replica wrote since the last call into the main recorder (as its index + 1's). */
     void drainInto(Recorder recorder) {
-        offset = recorder.readRecords(records, offset);
+        offset = recorder.readRecords(records, offset, index + 1);
     }
 
     double cpu() {

@@ -44,6 +44,13 @@ final class Report {
                     v(r, "dup"), v(r, "redis_cmds_per_job"), v(r, "redis_cpu_ms_per_1k"), v(r, "redis_mem_b_per_job"),
                     v(r, "delayq_cpu_ms_per_1k"), v(r, "idle_cmds_per_s"));
         }
+        // Scenarios whose figure fits no column above (cancel, markcost) say it in a line of their own.
+        for (Map<String, Object> r : results) {
+            if (r.get("summary") != null) {
+                System.out.printf("%-22s %s; target %s: %s%n", r.get("scenario"), r.get("summary"), r.get("target"),
+                        Boolean.TRUE.equals(r.get("target_met")) ? "met" : "NOT met");
+            }
+        }
     }
 
     private static Object v(Map<String, Object> r, String key) {

@@ -75,11 +75,21 @@ public class Scripts {
             org.eclipse.microprofile.config.ConfigProvider.getConfig()
                     .getOptionalValue("quarkus.redis.max-pool-size", Integer.class).orElse(16) / 4));
 
+    @jakarta.inject.Inject
     public Scripts(RedisGateway redis, MeterRegistry registry) {
+        this(redis, registry, Scripts::read);
+    }
+
+    /**
+     * Scripts assembled from other sources: {@code sources} gives the text of {@code lib} and of
+     * each script by name (the benchmark's markcost compares today's scripts with an earlier
+     * release's, read from git, on the same Redis).
+     */
+    public Scripts(RedisGateway redis, MeterRegistry registry, java.util.function.UnaryOperator<String> sources) {
         this.redis = redis;
-        String lib = read("lib");
+        String lib = sources.apply("lib");
         for (String name : NAMES) {
-            String source = assemble(lib, read(name));
+            String source = assemble(lib, sources.apply(name));
             loaded.put(name, new String[] { sha1(source), source });
             if (ALLOW_OOM.contains(name)) {
                 flagged.put(name, new String[] { sha1(ALLOW_OOM_LINE + source), ALLOW_OOM_LINE + source });
@@ -286,7 +296,8 @@ public class Scripts {
         return Pattern.compile("(?<![\\w.])" + Pattern.quote(name) + "(?!\\w)").matcher(code).find();
     }
 
-    private static String read(String name) {
+    /** The text of {@code lua/<name>.lua} among the runtime's resources. */
+    public static String read(String name) {
         String path = "lua/" + name + ".lua";
         try (InputStream in = Scripts.class.getClassLoader().getResourceAsStream(path)) {
             if (in == null) {
