@@ -88,7 +88,7 @@ public class BenchApp implements QuarkusApplication {
             }
             boolean smoke = scenarios.remove("smoke");
             if (smoke) {
-                scenarios.addAll(List.of("spread", "burst", "idle", "backlog", "http", "wrk", "topics", "cancel"));
+                scenarios.addAll(List.of("spread", "burst", "idle", "backlog", "http", "wrk", "topics"));
             }
             if (scenarios.isEmpty() || scenarios.remove("all")) {
                 scenarios.addAll(List.of("steady500", "spread", "spread200k", "burst", "idle", "backlog", "replicas", "http", "h2c", "wrk"));
@@ -148,7 +148,7 @@ public class BenchApp implements QuarkusApplication {
                 case "server-cold" -> new ServerColdScenario(this).run();
                 case "bodies" -> new BodiesScenario(this).run();
                 case "rediscost" -> emit(new RedisCostScenario(queue, o.n()).run());
-                case "cancel" -> new CancelScenario(this, o.smoke() ? 30 : 200).run();
+                case "cancel" -> new CancelScenario(this, 200).run();
                 case "markcost" -> emit(new MarkCostScenario(queue, MarkCostScenario.storeOf(MarkCostScenario.BASE, gateway, keys,
                         config), o.n(), o.rounds()).run());
                 case "listing" -> emit(new ListingScenario(this, queue, listing, o.n()).run());

@@ -38,6 +38,18 @@ public class Recorder {
 
     /** Called first thing by an observer. */
     public void record(String id) {
+        note(id, false);
+    }
+
+    /**
+     * Called by an observer whose attempt was interrupted (its cancel reached it). In a replica
+     * process it goes to the records file as {@code -<index+1> <epoch ms>}.
+     */
+    public void ended(String id) {
+        note(id, true);
+    }
+
+    private void note(String id, boolean end) {
         long now = System.currentTimeMillis();
         int i;
         try {
@@ -46,29 +58,12 @@ public class Recorder {
             return; // not a measured job (warm-up, backlog filler)
         }
         if (replica) {
-            outbox.add(new long[] { i, now });
-            return;
+            outbox.add(new long[] { end ? -1 - i : i, now });
+        } else if (end) {
+            ended(i, now);
+        } else {
+            record(i, now, 0);
         }
-        record(i, now, 0);
-    }
-
-    /**
-     * Called by an observer whose attempt was interrupted (its cancel reached it). In a replica
-     * process it goes to the records file as {@code -<index+1> <epoch ms>}.
-     */
-    public void ended(String id) {
-        long now = System.currentTimeMillis();
-        int i;
-        try {
-            i = Integer.parseInt(id);
-        } catch (NumberFormatException e) {
-            return;
-        }
-        if (replica) {
-            outbox.add(new long[] { -1 - i, now });
-            return;
-        }
-        ended(i, now);
     }
 
     private void ended(int i, long at) {
