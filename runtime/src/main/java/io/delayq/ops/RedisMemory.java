@@ -87,8 +87,7 @@ public class RedisMemory {
 
     /** Claims this minute's reading and makes it; false when another replica has it (the test seam). */
     public boolean read() {
-        Response claimed = redis.send(Request.cmd(Command.SET).arg(keys.memoryRead()).arg("1").arg("NX").arg("PX").arg(60_000));
-        if (claimed == null) {
+        if (!claim(keys.memoryRead())) {
             return false;
         }
         learn(redis.send(Request.cmd(Command.INFO).arg("memory")).toString(), "");
@@ -110,7 +109,7 @@ public class RedisMemory {
             }
             try {
                 String claim = keys.memoryRead(slot -> master.equals(map[slot]));
-                if (redis.send(Request.cmd(Command.SET).arg(claim).arg("1").arg("NX").arg("PX").arg(60_000)) == null) {
+                if (!claim(claim)) {
                     continue;
                 }
                 String info = nodes.sendTo(master, Request.cmd(Command.INFO).arg("memory"), timeoutMs).toCompletionStage()
@@ -125,6 +124,19 @@ public class RedisMemory {
             }
         }
         return read;
+    }
+
+    /**
+     * This minute's claim of a reading: true when won, and when Redis refuses the claim because it is
+     * full (noeviction refuses every write, the {@code SET NX} too): a full Redis is what the gauge is
+     * for, so then every replica reads (one INFO a minute each, only while full).
+     */
+    private boolean claim(String key) {
+        try {
+            return redis.send(Request.cmd(Command.SET).arg(key).arg("1").arg("NX").arg("PX").arg(60_000)) != null;
+        } catch (io.delayq.store.RedisFullException e) {
+            return true;
+        }
     }
 
     /** An endpoint as a gauge's tag: host:port, never its credentials. */

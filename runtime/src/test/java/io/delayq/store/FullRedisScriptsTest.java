@@ -92,6 +92,12 @@ class FullRedisScriptsTest {
             assertEquals(0L, redis.num("ZCARD", STORE.keys.inflight(p)));
             assertEquals(1L, redis.num("HLEN", STORE.keys.jobs(p)), "the dead one's record alone");
             assertThrows(StoreUnavailableException.class, () -> store.enqueue(p, List.of(late), ""), "still refused");
+            // The memory gauge is read while full: the minute's claim (a SET NX) is refused, the reading is not.
+            var registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+            assertTrue(new io.delayq.ops.RedisMemory(STORE.gateway, STORE.keys, registry, null).read(),
+                    "read although the claim could not be written");
+            double ratio = registry.get("delayq.redis.memory.used.ratio").gauge().value();
+            assertTrue(ratio >= 1.0, "used / maxmemory while full: " + ratio);
 
             redis.call("CONFIG", "SET", "maxmemory", "0");
             redis.call("DEL", "filler");
