@@ -15,7 +15,8 @@ import io.quarkus.runtime.annotations.QuarkusMain;
  * {@code --replica <redis-uri> <records-file>} it is an extra replica process instead, with
  * {@code --receiver <records-file> <port>} the HTTP scenarios' target ({@link HttpReceiver}); with
  * {@code chaos} the nemesis soak ({@link ChaosScenario}), with {@code --chaos-receiver ...} its
- * target ({@link ChaosReceiver}). With
+ * target ({@link ChaosReceiver}); with {@code outbox} the transactional outbox's relay
+ * ({@link OutboxScenario}), with {@code --outbox-load ...} its service process ({@link OutboxLoad}). With
  * {@code --cluster M} Redis is a local Redis Cluster of M masters (no replicas: the figures are
  * the masters' own work), delayq uses it with {@code delayq.partitions} = M unless
  * {@code --partitions P} says otherwise, and the scenarios report each master's CPU.
@@ -42,6 +43,21 @@ public class BenchMain {
         if (!rest.isEmpty() && rest.get(0).equals("chaos")) {
             // Its own Redis, replicas and target: nothing of the in-process set-up below.
             System.exit(ChaosScenario.run(rest.subList(1, rest.size())));
+        }
+        if (!rest.isEmpty() && rest.get(0).equals("outbox")) {
+            // Its own PostgreSQL, Redis and service processes, as chaos.
+            System.exit(OutboxScenario.run(rest.subList(1, rest.size())));
+        }
+        if (!rest.isEmpty() && rest.get(0).equals("--outbox-load")) {
+            String mode = rest.get(1);
+            System.setProperty("quarkus.redis.hosts", rest.get(2));
+            System.setProperty("quarkus.datasource.jdbc.url", rest.get(3));
+            System.setProperty("quarkus.datasource.username", "app");
+            System.setProperty("quarkus.datasource.jdbc.max-size", "40");
+            System.setProperty("delayq.transactions", mode.startsWith("outbox") ? "outbox" : "after-commit");
+            System.setProperty("delayq.outbox.listen", Boolean.toString(!mode.equals("outbox-poll")));
+            Quarkus.run(OutboxLoad.class, args);
+            return;
         }
         if (!rest.isEmpty() && rest.get(0).equals("--replica")) {
             System.setProperty("quarkus.redis.hosts", rest.get(1));

@@ -39,6 +39,10 @@ public class BenchObservers {
         recorder.record(job.id());
     }
 
+    void outbox(@Observes @JobTopic(OutboxLoad.TOPIC) Job job) {
+        OutboxLoad.arrived(job.id());
+    }
+
     void backlogBig(@Observes @JobTopic("bench-big") Job job) {
         recorder.record(job.id());
     }
