@@ -32,11 +32,13 @@ import io.vertx.redis.client.Response;
 public class JobQueue extends StorePart {
     private static final Logger LOG = Logger.getLogger(JobQueue.class);
     private final TopicListing listing;
+    private final IdClaims claims;
 
     @Inject
     public JobQueue(StoreLayer layer) {
         super(layer);
         this.listing = layer.listing();
+        this.claims = new IdClaims(layer);
     }
 
     // ---------------------------------------------------------------- enqueue
@@ -141,9 +143,44 @@ public class JobQueue extends StorePart {
         // the script of fewer commands. A replace or extend reads the job first, as a batch does.
         String script = jobs.size() == 1 && tokens == null && schedule.isEmpty() && !dedupWindows.containsKey(p.topic())
                 && jobs.get(0).ifExists() == io.delayq.core.IfExists.KEEP ? "enqueue1" : "enqueue";
+        if (partitions == 1) {
+            return send(script, p, days, args, jobs);
+        }
+        // An id is one job over the topic's partitions (see IdClaims): the jobs that go here
+        // though their id's home is another partition are claimed there first; the claims are
+        // marked done once this call ran, or was refused (a call whose outcome is unknown leaves
+        // them pending: they lapse).
+        return claims.claim(p, jobs).compose(written -> sendHome(script, p, days, args, jobs, 0)
+                .transform(ran -> (ran.succeeded() || ran.cause() instanceof io.delayq.core.IdTakenException
+                        ? claims.done(written)
+                        : Future.<Void> succeededFuture())
+                        .transform(v -> ran.succeeded() ? Future.succeededFuture(ran.result()) : Future.<Response> failedFuture(ran.cause()))));
+    }
+
+    /**
+     * The script, until it answers other than "claimed": a claimed id (its job went to another
+     * partition with its group) whose claim stands refuses the call ({@link io.delayq.core.IdTakenException});
+     * a stale one is dropped and the call sent again (a few rounds: each is a claim that lapsed).
+     */
+    private Future<Response> sendHome(String script, Partition p, Set<Integer> days, List<String> args, List<NewJob> jobs,
+            int round) {
+        return send(script, p, days, args, jobs).compose(reply -> {
+            if (!IdClaims.claimed(reply)) {
+                return Future.succeededFuture(reply);
+            }
+            if (round + 1 >= IdClaims.ROUNDS) {
+                NewJob first = jobs.get(reply.get(2).toInteger() - 1);
+                return Future.failedFuture(new io.delayq.core.IdTakenException(first.id(),
+                        IdClaims.Claim.parse(reply.get(3).toString()).group()));
+            }
+            return claims.dropStale(p, jobs, reply).compose(v -> sendHome(script, p, days, args, jobs, round + 1));
+        });
+    }
+
+    private Future<Response> send(String script, Partition p, Set<Integer> days, List<String> args, List<NewJob> jobs) {
         return listing.listed(p.topic(), () -> {
             beforeEnqueue.accept(p);
-            return runAsync(script, p, days, args, durableReplicas, null);
+            return runAsync(script, p, days, args, durableReplicas, null, partitions > 1);
         }).compose(reply -> listing.relistIfForgotten(p.topic(), reply))
                 .recover(e -> Future.failedFuture(e instanceof NotReplicatedException n ? notReplicated(n, jobs) : e));
     }
