@@ -187,12 +187,22 @@ final class IdClaims extends StorePart {
      * ones are dropped (compare-and-delete), and the caller sends its call again.
      */
     Future<Void> dropStale(Partition p, List<NewJob> jobs, Response reply) {
-        long now = reply.get(1).toLong();
+        List<NewJob> claimed = new ArrayList<>();
+        List<String> values = new ArrayList<>();
+        for (int i = 2; i + 1 < reply.size(); i += 2) {
+            claimed.add(jobs.get(reply.get(i).toInteger() - 1));
+            values.add(reply.get(i + 1).toString());
+        }
+        return dropStale(p, claimed, values, reply.get(1).toLong());
+    }
+
+    /** As above, for {@code values.get(i)}, the claim found for {@code claimed.get(i)}'s id in {@code p}. */
+    private Future<Void> dropStale(Partition p, List<NewJob> claimed, List<String> values, long now) {
         List<Future<Void>> each = new ArrayList<>();
         List<String> triples = new ArrayList<>();
-        for (int i = 2; i + 1 < reply.size(); i += 2) {
-            NewJob job = jobs.get(reply.get(i).toInteger() - 1);
-            Claim c = Claim.parse(reply.get(i + 1).toString());
+        for (int i = 0; i < claimed.size(); i++) {
+            NewJob job = claimed.get(i);
+            Claim c = Claim.parse(values.get(i));
             each.add(stands(c, p.topic(), job.id(), now).compose(stands -> {
                 if (stands) {
                     return Future.failedFuture(new IdTakenException(job.id(), c.group()));
@@ -206,6 +216,38 @@ final class IdClaims extends StorePart {
             }));
         }
         return Future.all(each).compose(v -> set(p, triples)).mapEmpty();
+    }
+
+    /**
+     * Before a batch over several partitions writes any: the claims on those of {@code jobs} that
+     * go to their id's home {@code p} (one HMGET), refused while they stand and dropped when stale,
+     * so that a refusal comes before any partition of the batch was written. (The enqueue script
+     * still checks: a claim made between this read and the write refuses its own partition only.)
+     */
+    Future<Void> checkHome(Partition p, List<NewJob> jobs) {
+        List<NewJob> home = new ArrayList<>();
+        Request hmget = Request.cmd(Command.HMGET).arg(keys.claims(p));
+        for (NewJob job : jobs) {
+            if (partitionOf(p.topic(), job.id()).index() == p.index()) {
+                home.add(job);
+                hmget.arg(job.id());
+            }
+        }
+        if (home.isEmpty()) {
+            return Future.succeededFuture();
+        }
+        return redis.sendAsync(hmget).compose(r -> {
+            List<NewJob> claimed = new ArrayList<>();
+            List<String> values = new ArrayList<>();
+            for (int i = 0; i < home.size(); i++) {
+                if (r.get(i) != null) {
+                    claimed.add(home.get(i));
+                    values.add(r.get(i).toString());
+                }
+            }
+            return claimed.isEmpty() ? Future.succeededFuture()
+                    : redis.sendAsync(Request.cmd(Command.TIME)).compose(t -> dropStale(p, claimed, values, timeMs(t)));
+        });
     }
 
     /**
