@@ -30,7 +30,7 @@ import io.delayq.dev.Resp;
  * (see {@link IdClaims}). On a store of 4 partitions, as the issue tried it.
  */
 class IdClaimsTest {
-    private static final HandBuiltStore STORE = HandBuiltStore.configured("delayq.partitions", "4");
+    private static final HandBuiltStore STORE = HandBuiltStore.configured("delayq.partitions", "4", "delayq.prefix", "dq4p");
     private static final long HOUR = 3_600_000L;
     JobQueue queue = STORE.queue;
     Inspection inspection = STORE.inspection;
