@@ -67,8 +67,11 @@ final class IdClaims extends StorePart {
     record Written(Partition home, String id, String value) {
     }
 
-    /** What a claim step did: the claims it wrote, and the first refusal (null when none). */
-    record Claimed(List<Written> written, IdTakenException refused) {
+    /**
+     * What a claim step did: the claims it wrote, and the first refusal ({@link IdTakenException})
+     * or failure (Redis), null when none.
+     */
+    record Claimed(List<Written> written, Throwable refused) {
         static Claimed of(Written w) {
             return new Claimed(List.of(w), null);
         }
@@ -97,20 +100,22 @@ final class IdClaims extends StorePart {
         }
         List<Future<Claimed>> calls = new ArrayList<>();
         byHome.forEach((home, some) -> calls.add(claimIn(home, p, some, 0)));
-        return Future.join(calls).transform(all -> {
+        return together(calls).compose(c -> c.refused() == null ? Future.succeededFuture(c.written())
+                : done(c.written()).transform(ignored -> Future.<List<Written>> failedFuture(c.refused())));
+    }
+
+    /** What several claim steps did together: every claim they wrote, and the first refusal or failure. */
+    private static Future<Claimed> together(List<Future<Claimed>> steps) {
+        return Future.join(steps).transform(all -> {
             List<Written> written = new ArrayList<>();
-            IdTakenException refused = null;
-            for (Future<Claimed> call : calls) {
-                if (call.succeeded()) {
-                    written.addAll(call.result().written());
-                    refused = refused != null ? refused : call.result().refused();
+            Throwable refused = null;
+            for (Future<Claimed> step : steps) {
+                if (step.succeeded()) {
+                    written.addAll(step.result().written());
+                    refused = refused != null ? refused : step.result().refused();
                 }
             }
-            if (all.failed() || refused != null) {
-                Throwable cause = all.failed() ? all.cause() : refused;
-                return done(written).transform(ignored -> Future.failedFuture(cause));
-            }
-            return Future.succeededFuture(written);
+            return Future.succeededFuture(new Claimed(written, refused != null ? refused : all.cause()));
         });
     }
 
@@ -134,19 +139,7 @@ final class IdClaims extends StorePart {
                     default -> takeOver(home, p, job, Claim.parse(value), now, round);
                 });
             }
-            return Future.join(each).transform(all -> {
-                List<Written> written = new ArrayList<>();
-                IdTakenException refused = null;
-                for (Future<Claimed> f : each) {
-                    if (f.succeeded()) {
-                        written.addAll(f.result().written());
-                        refused = refused != null ? refused : f.result().refused();
-                    }
-                }
-                // A Redis failure after claims were written: they are reported, marked done by the caller.
-                return all.failed() && written.isEmpty() ? Future.failedFuture(all.cause())
-                        : Future.succeededFuture(new Claimed(written, refused));
-            });
+            return together(each);
         });
     }
 
@@ -226,17 +219,19 @@ final class IdClaims extends StorePart {
      */
     Future<Void> checkHome(Partition p, List<NewJob> jobs) {
         List<NewJob> home = new ArrayList<>();
-        Request hmget = Request.cmd(Command.HMGET).arg(keys.claims(p));
         for (NewJob job : jobs) {
             if (partitionOf(p.topic(), job.id()).index() == p.index()) {
                 home.add(job);
-                hmget.arg(job.id());
             }
         }
         if (home.isEmpty()) {
             return Future.succeededFuture();
         }
-        return redis.sendAsync(hmget).compose(r -> {
+        return ensureLayoutAsync().compose(v -> {
+            Request hmget = Request.cmd(Command.HMGET).arg(keys.claims(p));
+            home.forEach(job -> hmget.arg(job.id()));
+            return redis.sendAsync(hmget);
+        }).compose(r -> {
             List<NewJob> claimed = new ArrayList<>();
             List<String> values = new ArrayList<>();
             for (int i = 0; i < home.size(); i++) {

@@ -46,20 +46,18 @@ class IdClaimsTest {
 
     /** Jobs of the topic over all its partitions (records in jobs, whatever their state). */
     private long jobs(String topic) {
-        long n = 0;
-        try (Resp redis = HandBuiltStore.resp()) {
-            for (Partition p : queue.partitionsOf(topic)) {
-                n += redis.num("HLEN", keys.jobs(p));
-            }
-        }
-        return n;
+        return fields(topic, keys::jobs);
     }
 
     private long claims(String topic) {
+        return fields(topic, keys::claims);
+    }
+
+    private long fields(String topic, java.util.function.Function<Partition, String> hash) {
         long n = 0;
         try (Resp redis = HandBuiltStore.resp()) {
             for (Partition p : queue.partitionsOf(topic)) {
-                n += redis.num("HLEN", keys.claims(p));
+                n += redis.num("HLEN", hash.apply(p));
             }
         }
         return n;
