@@ -29,6 +29,9 @@
 --          and last
 --          'relist' when the topic was forgotten since the partition emptied (see forget.lua):
 --          Java lists the topic again before it answers.
+-- With the claims key after the day shards (several partitions, see lib.lua's K_CLAIMS):
+--          {'claimed', now, then 2 values per claimed id: its index in the call (1-based), its claim},
+--          nothing written.
 -- Errors: DQNEEDDAY (see lib.lua) when a runAt falls on a day whose shard was not passed (for a
 --         replaced job, also the day of the runAt it leaves).
 local channel = ARGV[A]
@@ -57,6 +60,22 @@ local existing = {}
 for i = 1, n, CHUNK do
   local part = rcall('HMGET', K_JOBS, unpack(ids, i, math.min(i + CHUNK - 1, n)))
   for j = 1, #part do existing[i + j - 1] = part[j] end
+end
+-- Ids whose job a group put in another partition (claimed here, their home: see claim.lua) are
+-- not written, nor is any other job of the call: the reply names them, Java checks those jobs
+-- and calls again, or refuses the enqueue.
+if K_CLAIMS then
+  local claimed = { 'claimed', now }
+  for i = 1, n, CHUNK do
+    local part = rcall('HMGET', K_CLAIMS, unpack(ids, i, math.min(i + CHUNK - 1, n)))
+    for j = 1, #part do
+      if part[j] then
+        claimed[#claimed + 1] = i + j - 1
+        claimed[#claimed + 1] = part[j]
+      end
+    end
+  end
+  if #claimed > 2 then return claimed end
 end
 -- With a dedup window, one ZMSCORE per chunk finds the ids that succeeded lately: within the
 -- window they count as existing (succeeded) unless replaced; past it they are free, and their

@@ -5,6 +5,8 @@
 -- ARGV[A+2] (dedup window) must be 0, ARGV[A+3] (schedule) '' and the job's ifExists 'k' (Java
 -- sends those calls, batches, and the outbox's relays, whose row token it does not read, to
 -- enqueue.lua); the reply's now is 0 when the job came with a runAt.
+-- With the claims key (several partitions), a claimed id answers {'claimed', now, 1, claim} as
+-- enqueue.lua does.
 -- The reply ends with 'relist' when the topic was forgotten since the partition emptied (see
 -- forget.lua): Java lists the topic again before it answers.
 -- Errors: DQNEEDDAY (see lib.lua) when the runAt falls on a day whose shard was not passed.
@@ -19,6 +21,12 @@ local day = day_of(run_at)
 local shard = shard_of_day[day]
 if not shard then return require_days({ day }) end
 
+-- An id whose job a group put in another partition (claimed here, its home: see claim.lua) is
+-- not written; Java checks that job and calls again, or refuses the enqueue.
+if K_CLAIMS then
+  local claim = rcall('HGET', K_CLAIMS, id)
+  if claim then return { 'claimed', now_ms(), 1, claim } end
+end
 local r = { run_at = run_at, trace = ARGV[A + 1], attempts = 0, max = tonumber(ARGV[J + 3]), err = '', payload = ARGV[J + 4],
   retry = ARGV[J + 6], group = ARGV[J + 7] }
 if rcall('HSETNX', K_JOBS, id, encode(r)) == 0 then

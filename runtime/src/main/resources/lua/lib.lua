@@ -85,6 +85,12 @@ local floor = math.floor
 -- a closure per local function on every call, and the code a script carries is Redis memory and
 -- GC work, so a script pays only for the functions it calls.
 
+-- With several partitions, the scripts that meet an enqueue of an id in its home partition get
+-- that partition's claims HASH after the day shards (absent = nil: one partition, nothing to
+-- claim): job id -> "<partition>:<ms>:<group>", an id whose job a group put in another partition
+-- (see claim.lua); ms is Redis time while that enqueue is pending, 0 once it is done.
+local K_CLAIMS = KEYS[25 + shard_count]
+
 local function now_ms()
   local t = rcall('TIME')
   return tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)

@@ -130,7 +130,9 @@ public class JobsResource {
             + " true)", content = @Content(mediaType = MediaType.APPLICATION_JSON,
                     schema = @Schema(implementation = Enqueued.class)))
     @APIResponse(responseCode = "409", description = "ifExists replace or extend, and the job is in flight: it is not"
-            + " changed (the problem body's state is inflight); or the job is being cancelled (any ifExists)", content = @Content(mediaType = Problem.MEDIA_TYPE,
+            + " changed (the problem body's state is inflight); or the job is being cancelled (any ifExists); or the id is"
+            + " a job of the topic with another group (or none), in another partition: an id is one job per topic (the"
+            + " problem's field is group, its id the job's; nothing written)", content = @Content(mediaType = Problem.MEDIA_TYPE,
                     schema = @Schema(implementation = Problem.class)))
     @APIResponse(responseCode = "503", description = UNAVAILABLE_ONE, content = @Content(mediaType = Problem.MEDIA_TYPE,
             schema = @Schema(implementation = Problem.class)))
@@ -167,13 +169,18 @@ public class JobsResource {
     @POST
     @Path("/batch")
     @Operation(summary = "Enqueue up to 1000 jobs", description = "Body: a JSON array of jobs (or {\"jobs\": [...]}). "
-            + "Validation is all-or-nothing: one invalid item → 400 naming it, nothing written. "
+            + "Validation is all-or-nothing: one invalid item → 400 naming it, nothing written; an item whose id is a job "
+            + "of the topic with another group (or none) → 409 naming its group, nothing written. "
             + "Reply: one result per item, in order, status 201 (created), 200 (existed, or replaced: replaced true) or "
             + "409 (ifExists replace or extend of a job in flight: not changed, state inflight; or a job being cancelled).")
     // Declared: a documented 503 alone would leave the operation without its 2xx (a Uni's implicit one is dropped).
     @APIResponse(responseCode = "200", description = "one result per item, in request order", content = @Content(
             mediaType = MediaType.APPLICATION_JSON, schema = @Schema(type = org.eclipse.microprofile.openapi.annotations.enums.SchemaType.ARRAY,
                     implementation = BatchItem.class)))
+    @APIResponse(responseCode = "409", description = "an item's id is a job of the topic with another group (or none), in"
+            + " another partition: an id is one job per topic. The problem's field names the item (jobs[3].group), its id"
+            + " the job's; nothing of the batch is written", content = @Content(mediaType = Problem.MEDIA_TYPE,
+                    schema = @Schema(implementation = Problem.class)))
     @APIResponse(responseCode = "503", description = UNAVAILABLE_BATCH, content = @Content(mediaType = Problem.MEDIA_TYPE,
             schema = @Schema(implementation = Problem.class)))
     public Uni<List<BatchItem>> batch(String body, @HeaderParam("traceparent") String traceparent) {

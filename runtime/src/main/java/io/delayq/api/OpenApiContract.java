@@ -56,7 +56,7 @@ public class OpenApiContract implements OASFilter {
      */
     static final List<Op> OPERATIONS = List.of(
             new Op("POST", "/jobs", "enqueueJob", 400, 409, 413, 415),
-            new Op("POST", "/jobs/batch", "enqueueBatch", 400, 413, 415),
+            new Op("POST", "/jobs/batch", "enqueueBatch", 400, 409, 413, 415),
             new Op("GET", "/jobs/{topic}/{id}", "getJob", 400, 404),
             new Op("DELETE", "/jobs/{topic}/{id}", "cancelJob", 400, 404, 409),
             new Op("PATCH", "/jobs/{topic}/{id}", "rescheduleJob", 400, 404, 409, 415),
@@ -335,7 +335,8 @@ public class OpenApiContract implements OASFilter {
                 .addProperty("group", type(Schema.SchemaType.STRING, "The job's group (same pattern as an id): with the"
                         + " topic's delayq.topics.<t>.group-max-in-flight=M at most M jobs of one group run at once over all"
                         + " replicas, in runAt order; a group at its limit holds back its own jobs only (GET shows them with"
-                        + " held: true). The group picks the job's partition: give a job the same group each time"));
+                        + " held: true). The group picks the job's partition: give a job the same group each time (an id is one job per"
+                        + " topic: an id that is a job with another group, or none, is refused with 409 naming group)"));
         Schema jobs = OASFactory.createSchema().addType(Schema.SchemaType.ARRAY).maxItems(1000)
                 .items(OASFactory.createSchema().ref("NewJob"));
         return Map.of(

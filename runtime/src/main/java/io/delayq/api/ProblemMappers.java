@@ -45,6 +45,9 @@ public class ProblemMappers {
     }
 
     private static Response invalidProblem(InvalidJobException e, UriInfo uri) {
+        if (e instanceof io.delayq.core.IdTakenException taken) {
+            return Problem.response(e.status(), e.getMessage(), e.field(), path(uri), taken.id(), null).build();
+        }
         return Problem.response(e.status(), e.getMessage(), e.field(), path(uri)).build();
     }
 

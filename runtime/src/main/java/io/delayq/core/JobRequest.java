@@ -67,7 +67,9 @@ public final class JobRequest {
      * {@code delayq.topics.<t>.group-max-in-flight=M}, at most M jobs of one group run at once
      * over all replicas, in runAt order, and a busy group never holds back the others' jobs.
      * A group's jobs live in the group's partition: give a job the same group each time it is
-     * scheduled (an id is looked for in the partition its group picks). Null means none.
+     * scheduled. An id is one job per topic: scheduling it again with another group (or none)
+     * while it exists is refused ({@link IdTakenException}; REST: 409 naming {@code group}).
+     * Null means none.
      */
     public JobRequest group(String group) {
         this.group = group;

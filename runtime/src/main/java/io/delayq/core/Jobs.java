@@ -18,7 +18,9 @@ import io.vertx.core.Future;
  * {@link JobRequest#ifExists(IfExists)} replace or extend changes a scheduled job instead.
  * Inject it; the extension provides the one implementation (io.delayq.service.JobsService).
  *
- * @throws InvalidJobException on a rule broken (names the field)
+ * @throws InvalidJobException on a rule broken (names the field); {@link IdTakenException} (a
+ *         subclass) when an id is already a job of its topic with another group, or none (with
+ *         several partitions: see {@link JobRequest#group})
  * @throws io.delayq.store.StoreUnavailableException when Redis cannot be reached (nothing written)
  * @see ReactiveJobs the same, returning {@code Uni}s, for code on an event loop
  */

@@ -78,7 +78,8 @@ public class DeadRetention {
     }
 
     /**
-     * Logs what was gathered since the last line; sweeps the next local topic. Every ten minutes,
+     * Logs what was gathered since the last line; sweeps the next local topic (its dead set, and
+     * its stale id claims). Every ten minutes,
      * not every minute: a sweep is a few commands per partition, and an idle replica must stay
      * within its budget (ClusterIT counts it); the age bounds are days, and a burial trims by age
      * too.
@@ -98,7 +99,10 @@ public class DeadRetention {
     /** One topic's sweep (the test seam); how many dead jobs it removed. */
     public long sweep(String topic) {
         try {
-            return sweep.trim(topic);
+            long removed = sweep.trim(topic);
+            // The id claims of jobs of groups that ended (a few commands per partition, only with several).
+            sweep.sweepClaims(topic);
+            return removed;
         } catch (RuntimeException e) {
             LOG.debugf("dead retention: topic %s not swept this minute: %s", topic, e.toString());
             return 0;

@@ -15,6 +15,7 @@ import jakarta.inject.Inject;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.delayq.core.CancelOutcome;
+import io.delayq.core.IdTakenException;
 import io.delayq.core.InvalidJobException;
 import io.delayq.core.JobInfo;
 import io.delayq.core.JobRequest;
@@ -157,13 +158,17 @@ public class JobsService implements Jobs {
             byPartition.computeIfAbsent(store.partitionOf(job.topic(), job.id(), job.group()), p -> new ArrayList<>()).add(i);
         }
         JobInfo[] out = new JobInfo[jobs.size()];
-        Future<Void> done = Future.succeededFuture();
+        Map<Partition, List<NewJob>> parts = new LinkedHashMap<>();
+        byPartition.forEach((p, at) -> parts.put(p, at.stream().map(jobs::get).toList()));
+        // An id is one job per topic: over several partitions, every id is claimed (or found taken:
+        // the batch is refused, nothing written) before any partition is written.
+        Future<JobQueue.Claims> claimed = store.claimAllAsync(parts).recover(failure -> Future.failedFuture(inItem(failure, jobs)));
+        Future<Void> done = claimed.mapEmpty();
         for (Map.Entry<Partition, List<Integer>> e : byPartition.entrySet()) {
-            List<NewJob> part = new ArrayList<>(e.getValue().size());
-            e.getValue().forEach(i -> part.add(jobs.get(i)));
-            done = done.compose(v -> store.enqueueAsync(e.getKey(), part, trace).recover(failure -> Future
+            List<NewJob> part = parts.get(e.getKey());
+            done = done.compose(v -> store.enqueueAsync(e.getKey(), part, trace, claimed.result()).recover(failure -> Future
                     .failedFuture(failure instanceof StoreUnavailableException u ? unavailable(u, jobs, out, e.getValue())
-                            : failure))).map(results -> {
+                            : inItem(failure, jobs)))).map(results -> {
                 int created = 0;
                 for (int j = 0; j < results.size(); j++) {
                     out[e.getValue().get(j)] = results.get(j);
@@ -173,7 +178,24 @@ public class JobsService implements Jobs {
                 return null;
             });
         }
-        return done.map(v -> List.of(out));
+        // The claims stand only while their jobs live, once marked done; a call whose outcome is
+        // unknown (Redis away) leaves them pending: they lapse.
+        return done.transform(ran -> (claimed.succeeded() && !(ran.cause() instanceof StoreUnavailableException)
+                ? store.claimsDone(claimed.result())
+                : Future.<Void> succeededFuture()).transform(v -> ran.succeeded() ? Future.succeededFuture(List.of(out))
+                        : Future.<List<JobInfo>> failedFuture(ran.cause())));
+    }
+
+    /** An id refused ({@link IdTakenException}) in a call of several jobs: named as the item it is. */
+    private static Throwable inItem(Throwable failure, List<NewJob> jobs) {
+        if (failure instanceof IdTakenException t && jobs.size() > 1 && "group".equals(t.field())) {
+            for (int i = 0; i < jobs.size(); i++) {
+                if (jobs.get(i).id().equals(t.id())) {
+                    return t.inItem("jobs[" + i + "]");
+                }
+            }
+        }
+        return failure;
     }
 
     /**

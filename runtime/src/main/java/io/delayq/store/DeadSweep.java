@@ -39,9 +39,20 @@ public class DeadSweep extends StorePart {
     /** Newest dead jobs of each partition a filtered list examines at most. */
     public static final int LIST_EXAMINED = 10_000;
 
+    private final IdClaims claims;
+
     @Inject
     public DeadSweep(StoreLayer layer) {
         super(layer);
+        this.claims = new IdClaims(layer);
+    }
+
+    /**
+     * Drops the topic's stale id claims (see {@link Keys#claims}): those whose job of a group left
+     * its partition with no enqueue of its id since. Nothing with one partition. Returns how many.
+     */
+    public long sweepClaims(String topic) {
+        return claims.sweep(topic);
     }
 
     /**

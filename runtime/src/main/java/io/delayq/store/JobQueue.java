@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
@@ -32,11 +33,13 @@ import io.vertx.redis.client.Response;
 public class JobQueue extends StorePart {
     private static final Logger LOG = Logger.getLogger(JobQueue.class);
     private final TopicListing listing;
+    private final IdClaims claims;
 
     @Inject
     public JobQueue(StoreLayer layer) {
         super(layer);
         this.listing = layer.listing();
+        this.claims = new IdClaims(layer);
     }
 
     // ---------------------------------------------------------------- enqueue
@@ -67,6 +70,57 @@ public class JobQueue extends StorePart {
     /** As {@link #enqueue}, holding no thread. */
     public Future<List<JobInfo>> enqueueAsync(Partition p, List<NewJob> jobs, String trace) {
         return enqueueScript(p, jobs, trace, "", 0).map(reply -> counted(p, parseEnqueue(p, jobs, reply)));
+    }
+
+    /**
+     * The id claims of a call over several partitions, made before any is written (see
+     * {@link #claimAllAsync}); pass it to {@link #enqueueAsync(Partition, List, String, Claims)},
+     * then to {@link #claimsDone}.
+     */
+    public static final class Claims {
+        static final Claims NONE = new Claims(List.of());
+        final List<IdClaims.Written> written;
+
+        Claims(List<IdClaims.Written> written) {
+            this.written = written;
+        }
+    }
+
+    /**
+     * For a batch over several partitions (with {@code delayq.partitions} above 1): claims the ids
+     * of the jobs of a group that go to another partition than their id's home, and checks the
+     * claims on the others, before any partition is written, so that an id that is a job elsewhere
+     * refuses the batch ({@link io.delayq.core.IdTakenException}) with nothing written. One
+     * partition (or one partition in the call): nothing to do here, the enqueue does it.
+     */
+    public Future<Claims> claimAllAsync(Map<Partition, List<NewJob>> parts) {
+        if (partitions == 1 || parts.size() < 2) {
+            return Future.succeededFuture(Claims.NONE);
+        }
+        List<Future<List<IdClaims.Written>>> made = new ArrayList<>();
+        parts.forEach((p, jobs) -> made.add(claims.claim(p, jobs)));
+        return Future.join(made).transform(all -> {
+            List<IdClaims.Written> written = new ArrayList<>();
+            made.stream().filter(Future::succeeded).forEach(f -> written.addAll(f.result()));
+            Future<Void> checked = all.failed() ? Future.failedFuture(all.cause())
+                    : Future.all(parts.entrySet().stream().map(e -> claims.checkHome(e.getKey(), e.getValue())).toList())
+                            .mapEmpty();
+            return checked.transform(c -> c.succeeded() ? Future.succeededFuture(new Claims(written))
+                    : claims.done(written).transform(v -> Future.<Claims> failedFuture(c.cause())));
+        });
+    }
+
+    /** As {@link #enqueueAsync(Partition, List, String)}, with its ids claimed before ({@link #claimAllAsync}). */
+    public Future<List<JobInfo>> enqueueAsync(Partition p, List<NewJob> jobs, String trace, Claims claimed) {
+        if (claimed == Claims.NONE) {
+            return enqueueAsync(p, jobs, trace);
+        }
+        return enqueueScript(p, jobs, null, trace, "", 0, false).map(reply -> counted(p, parseEnqueue(p, jobs, reply)));
+    }
+
+    /** Marks the claims of {@link #claimAllAsync} done once their enqueues ran (or were refused). */
+    public Future<Void> claimsDone(Claims claimed) {
+        return claims.done(claimed.written);
     }
 
     /**
@@ -111,6 +165,12 @@ public class JobQueue extends StorePart {
     /** As above; {@code tokens} (null: none) the outbox rows' tokens of {@link #relayAsync}. */
     private Future<Response> enqueueScript(Partition p, List<NewJob> jobs, List<String> tokens, String trace, String schedule,
             long tickMs) {
+        return enqueueScript(p, jobs, tokens, trace, schedule, tickMs, true);
+    }
+
+    /** As above; {@code claim} false when the caller claimed the ids already ({@link #claimAllAsync}). */
+    private Future<Response> enqueueScript(Partition p, List<NewJob> jobs, List<String> tokens, String trace, String schedule,
+            long tickMs, boolean claim) {
         Set<Integer> days = new TreeSet<>();
         long localNow = System.currentTimeMillis();
         List<String> args = new ArrayList<>(6 + jobs.size() * 9);
@@ -141,9 +201,47 @@ public class JobQueue extends StorePart {
         // the script of fewer commands. A replace or extend reads the job first, as a batch does.
         String script = jobs.size() == 1 && tokens == null && schedule.isEmpty() && !dedupWindows.containsKey(p.topic())
                 && jobs.get(0).ifExists() == io.delayq.core.IfExists.KEEP ? "enqueue1" : "enqueue";
+        if (partitions == 1) {
+            return send(script, p, days, args, jobs);
+        }
+        if (!claim) {
+            return sendHome(script, p, days, args, jobs, 0);
+        }
+        // An id is one job over the topic's partitions (see IdClaims): the jobs that go here
+        // though their id's home is another partition are claimed there first; the claims are
+        // marked done once this call ran, or was refused (a call whose outcome is unknown leaves
+        // them pending: they lapse).
+        return claims.claim(p, jobs).compose(written -> sendHome(script, p, days, args, jobs, 0)
+                .transform(ran -> (ran.succeeded() || ran.cause() instanceof io.delayq.core.IdTakenException
+                        ? claims.done(written)
+                        : Future.<Void> succeededFuture())
+                        .transform(v -> ran.succeeded() ? Future.succeededFuture(ran.result()) : Future.<Response> failedFuture(ran.cause()))));
+    }
+
+    /**
+     * The script, until it answers other than "claimed": a claimed id (its job went to another
+     * partition with its group) whose claim stands refuses the call ({@link io.delayq.core.IdTakenException});
+     * a stale one is dropped and the call sent again (a few rounds: each is a claim that lapsed).
+     */
+    private Future<Response> sendHome(String script, Partition p, Set<Integer> days, List<String> args, List<NewJob> jobs,
+            int round) {
+        return send(script, p, days, args, jobs).compose(reply -> {
+            if (!IdClaims.claimed(reply)) {
+                return Future.succeededFuture(reply);
+            }
+            if (round + 1 >= IdClaims.ROUNDS) {
+                NewJob first = jobs.get(reply.get(2).toInteger() - 1);
+                return Future.failedFuture(new io.delayq.core.IdTakenException(first.id(),
+                        IdClaims.Claim.parse(reply.get(3).toString()).group()));
+            }
+            return claims.dropStale(p, jobs, reply).compose(v -> sendHome(script, p, days, args, jobs, round + 1));
+        });
+    }
+
+    private Future<Response> send(String script, Partition p, Set<Integer> days, List<String> args, List<NewJob> jobs) {
         return listing.listed(p.topic(), () -> {
             beforeEnqueue.accept(p);
-            return runAsync(script, p, days, args, durableReplicas, null);
+            return runAsync(script, p, days, args, durableReplicas, null, partitions > 1);
         }).compose(reply -> listing.relistIfForgotten(p.topic(), reply))
                 .recover(e -> Future.failedFuture(e instanceof NotReplicatedException n ? notReplicated(n, jobs) : e));
     }

@@ -219,6 +219,19 @@ public class Keys {
     }
 
     /**
+     * HASH job id → {@code <partition>:<ms>:<group>}: the ids whose home partition this is (see
+     * {@link StorePart#partitionOf(String, String)}) that live, as jobs of a group, in another
+     * partition of the topic. The id's home is where every enqueue of the id meets, whatever its
+     * group: claim.lua writes the claim before a group's partition takes the job, the enqueue
+     * scripts of the home read it (see {@link IdClaims}). ms is Redis time while the claim's own
+     * enqueue is pending, 0 once it is done. Used only with several partitions; stale claims are
+     * removed by the next enqueue of the id and by the dead sweep.
+     */
+    public String claims(Partition p) {
+        return base(p) + "claims";
+    }
+
+    /**
      * HASH recurring schedule name → the last tick (epoch ms) it fired, or skipped, into this
      * partition: a tick at or before it is never enqueued again, so each tick runs once.
      */

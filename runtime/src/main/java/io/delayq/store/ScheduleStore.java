@@ -40,7 +40,15 @@ public class ScheduleStore extends StorePart {
      */
     public TickOutcome tick(Partition p, String schedule, long tickMs, NewJob job) {
         List<NewJob> jobs = job == null ? List.of() : List.of(job);
-        Response reply = redis.await(queue.enqueueScript(p, jobs, "", schedule, tickMs));
+        Response reply;
+        try {
+            reply = redis.await(queue.enqueueScript(p, jobs, "", schedule, tickMs));
+        } catch (io.delayq.core.IdTakenException e) {
+            // The tick's job id is a job of the topic with a group, in another partition (an
+            // enqueue took it): the tick cannot fire. Recorded as skipped, so no replica tries again.
+            LOG.warnf("recurring schedule %s: tick %d not fired: %s", schedule, tickMs, e.getMessage());
+            return tick(p, schedule, tickMs, null);
+        }
         long now = reply.get(0).toLong();
         if (reply.size() == 2 && reply.get(1).toInteger() == -1) {
             return new TickOutcome(now, false, null);

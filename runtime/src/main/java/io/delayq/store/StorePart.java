@@ -197,13 +197,23 @@ public abstract class StorePart {
     /** As {@link #run(String, Partition, Set, List, int, Consumer)}, holding no thread. */
     protected Future<Response> runAsync(String script, Partition p, Set<Integer> days, List<String> args, int replicas,
             Consumer<Response> late) {
-        Set<Integer> shardDays = days instanceof TreeSet<Integer> mutable ? mutable : new TreeSet<>(days);
-        return ensureLayoutAsync().recover(StoreUnavailableException::notSent)
-                .compose(v -> runWithDays(script, p, shardDays, args, replicas, late, 0));
+        return runAsync(script, p, days, args, replicas, late, false);
     }
 
-    protected Future<Response> runWithDays(String script, Partition p, Set<Integer> shardDays, List<String> args,
-            int replicas, Consumer<Response> late, int attempt) {
+    /**
+     * As above; with {@code claims} the partition's {@link Keys#claims} key goes after the day
+     * shards (KEYS[25 + k]: the scripts that read it, only with several partitions, see
+     * {@link IdClaims}).
+     */
+    protected Future<Response> runAsync(String script, Partition p, Set<Integer> days, List<String> args, int replicas,
+            Consumer<Response> late, boolean claims) {
+        Set<Integer> shardDays = days instanceof TreeSet<Integer> mutable ? mutable : new TreeSet<>(days);
+        return ensureLayoutAsync().recover(StoreUnavailableException::notSent)
+                .compose(v -> runWithDays(script, p, shardDays, args, replicas, late, claims, 0));
+    }
+
+    private Future<Response> runWithDays(String script, Partition p, Set<Integer> shardDays, List<String> args,
+            int replicas, Consumer<Response> late, boolean claims, int attempt) {
         List<String> k = new ArrayList<>(24 + shardDays.size());
         k.add(keys.jobs(p));
         k.add(keys.days(p));
@@ -235,6 +245,9 @@ public abstract class StorePart {
             k.add(keys.due(p, day));
             a.add(Integer.toString(day));
         }
+        if (claims) {
+            k.add(keys.claims(p));
+        }
         a.addAll(args);
         Future<Response> call = replicas > 0 ? scripts.runReplicatedAsync(script, k, a, replicas, durableWaitMs)
                 : scripts.runAsync(script, k, a, late);
@@ -247,7 +260,7 @@ public abstract class StorePart {
             for (String d : m.substring(at + "DQNEEDDAY ".length()).trim().split("\\s+")) {
                 shardDays.add(Integer.parseInt(d.trim()));
             }
-            return runWithDays(script, p, shardDays, args, replicas, late, attempt + 1);
+            return runWithDays(script, p, shardDays, args, replicas, late, claims, attempt + 1);
         });
     }
 

@@ -17,6 +17,7 @@ import jakarta.enterprise.event.Observes;
 import org.jboss.logging.Logger;
 
 import io.delayq.core.DelayqConfig;
+import io.delayq.core.IdTakenException;
 import io.delayq.core.IfExists;
 import io.delayq.core.JobInfo;
 import io.delayq.core.NewJob;
@@ -173,8 +174,7 @@ public class OutboxRelay {
             return 0;
         }
         for (Batch b : batches.values()) {
-            List<JobInfo> done = queue.await(queue.relayAsync(b.partition, b.jobs, b.tokens, b.trace));
-            LOG.debugf("delayq outbox: relayed %d job(s) of %s", done.size(), b.partition.topic());
+            relay(b);
         }
         long sent = System.nanoTime();
         try (PreparedStatement delete = c.prepareStatement(OutboxTable.DELETE)) {
@@ -188,6 +188,31 @@ public class OutboxRelay {
         }
         status.relayed(seqs.size());
         return seqs.size();
+    }
+
+    /**
+     * One partition's rows into Redis. A row whose job id is already a job of its topic with another
+     * group (in another partition: an id is one job per topic) is refused, and would be refused on
+     * every pass: it is left out, with a WARN, and deleted with the others (its transaction
+     * committed; the job that has the id is the one that runs).
+     */
+    private void relay(Batch b) {
+        while (!b.jobs.isEmpty()) {
+            try {
+                List<JobInfo> done = queue.await(queue.relayAsync(b.partition, b.jobs, b.tokens, b.trace));
+                LOG.debugf("delayq outbox: relayed %d job(s) of %s", done.size(), b.partition.topic());
+                return;
+            } catch (IdTakenException e) {
+                int i = b.indexOf(e.id());
+                if (i < 0) {
+                    throw e;
+                }
+                LOG.warnf("delayq outbox: the row of job %s of topic %s is not relayed (deleted): %s", e.id(),
+                        b.partition.topic(), e.getMessage());
+                b.jobs.remove(i);
+                b.tokens.remove(i);
+            }
+        }
     }
 
     private void refreshStats(Connection c, boolean force) throws SQLException {
@@ -311,6 +336,15 @@ public class OutboxRelay {
         void add(NewJob job, String token) {
             jobs.add(job);
             tokens.add(token);
+        }
+
+        int indexOf(String id) {
+            for (int i = 0; i < jobs.size(); i++) {
+                if (jobs.get(i).id().equals(id)) {
+                    return i;
+                }
+            }
+            return -1;
         }
     }
 }

@@ -1,0 +1,238 @@
+package io.delayq.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+import org.junit.jupiter.api.Test;
+
+import io.delayq.core.IdTakenException;
+import io.delayq.core.IfExists;
+import io.delayq.core.JobInfo;
+import io.delayq.core.NewJob;
+import io.delayq.dev.Resp;
+
+/**
+ * One live job per id over a topic's partitions (issue 32): a job of a group lives in its group's
+ * partition, so an id enqueued again with another group (or none) used to land in another
+ * partition, unseen by the idempotence of the first. Its id's home partition now holds a claim
+ * (see {@link IdClaims}). On a store of 4 partitions, as the issue tried it.
+ */
+class IdClaimsTest {
+    private static final HandBuiltStore STORE = HandBuiltStore.configured("delayq.partitions", "4", "delayq.prefix", "dq4p");
+    private static final long HOUR = 3_600_000L;
+    JobQueue queue = STORE.queue;
+    Inspection inspection = STORE.inspection;
+    Keys keys = STORE.keys;
+
+    private static NewJob job(String topic, String id, String group, long delayMs) {
+        return new NewJob(topic, id, true, delayMs, 0, "\"" + id + "\"", IfExists.KEEP, null, group);
+    }
+
+    private JobInfo enqueue(NewJob job) {
+        return queue.enqueue(queue.partitionOf(job.topic(), job.id(), job.group()), List.of(job), "").get(0);
+    }
+
+    /** Jobs of the topic over all its partitions (records in jobs, whatever their state). */
+    private long jobs(String topic) {
+        return fields(topic, keys::jobs);
+    }
+
+    private long claims(String topic) {
+        return fields(topic, keys::claims);
+    }
+
+    private long fields(String topic, java.util.function.Function<Partition, String> hash) {
+        long n = 0;
+        try (Resp redis = HandBuiltStore.resp()) {
+            for (Partition p : queue.partitionsOf(topic)) {
+                n += redis.num("HLEN", hash.apply(p));
+            }
+        }
+        return n;
+    }
+
+    @Test
+    void theIssuesRepro_eightIdsWithGroupGaThenGbThenNone_areEightJobs() {
+        String topic = HandBuiltStore.fresh("claims");
+        assertNotEquals(queue.partitionOf(topic, "x", "ga"), queue.partitionOf(topic, "x", "gb"),
+                "the two groups must pick two partitions for the repro to mean anything");
+        Partition ga = queue.partitionOf(topic, "x", "ga");
+        int refused = 0;
+        for (String group : new String[] { "ga", "gb", null }) {
+            for (int i = 0; i < 8; i++) {
+                NewJob job = job(topic, "id-" + i, group, HOUR);
+                if ("ga".equals(group)) {
+                    assertTrue(enqueue(job).created());
+                } else if (group == null && queue.partitionOf(topic, job.id()).equals(ga)) {
+                    assertFalse(enqueue(job).created(), "its home is ga's partition: the existing job");
+                } else {
+                    IdTakenException e = assertThrows(IdTakenException.class, () -> enqueue(job));
+                    assertEquals("group", e.field());
+                    assertEquals(409, e.status());
+                    assertEquals("ga", e.existingGroup());
+                    refused++;
+                }
+            }
+        }
+        assertEquals(8, jobs(topic), "one job per id, in ga's partition");
+        assertTrue(refused >= 8, "every gb enqueue is refused, and the ungrouped ones whose home is not ga's: " + refused);
+        for (int i = 0; i < 8; i++) {
+            assertEquals("id-" + i, inspection.get(topic, "id-" + i).orElseThrow().id());
+        }
+    }
+
+    @Test
+    void theSameIdWithTheSameGroupIsThePlainIdempotentAnswer() {
+        String topic = HandBuiltStore.fresh("claims");
+        String id = idAwayFrom(topic, "ga");
+        assertTrue(enqueue(job(topic, id, "ga", HOUR)).created());
+        JobInfo again = enqueue(job(topic, id, "ga", HOUR));
+        assertFalse(again.created());
+        assertEquals(1, jobs(topic));
+    }
+
+    @Test
+    void aJobOfNoGroupRefusesTheSameIdWithAGroup() {
+        String topic = HandBuiltStore.fresh("claims");
+        String id = idAwayFrom(topic, "ga");
+        assertTrue(enqueue(job(topic, id, null, HOUR)).created());
+        IdTakenException e = assertThrows(IdTakenException.class, () -> enqueue(job(topic, id, "ga", HOUR)));
+        assertEquals("", e.existingGroup());
+        assertEquals(1, jobs(topic));
+        assertEquals(0, claims(topic), "a refused claim writes nothing");
+    }
+
+    @Test
+    void aBatchWithAClaimedIdWritesNothingOfItsPartition() {
+        String topic = HandBuiltStore.fresh("claims");
+        String id = idAwayFrom(topic, "ga");
+        assertTrue(enqueue(job(topic, id, "ga", HOUR)).created());
+        Partition home = queue.partitionOf(topic, id);
+        List<NewJob> batch = new ArrayList<>();
+        for (int i = 0; batch.size() < 3; i++) {
+            if (queue.partitionOf(topic, "other-" + i).equals(home)) {
+                batch.add(job(topic, "other-" + i, null, HOUR));
+            }
+        }
+        batch.add(job(topic, id, null, HOUR));
+        assertThrows(IdTakenException.class, () -> queue.enqueue(home, batch, ""));
+        assertEquals(1, jobs(topic), "nothing of the batch was written");
+    }
+
+    @Test
+    void aJobThatEndedFreesItsId_andTheSweepDropsItsClaim() {
+        String topic = HandBuiltStore.fresh("claims");
+        String acked = idAwayFrom(topic, "ga");
+        String cancelled = acked + "-c";
+        while (queue.partitionOf(topic, cancelled).equals(queue.partitionOf(topic, "x", "ga"))) {
+            cancelled = cancelled + "c";
+        }
+        Partition q = queue.partitionOf(topic, "x", "ga");
+        assertTrue(enqueue(job(topic, acked, "ga", 0)).created());
+        assertTrue(enqueue(job(topic, cancelled, "ga", HOUR)).created());
+        assertEquals(2, claims(topic));
+        // Acked in ga's partition: the claim left in its home is stale.
+        List<Lease> taken = new ArrayList<>();
+        long deadline = System.currentTimeMillis() + 30_000;
+        while (taken.isEmpty() && System.currentTimeMillis() < deadline) {
+            queue.take(q, 10, 60_000, "t" + System.nanoTime() + ":", new java.util.TreeSet<>(), List.of(), 0).jobs()
+                    .forEach(t -> taken.add(t.lease()));
+        }
+        assertEquals(acked, taken.get(0).id());
+        assertTrue(queue.ack(q, taken).isEmpty());
+        // Enqueued again with no group: accepted in its home, the stale claim dropped on the way.
+        assertTrue(enqueue(job(topic, acked, null, HOUR)).created());
+        assertEquals(queue.partitionOf(topic, acked), holder(topic, acked));
+        // Cancelled: its claim stays until the sweep finds its job gone.
+        assertEquals(io.delayq.core.CancelOutcome.CANCELLED, inspection.cancel(topic, cancelled));
+        assertEquals(1, claims(topic));
+        DeadSweep sweep = new DeadSweep(STORE.layer);
+        assertEquals(1, sweep.sweepClaims(topic));
+        assertEquals(0, claims(topic));
+        assertEquals(0, sweep.sweepClaims(topic));
+        // And with another group, once more: claimed anew (unless gb's partition is its home).
+        assertTrue(enqueue(job(topic, cancelled, "gb", HOUR)).created());
+        Partition gb = queue.partitionOf(topic, "x", "gb");
+        assertEquals(gb, holder(topic, cancelled));
+        assertEquals(gb.equals(queue.partitionOf(topic, cancelled)) ? 0 : 1, claims(topic));
+    }
+
+    @Test
+    void twoEnqueuesOfOneIdWithDifferentGroupsAtOnce_neverMakeTwoJobs() throws Exception {
+        String topic = HandBuiltStore.fresh("claims");
+        int ids = 40;
+        String[] groups = { "ga", "gb", null };
+        ExecutorService pool = Executors.newFixedThreadPool(3);
+        try {
+            for (int round = 0; round < 3; round++) {
+                String prefix = "r" + round + "-";
+                CountDownLatch start = new CountDownLatch(1);
+                List<CompletableFuture<Set<String>>> racers = new ArrayList<>();
+                for (String group : groups) {
+                    racers.add(CompletableFuture.supplyAsync(() -> {
+                        Set<String> won = new HashSet<>();
+                        try {
+                            start.await();
+                        } catch (InterruptedException e) {
+                            throw new IllegalStateException(e);
+                        }
+                        for (int i = 0; i < ids; i++) {
+                            try {
+                                if (enqueue(job(topic, prefix + i, group, HOUR)).created()) {
+                                    won.add(prefix + i);
+                                }
+                            } catch (IdTakenException refused) {
+                                // the other racer's job has the id
+                            }
+                        }
+                        return won;
+                    }, pool));
+                }
+                start.countDown();
+                Set<String> created = new HashSet<>();
+                for (CompletableFuture<Set<String>> r : racers) {
+                    for (String id : r.get()) {
+                        assertTrue(created.add(id), "two enqueues created " + id);
+                    }
+                }
+                assertEquals(ids, created.size());
+            }
+            assertEquals(3L * ids, jobs(topic), "never two jobs of one id");
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** An id whose home is not the partition of {@code group}. */
+    private String idAwayFrom(String topic, String group) {
+        Partition q = queue.partitionOf(topic, "x", group);
+        for (int i = 0;; i++) {
+            if (!queue.partitionOf(topic, "away-" + i).equals(q)) {
+                return "away-" + i;
+            }
+        }
+    }
+
+    private Partition holder(String topic, String id) {
+        try (Resp redis = HandBuiltStore.resp()) {
+            for (Partition p : queue.partitionsOf(topic)) {
+                if (redis.call("HGET", keys.jobs(p), id) != null) {
+                    return p;
+                }
+            }
+        }
+        return null;
+    }
+}
