@@ -34,7 +34,7 @@ public class JobBodyParser {
      */
     private static final JsonFactory STRICT = new JsonFactory();
     private static final Set<String> FIELDS = Set.of("topic", "id", "payload", "delayMs", "runAt", "maxAttempts",
-            "ifExists", "retry", "group");
+            "ifExists", "retry", "group", "timeoutMs", "expiresAt");
     private static final Set<String> RETRY_FIELDS = new java.util.TreeSet<>(Set.of("initialMs", "maxMs"));
     private static final Set<String> RESCHEDULE_FIELDS = new java.util.TreeSet<>(Set.of("delayMs", "runAt"));
     private final ObjectMapper mapper;
@@ -286,8 +286,16 @@ public class JobBodyParser {
             }
             JsonNode p = node.get("payload");
             String payload = p == null || p.isNull() ? null : rawPayload;
+            Long timeoutMs = null;
+            JsonNode t = node.get("timeoutMs");
+            if (t != null && !t.isNull()) {
+                if (!t.isIntegralNumber() || !t.canConvertToLong()) {
+                    throw new InvalidJobException("timeoutMs", "timeoutMs must be an integer number of milliseconds");
+                }
+                timeoutMs = t.longValue();
+            }
             return validator.validate(topic, id, delayMs, runAt, maxAttempts, payload, ifExists(node), retry(node),
-                    text(node, "group"));
+                    text(node, "group"), timeoutMs, text(node, "expiresAt"));
         } catch (InvalidJobException e) {
             throw at.isEmpty() ? e : e.inItem(at);
         }
