@@ -221,12 +221,17 @@ public class JobBodyParser {
     }
 
     private static Long delayMs(JsonNode node) {
-        JsonNode d = node.get("delayMs");
+        return msField(node, "delayMs");
+    }
+
+    /** An integer ms field of a job ({@code delayMs}, {@code timeoutMs}): null when absent or null. */
+    private static Long msField(JsonNode node, String field) {
+        JsonNode d = node.get(field);
         if (d == null || d.isNull()) {
             return null;
         }
         if (!d.isIntegralNumber() || !d.canConvertToLong()) {
-            throw new InvalidJobException("delayMs", "delayMs must be an integer number of milliseconds");
+            throw new InvalidJobException(field, field + " must be an integer number of milliseconds");
         }
         return d.longValue();
     }
@@ -286,16 +291,8 @@ public class JobBodyParser {
             }
             JsonNode p = node.get("payload");
             String payload = p == null || p.isNull() ? null : rawPayload;
-            Long timeoutMs = null;
-            JsonNode t = node.get("timeoutMs");
-            if (t != null && !t.isNull()) {
-                if (!t.isIntegralNumber() || !t.canConvertToLong()) {
-                    throw new InvalidJobException("timeoutMs", "timeoutMs must be an integer number of milliseconds");
-                }
-                timeoutMs = t.longValue();
-            }
             return validator.validate(topic, id, delayMs, runAt, maxAttempts, payload, ifExists(node), retry(node),
-                    text(node, "group"), timeoutMs, text(node, "expiresAt"));
+                    text(node, "group"), msField(node, "timeoutMs"), text(node, "expiresAt"));
         } catch (InvalidJobException e) {
             throw at.isEmpty() ? e : e.inItem(at);
         }

@@ -67,6 +67,12 @@ class ExpiryScriptsTest {
         return jobs.get(0);
     }
 
+    /** Job "j" of the topic, expiring in a minute, taken under a lease of leaseMs. */
+    private TakenJob takenExpiringInAMinute(String topic, long leaseMs) {
+        schedule(JobRequest.topic(topic).id("j").expiresAt(Instant.ofEpochMilli(redisNow() + 60_000)).maxAttempts(5));
+        return takeOne(store.partitionsOf(topic).get(0), leaseMs);
+    }
+
     private JobInfo job(String topic, String id) {
         return inspection.get(topic, id).orElseThrow();
     }
@@ -110,8 +116,7 @@ class ExpiryScriptsTest {
     void aRetryDueAfterExpiresAtGoesToDeadWithTheAttemptsError() {
         String topic = HandBuiltStore.fresh("exp-fail");
         Partition p = store.partitionsOf(topic).get(0);
-        schedule(JobRequest.topic(topic).id("j").expiresAt(Instant.ofEpochMilli(redisNow() + 60_000)).maxAttempts(5));
-        TakenJob taken = takeOne(p, 30_000);
+        TakenJob taken = takenExpiringInAMinute(topic, 30_000);
         assertEquals(FailOutcome.Kind.DEAD, store.fail(p, taken.lease(), 120_000, "boom", 5).kind());
         JobInfo j = job(topic, "j");
         assertEquals(JobState.DEAD, j.state());
@@ -139,8 +144,7 @@ class ExpiryScriptsTest {
     void aSnoozePastExpiresAtGoesToDead() {
         String topic = HandBuiltStore.fresh("exp-snooze");
         Partition p = store.partitionsOf(topic).get(0);
-        schedule(JobRequest.topic(topic).id("j").expiresAt(Instant.ofEpochMilli(redisNow() + 60_000)));
-        TakenJob taken = takeOne(p, 30_000);
+        TakenJob taken = takenExpiringInAMinute(topic, 30_000);
         assertTrue(store.snooze(p, taken.lease(), false, 120_000).isEmpty());
         JobInfo j = job(topic, "j");
         assertEquals(JobState.DEAD, j.state());
@@ -151,8 +155,7 @@ class ExpiryScriptsTest {
     void aLostAttemptWhoseRerunWouldComeAfterExpiresAtGoesToDead() {
         String topic = HandBuiltStore.fresh("exp-reclaim");
         Partition p = store.partitionsOf(topic).get(0);
-        schedule(JobRequest.topic(topic).id("j").expiresAt(Instant.ofEpochMilli(redisNow() + 60_000)));
-        TakenJob taken = takeOne(p, 1);
+        TakenJob taken = takenExpiringInAMinute(topic, 1);
         awaitRedisPast(redisNow() + 5);
         int[] r = store.reclaim(p, 100, 10, 3, List.of(), 0, 120_000, 1.0, 120_000, 0);
         assertEquals(List.of(0, 1), List.of(r[0], r[1]), "buried, not put back: " + List.of(r[0], r[1]));
