@@ -13,7 +13,9 @@
 --             returns twice, which it may when the hash shrinks meanwhile, is already there and
 --             is left: none is acted on twice)
 -- ARGV[A+8] = wake channel
--- Returns {next HSCAN cursor ('0': the walk is done), jobs acted on}.
+-- ARGV[A+9] = a burial's callback flag and dead-set bounds (see lib.lua's bury); absent = '0'.
+--             A job rescheduled after its expiresAt goes to dead instead (as reschedule.lua)
+-- Returns {next HSCAN cursor ('0': the walk is done), jobs acted on, of them those that expired}.
 local mode, cursor, count = ARGV[A], ARGV[A + 1], ARGV[A + 2]
 local prefix, group = ARGV[A + 3], ARGV[A + 4]
 local from = ARGV[A + 5] ~= '' and tonumber(ARGV[A + 5]) or nil
@@ -37,7 +39,7 @@ for i = 1, #fields, 2 do
       if not held then
         days[#days + 1] = day_of(r.run_at)
         -- As reschedule.lua: a released job moved to a time already due keeps its admission.
-        if mode == 'c' or run_at > now then free[#free + 1] = id end
+        if mode == 'c' or run_at > now or expired_by(r, run_at) then free[#free + 1] = id end
       end
     end
   end
@@ -48,13 +50,18 @@ if err then return err end
 -- release in the middle of the loop could pick a held job later in this same list, which would
 -- then be acted on as held while it sits in today's shard, admitted (a job in two places).
 local admitted = admitted_of(free)
+local expired = 0
 for _, p in ipairs(picked) do
   local id, r, held = p[1], p[2], p[3]
   if mode == 'c' then
     cancel_scheduled(id, r, held, {}, now, channel)
+  elseif expired_by(r, run_at) then
+    cancel_scheduled(id, r, held, {}, now, channel)
+    bury_expired(id, r, now, ARGV[A + 9] or '0', 'rescheduled past expiresAt')
+    expired = expired + 1
   else
     move_scheduled(id, r, held, {}, run_at, now, channel)
   end
 end
 group_release(admitted, now, channel)
-return { scan[1], #picked }
+return { scan[1], #picked, expired }

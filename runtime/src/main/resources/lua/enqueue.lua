@@ -8,7 +8,7 @@
 -- ARGV[A+4] = that tick, epoch ms: when the schedule already fired (or skipped) a tick at or
 --             after it into this partition, nothing is written and the reply is {now, -1};
 --             otherwise the tick is recorded with the jobs (n = 0 records a skipped tick)
--- ARGV[A+5] = n, the number of jobs; then 9 values per job:
+-- ARGV[A+5] = n, the number of jobs; then 11 values per job:
 --             id, mode ('d' = runAt is Redis now + value, 'a' = runAt is value), value ms,
 --             maxAttempts (0 = topic default), payload json, ifExists: what an id that exists does
 --             ('k' keep: answers the job as it is; 'r' replace: a scheduled job takes the new
@@ -22,7 +22,12 @@
 --             job (lib.lua's group_release; that needs today's shard too); and the token of the
 --             transactional outbox's row the job comes from ('' = none): a token relayed in the
 --             last 24 h (KEYS[24], see lib.lua's remember_relayed) writes nothing and is answered
---             as already there (state c when its job is gone: it ran), else it is remembered
+--             as already there (state c when its job is gone: it ran), else it is remembered;
+--             timeoutMs ('' = the topic's attempt timeout) and expiresAt (epoch ms, '' = none): the
+--             job's own limits (lib.lua's LIMIT_MARK). A replaced or extended job whose runAt is
+--             then after its expiresAt goes to dead instead ("expired: ...", reply state d)
+-- ARGV[J + 11n] (after the jobs) = a burial's callback flag and dead-set bounds (see lib.lua's
+--             bury), for those; absent = '0'
 -- Returns {now, then 4 values per job: created (1), replaced (2) or already there (0), runAt ms
 --          (for state c: when it succeeded), attempts, state letter (s, i, d, c = succeeded, or x = in
 --          flight and cancelling: see cancel.lua)},
@@ -41,7 +46,8 @@ local recurring = ARGV[A + 3]
 local n = tonumber(ARGV[A + 5])
 local now = now_ms()
 local J = A + 6 -- first job's values
-local STRIDE = 9
+local STRIDE = 11
+local burial = ARGV[J + n * STRIDE] or '0'
 
 -- A recurring tick runs once: every replica fires it, the first one records it in this
 -- partition (the tick's job lives here, so the record and the job are written together).
@@ -141,7 +147,7 @@ for i = 1, n do
     local v = tonumber(ARGV[base + 2])
     local r = { run_at = ARGV[base + 1] == 'd' and now + v or v, trace = trace, attempts = 0,
       max = tonumber(ARGV[base + 3]), err = '', payload = ARGV[base + 4], retry = ARGV[base + 6],
-      group = ARGV[base + 7] }
+      group = ARGV[base + 7], timeout = ARGV[base + 9] or '', expires = tonumber(ARGV[base + 10] or '') }
     local code = 1
     if not e then
       e = {}
@@ -159,11 +165,13 @@ for i = 1, n do
       code = 2
     end
     if not e.write then order[#order + 1] = id end
-    e.r, e.state, e.write = r, 's', true
+    -- A replace or extend that leaves the job due after its expiresAt buries it (written below).
+    e.expire = code == 2 and expired_by(r, r.run_at) or nil
+    e.r, e.state, e.write = r, e.expire and 'd' or 's', true
     out[#out + 1] = code
     out[#out + 1] = r.run_at
     out[#out + 1] = r.attempts
-    out[#out + 1] = 's'
+    out[#out + 1] = e.state
   end
 end
 local days, admitted = {}, {}
@@ -173,7 +181,7 @@ for _, id in ipairs(order) do
   if e.old and not e.held then days[#days + 1] = day_of(e.old) end
   -- A released job (admitted, waiting in its shard) replaced in its group, still due, keeps its
   -- admission: it starts next, as it would have.
-  if e.admit and not (e.r.group == e.admit and e.r.run_at <= now) then admitted[#admitted + 1] = { id, e.admit } end
+  if e.admit and (e.expire or not (e.r.group == e.admit and e.r.run_at <= now)) then admitted[#admitted + 1] = { id, e.admit } end
 end
 if #admitted > 0 then days[#days + 1] = day_of(now) end
 local err = require_days(days)
@@ -185,11 +193,13 @@ local head_left = false
 for _, id in ipairs(order) do
   local e = job_of[id]
   local r = e.r
-  fields[#fields + 1] = id
-  fields[#fields + 1] = encode(r)
+  if not e.expire then
+    fields[#fields + 1] = id
+    fields[#fields + 1] = encode(r)
+  end
   -- A held job replaced in its group, still due, keeps its place among the group's held jobs (by
   -- its runAt): out of gheld into a shard, a later job of its group could start before it.
-  local stays_held = e.held and r.group == e.held_group and r.run_at <= now
+  local stays_held = e.held and r.group == e.held_group and r.run_at <= now and not e.expire
   if e.held then
     rcall('ZREM', K_GHELD, e.held)
     if stays_held then rcall('ZADD', K_GHELD, 0, held_member(r.group, r.run_at, id)) end
@@ -200,7 +210,9 @@ for _, id in ipairs(order) do
     if head and e.old <= head then head_left = true end
   end
   if e.dead then revived[#revived + 1] = id end
-  if not stays_held then
+  if e.expire then
+    bury_expired(id, r, now, burial, 'replaced or extended past expiresAt')
+  elseif not stays_held then
     local d = day_of(r.run_at)
     local shard = shard_of_day[d]
     local list = by_shard[shard]
@@ -219,7 +231,7 @@ end
 if recurring ~= '' then rcall('HSET', K_TICKS, recurring, ARGV[A + 4]) end
 if #forget > 0 then variadic('ZREM', K_DONE, forget) end
 if #revived > 0 then variadic('ZREM', K_DEAD, revived) end
-if #fields > 0 then
+if #order > 0 then
   variadic('HSET', K_JOBS, fields)
   for shard, list in pairs(by_shard) do variadic('ZADD', shard, list) end
   -- A replaced job may have emptied the shard of its old runAt: the day index lists only

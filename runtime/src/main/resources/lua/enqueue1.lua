@@ -28,7 +28,7 @@ if K_CLAIMS then
   if claim then return { 'claimed', now_ms(), 1, claim } end
 end
 local r = { run_at = run_at, trace = ARGV[A + 1], attempts = 0, max = tonumber(ARGV[J + 3]), err = '', payload = ARGV[J + 4],
-  retry = ARGV[J + 6], group = ARGV[J + 7] }
+  retry = ARGV[J + 6], group = ARGV[J + 7], timeout = ARGV[J + 9] or '', expires = tonumber(ARGV[J + 10] or '') }
 if rcall('HSETNX', K_JOBS, id, encode(r)) == 0 then
   local found = decode(rcall('HGET', K_JOBS, id))
   local state = state_of(id)

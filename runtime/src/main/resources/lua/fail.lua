@@ -11,6 +11,8 @@
 -- ARGV[A+6] = '1' when the failure is permanent (dead whatever attempts remain), else '0'
 -- ARGV[A+7] = the burial's callback flag and dead-set bounds (see lib.lua's bury)
 -- Returns {'retry', runAt, attempts} | {'dead', died at, attempts, ids trimmed from the dead set...}
+-- | {'expired', died at, attempts, ids trimmed...} when the retry would be due after the job's
+-- expiresAt (lib.lua's expired_by): dead, lastError "expired: <this attempt's error>"
 -- | {'stale'} when the lease is held by another attempt (nothing changed) | {'cancelled'} when its
 -- cancel was asked (cancel.lua): the job is gone.
 local id, token = ARGV[A], ARGV[A + 1]
@@ -35,6 +37,14 @@ if r.attempts >= max or ARGV[A + 6] == '1' then
   return { 'dead', now, r.attempts, unpack(trimmed) }
 end
 r.run_at = now + tonumber(ARGV[A + 2])
+if expired_by(r, r.run_at) then
+  rcall('ZREM', K_INFLIGHT, id)
+  rcall('HDEL', K_LEASES, id)
+  local trimmed = bury_expired(id, r, now, ARGV[A + 7], 'retry after expiresAt')
+  group_release(admitted, now, ARGV[A + 5])
+  free_slots(ARGV[A + 5])
+  return { 'expired', now, r.attempts, unpack(trimmed) }
+end
 local err = require_days({ day_of(r.run_at) })
 if err then return err end
 rcall('ZREM', K_INFLIGHT, id)

@@ -168,6 +168,13 @@ local RETRY_MARK = '\29'
 -- (FS) + the group + "\28" + the error. Absent = no group. A release that predates it shows it
 -- as part of the error text (and drops it when it rewrites the error), never a malformed record.
 local GROUP_MARK = '\28'
+-- A job's own limits (the enqueue's "timeoutMs" and "expiresAt") ride after its group: "\27"
+-- (ESC) + timeout ms + "," + expiresAt epoch ms + "\27" + the error, either number left empty
+-- when not given. Decoded as r.timeout (text, '' = the topic's attempt timeout: only Java reads
+-- it) and r.expires (ms, nil = none: the scripts read it, see expired_by). Absent = neither, so
+-- records written before it have none; a release that predates it shows it as part of the error
+-- text (and drops it when it rewrites the error), never a malformed record.
+local LIMIT_MARK = '\27'
 
 -- base 36 of a non-negative integer, lowercase. The digits above the last three change once in
 -- 36^3 ms (47 s): the runAts of a batch share them, so they are made once per call and kept;
@@ -242,6 +249,15 @@ local function decode_head(head, r)
         r.err = string.sub(r.err, e + 1)
       end
     end
+    if string.sub(r.err, 1, 1) == LIMIT_MARK then
+      local e = string.find(r.err, LIMIT_MARK, 2, true)
+      local c = e and string.find(r.err, ',', 2, true)
+      if c and c < e then
+        r.timeout = string.sub(r.err, 2, c - 1)
+        r.expires = tonumber(string.sub(r.err, c + 1, e - 1))
+        r.err = string.sub(r.err, e + 1)
+      end
+    end
   else
     r.max = tonumber(string.sub(head, c2 + 1))
   end
@@ -251,7 +267,7 @@ end
 local function decode(rec)
   local nl = string.find(rec, '\n', 1, true)
   return decode_head(string.sub(rec, 1, nl - 1), { payload = string.sub(rec, nl + 1), attempts = 0, max = 0,
-    err = '', trace = '', lost = 0, retry = '', group = '' })
+    err = '', trace = '', lost = 0, retry = '', group = '', timeout = '' })
 end
 
 -- A record's group ('' = none), read as decode reads it (the mark counts only where decode looks
@@ -267,6 +283,9 @@ end
 local function encode(r)
   local head = b36(r.run_at)
   local err = r.err
+  if (r.timeout and r.timeout ~= '') or r.expires then
+    err = LIMIT_MARK .. (r.timeout or '') .. ',' .. (r.expires and string.format('%d', r.expires) or '') .. LIMIT_MARK .. err
+  end
   if r.group and r.group ~= '' then err = GROUP_MARK .. r.group .. GROUP_MARK .. err end
   if r.retry and r.retry ~= '' then err = RETRY_MARK .. r.retry .. RETRY_MARK .. err end
   if r.lost and r.lost > 0 then err = LOST_MARK .. r.lost .. LOST_MARK .. err end
@@ -484,6 +503,8 @@ local function revive_dead(id, now, channel)
   if not rcall('ZSCORE', K_DEAD, id) then return false end
   local r = decode(rcall('HGET', K_JOBS, id))
   r.attempts, r.lost, r.err, r.run_at = 0, 0, '', now
+  -- A requeue from the dead set clears the job's expiresAt (it would send it straight back).
+  r.expires = nil
   rcall('ZREM', K_DEAD, id)
   rcall('HSET', K_JOBS, id, encode(r))
   schedule(id, now, channel)
@@ -679,6 +700,19 @@ local function bury(id, r, now, burial)
     cb_next()
   end
   return trim_dead(keep, max_age, now, BURY_TRIM)
+end
+
+-- Whether a job (decoded r) with its own expiresAt would be due too late at run_at: after it.
+local function expired_by(r, run_at)
+  return r.expires ~= nil and run_at > r.expires
+end
+
+-- Buries a job (decoded r, already out of its shard, gheld and inflight) whose expiresAt a step
+-- would pass (see expired_by): lastError "expired: " + its last error, or the reason given when it
+-- has none. As bury; returns the ids trimmed from the dead set.
+local function bury_expired(id, r, now, burial, reason)
+  r.err = 'expired: ' .. (r.err ~= '' and r.err or reason)
+  return bury(id, r, now, burial)
 end
 
 -- The state letter of an existing job: s(cheduled), i(nflight) or d(ead).

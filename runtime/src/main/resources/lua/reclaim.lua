@@ -33,8 +33,10 @@
 --             leases with one of them are skipped
 -- A job whose cancel was asked (its lease carries lib.lua's CANCEL_MARK) is removed instead: its
 -- holder is gone, and it must not run again.
--- Returns {reclaimed count, dead count, removed (cancelled) count, ids trimmed from the dead set by
--- the burials...}. Sets "leasenext" to the earliest lease deadline left (or drops it), so that the
+-- A job whose rerun would be due after its expiresAt (lib.lua's expired_by) goes to dead instead,
+-- lastError "expired: lease expired: ...".
+-- Returns {reclaimed count, dead count (expired ones included), removed (cancelled) count, expired
+-- count, ids trimmed from the dead set by the burials...}. Sets "leasenext" to the earliest lease deadline left (or drops it), so that the
 -- safety-net poll stops pointing here until a lease can expire.
 local limit = tonumber(ARGV[A])
 local max_lost = tonumber(ARGV[A + 8])
@@ -134,7 +136,7 @@ local admitted = admitted_of(moved)
 if #admitted > 0 and not seen_day[day_of(now)] then needed[#needed + 1] = day_of(now) end
 local err = require_days(needed)
 if err then return err end
-local back, dead, dropped, trimmed = 0, 0, 0, {}
+local back, dead, dropped, expired, trimmed = 0, 0, 0, 0, {}
 -- A burial's trimmed ids, for Java to count and log.
 local function buried(gone)
   for _, g in ipairs(gone) do trimmed[#trimmed + 1] = g end
@@ -157,6 +159,10 @@ for _, job in ipairs(todo) do
       r.err = 'lease expired ' .. r.lost .. ' time(s) in a row without an outcome (the replica running it '
         .. 'stopped or stalled): delayq.dispatch.max-lost-attempts (' .. max_lost .. ') reached'
       buried(bury(id, r, now, ARGV[A + 10]))
+    elseif expired_by(r, r.run_at) then
+      buried(bury_expired(id, r, now, ARGV[A + 10], 'lease expired: the replica running it stopped or stalled,'
+        .. ' and its rerun would be after expiresAt'))
+      expired = expired + 1
     else
       r.err = 'lease expired: the replica running it stopped or stalled'
       rcall('HSET', K_JOBS, id, encode(r))
@@ -168,4 +174,4 @@ end
 set_lease_next()
 group_release(admitted, now, ARGV[A + 2])
 if back + dead + dropped > 0 then free_slots(ARGV[A + 2]) end
-return { back, dead, dropped, unpack(trimmed) }
+return { back, dead, dropped, expired, unpack(trimmed) }

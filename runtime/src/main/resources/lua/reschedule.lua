@@ -6,9 +6,13 @@
 -- ARGV[A+1] = mode: 'd' = the new runAt is Redis now + value, 'a' = it is value (epoch ms)
 -- ARGV[A+2] = value ms
 -- ARGV[A+3] = wake channel (published to when the job becomes the partition's earliest)
+-- ARGV[A+4] = a burial's callback flag and dead-set bounds (see lib.lua's bury); absent = '0'
 -- A job its group holds back leaves gheld for the new shard when its new runAt is later than now
 -- (it is a new candidate when due), else stays held under its new runAt; a released one moved later than now gives its slot to the group's next held job (lib.lua's group_release: today's shard).
--- Returns {1, record} when moved (the record as stored now), {0} when there is no such job,
+-- A job whose new runAt is after its expiresAt (lib.lua's expired_by) goes to dead instead, lastError
+-- "expired: <its last error, or rescheduled past expiresAt>".
+-- Returns {1, record} when moved (the record as stored now), {2, record} when it went to dead so
+-- (the record as it died), {0} when there is no such job,
 -- {-1} when it is in flight, {-2} when it is dead (neither is moved).
 local id = ARGV[A]
 local rec = rcall('HGET', K_JOBS, id)
@@ -20,6 +24,15 @@ local now = now_ms()
 local v = tonumber(ARGV[A + 2])
 local run_at = ARGV[A + 1] == 'd' and now + v or v
 local held = is_held(id, r)
+if expired_by(r, run_at) then
+  local admitted = held and {} or admitted_of({ id })
+  local err = require_days({ day_of(r.run_at), day_of(now) })
+  if err then return err end
+  -- Out of its shard (or gheld) as a cancel takes it, its slot given back; then dead.
+  cancel_scheduled(id, r, held, admitted, now, ARGV[A + 3])
+  bury_expired(id, r, now, ARGV[A + 4] or '0', 'rescheduled past expiresAt')
+  return { 2, rcall('HGET', K_JOBS, id) }
+end
 -- A released job (admitted, waiting in its shard) rescheduled to a time already due keeps its
 -- admission: it starts next, as it would have.
 local admitted = (held or run_at <= now) and {} or admitted_of({ id })

@@ -9,7 +9,11 @@
 --             already passed means now)
 -- ARGV[A+3] = ms
 -- ARGV[A+4] = wake channel
--- Returns {'snoozed', runAt} | {'stale'} when the lease is held by another attempt (nothing
+-- ARGV[A+5] = a burial's callback flag and dead-set bounds (see lib.lua's bury); '' from a caller
+--             of a release before expiresAt: '0'
+-- Returns {'snoozed', runAt} | {'expired', died at, ids trimmed...} when the new runAt would be
+-- after the job's expiresAt (lib.lua's expired_by): dead, lastError "expired: <its last error, or
+-- snoozed past expiresAt>" | {'stale'} when the lease is held by another attempt (nothing
 -- changed) | {'cancelled'} when its cancel was asked (cancel.lua): the job is gone.
 local id, token = ARGV[A], ARGV[A + 1]
 -- A job whose cancel was asked while it ran is removed, not retried (lib.lua's unless_holder).
@@ -20,6 +24,15 @@ if need then return need end
 local r = decode(rcall('HGET', K_JOBS, id))
 local ms = tonumber(ARGV[A + 3])
 local run_at = ARGV[A + 2] == 'd' and now + ms or math.max(now, ms)
+if expired_by(r, run_at) then
+  rcall('ZREM', K_INFLIGHT, id)
+  rcall('HDEL', K_LEASES, id)
+  local burial = ARGV[A + 5]
+  local trimmed = bury_expired(id, r, now, (burial and burial ~= '') and burial or '0', 'snoozed past expiresAt')
+  group_release(admitted, now, ARGV[A + 4])
+  free_slots(ARGV[A + 4])
+  return { 'expired', now, unpack(trimmed) }
+end
 local err = require_days({ day_of(run_at) })
 if err then return err end
 r.run_at = run_at

@@ -22,8 +22,12 @@
 -- ARGV[A+10] = M, the topic's group-max-in-flight in the caller's configuration, 0 = none: a due job
 --             of a group with M jobs admitted, or holding jobs back already, is held back (see
 --             lib.lua's groups, gheld, gadmit)
--- ARGV[A+11] = m, acks carried by this call; then m pairs: id, lease token
--- Returns {now, next, wait, held, s, stale ack id 1..s, id1, record1, id2, record2, ...}: next =
+-- ARGV[A+11] = a burial's callback flag and dead-set bounds (see lib.lua's bury), for the due jobs
+--             whose expiresAt has passed: those are buried, not taken (lastError "expired: <last
+--             error, or not started by expiresAt>"); they use no slot of N, of the cap or of the rate
+-- ARGV[A+12] = m, acks carried by this call; then m pairs: id, lease token
+-- Returns {now, next, wait, held, s, stale ack id 1..s, x, expired id 1..x, t, id 1..t trimmed
+-- from the dead set by their burials, id1, record1, id2, record2, ...}: next =
 -- the earliest runAt still scheduled after this take (-1 when none); wait = -1 while the topic is
 -- paused (nothing was taken: sleep until a wake-up), -2 when the concurrency cap held the take back
 -- while jobs are still due (sleep until a wake-up: the step that frees a slot publishes one), else
@@ -108,7 +112,7 @@ local function pace(taken)
   return math.ceil(rate_tat - SLACK_MS)
 end
 
-local stale, acked, released = ack_leases(A + 12, tonumber(ARGV[A + 11]), tonumber(ARGV[A + 4]), now, ARGV[A + 9])
+local stale, acked, released = ack_leases(A + 13, tonumber(ARGV[A + 12]), tonumber(ARGV[A + 4]), now, ARGV[A + 9])
 if not stale then return acked end
 -- The stored limit, which releases obey, follows the callers' configuration. Raised (or set again
 -- while jobs are still held), the groups that hold jobs start them up to the new limit now: their
@@ -221,6 +225,8 @@ if due and room and room < limit then
   due = limit > 0
 end
 if not due then
+  out[#out + 1] = 0
+  out[#out + 1] = 0
   out[3] = pace(0)
   if room and (head or -1) >= 0 then settle_cap(0, head) end
   if capped_back then out[3] = -2 end
@@ -236,6 +242,17 @@ end
 -- call leaves "next" due, so the taker comes straight back).
 local SCAN = 1000
 local looked, groups, recs_of, admit = 0, {}, {}, {}
+-- A due job whose expiresAt has passed is buried instead of taken (one find of the mark per job
+-- met: a job without limits costs nothing more); an admitted one gives its slot back.
+local expired, trimmed, unadmit = {}, {}, {}
+local function expire(id, rec)
+  if not rec or not string.find(rec, LIMIT_MARK, 1, true) then return false end
+  local r = decode(rec)
+  if not expired_by(r, now) then return false end
+  for _, g in ipairs(bury_expired(id, r, now, ARGV[A + 11], 'not started by expiresAt')) do trimmed[#trimmed + 1] = g end
+  expired[#expired + 1] = id
+  return true
+end
 -- A group below its limit that holds jobs back (its limit was raised, or a release found a member
 -- without a record) starts those due no later than upto (the job the take met) first, taken
 -- straight out of gheld in runAt order, up to room. Returns how many were taken, and what is known
@@ -256,7 +273,9 @@ local function take_held(g, room, upto, taken)
   local got = 0
   for k = 1, n do
     local id = ids[k]
-    if recs[k] then
+    if recs[k] and expire(id, recs[k]) then
+      -- not admitted: a held job has no slot yet
+    elseif recs[k] then
       taken[#taken + 1] = id
       recs_of[id] = recs[k]
       admit[#admit + 1] = id
@@ -271,10 +290,27 @@ end
 -- back: a big group's backlog is set aside in a few rounds even by a take with one free slot.
 local function pull(shard, want, taken)
   if group_limit <= 0 then
-    local ids = rcall('ZRANGEBYSCORE', shard, '-inf', now, 'LIMIT', 0, want)
-    if #ids > 0 then variadic('ZREM', shard, ids) end
-    for i = 1, #ids do taken[#taken + 1] = ids[i] end
-    return #ids < want
+    -- Expired jobs take no slot: the round reads again for them, up to SCAN jobs met in all.
+    while true do
+      local ids = rcall('ZRANGEBYSCORE', shard, '-inf', now, 'LIMIT', 0, want)
+      if #ids > 0 then variadic('ZREM', shard, ids) end
+      local got = 0
+      for i = 1, #ids, CHUNK do
+        local part = { unpack(ids, i, math.min(i + CHUNK - 1, #ids)) }
+        local recs = rcall('HMGET', K_JOBS, unpack(part))
+        for j = 1, #part do
+          if not expire(part[j], recs[j]) then
+            taken[#taken + 1] = part[j]
+            recs_of[part[j]] = recs[j] or ''
+            got = got + 1
+          end
+        end
+      end
+      looked = looked + #ids
+      if #ids < want then return true end
+      want = want - got
+      if want <= 0 or looked >= SCAN then return false end
+    end
   end
   local ask = want
   while want > 0 and looked < SCAN do
@@ -311,7 +347,10 @@ local function pull(shard, want, taken)
       done = i
       local g = of[i]
       local take_it = true
-      if g ~= '' then
+      if recs[i] and expire(id, recs[i]) then
+        if admitted[i] then unadmit[#unadmit + 1] = { id, admitted[i] } end
+        take_it = false
+      elseif g ~= '' then
         local st = groups[g]
         local run = tonumber(runs[i])
         -- Below its limit, the group's held jobs due no later than this one start first (runAt
@@ -375,6 +414,16 @@ for g, st in pairs(groups) do
   if st.added > 0 then rcall('HINCRBY', K_GROUPS, g, st.added) end
 end
 if #admit > 0 then variadic('HSET', K_GADMIT, admit) end
+-- Released jobs (admitted, waiting in their shard) that expired leave their admissions: their
+-- groups' next held jobs go into today's shard; "next" is then looked up again.
+if #unadmit > 0 then
+  group_release(unadmit, now, ARGV[A + 9])
+  next_due = -2
+end
+out[#out + 1] = #expired
+for _, id in ipairs(expired) do out[#out + 1] = id end
+out[#out + 1] = #trimmed
+for _, id in ipairs(trimmed) do out[#out + 1] = id end
 
 if next_due == -2 then next_due = reset_next() end
 out[2] = next_due
@@ -397,20 +446,9 @@ if #taken > 0 then
   -- "next", in the same MGET, to find expired leases in any partition within a poll.
   local lease_next = tonumber(rcall('GET', K_LEASE_NEXT))
   if not lease_next or deadline < lease_next then rcall('SET', K_LEASE_NEXT, deadline) end
-  if group_limit > 0 then
-    for _, id in ipairs(taken) do
-      out[#out + 1] = id
-      out[#out + 1] = recs_of[id]
-    end
-  else
-    for i = 1, #taken, CHUNK do
-      local part = { unpack(taken, i, math.min(i + CHUNK - 1, #taken)) }
-      local recs = rcall('HMGET', K_JOBS, unpack(part))
-      for j = 1, #part do
-        out[#out + 1] = part[j]
-        out[#out + 1] = recs[j] or ''
-      end
-    end
+  for _, id in ipairs(taken) do
+    out[#out + 1] = id
+    out[#out + 1] = recs_of[id]
   end
 end
 return out

@@ -135,6 +135,16 @@ class JobCommand {
         @Option(names = "--group", paramLabel = "G", description = "The job's group (its topic's group-max-in-flight).")
         String group;
 
+        @Option(names = "--timeout-ms", paramLabel = "MS",
+                description = "The job's own attempt timeout in ms (1 .. 86400000), in place of its topic's (and its "
+                        + "HTTP target's http.timeout).")
+        Long timeoutMs;
+
+        @Option(names = "--expires-at", paramLabel = "INSTANT",
+                description = "ISO-8601 instant after its runAt: a job not started by then is never started (it goes "
+                        + "to the dead set as expired).")
+        String expiresAt;
+
         @Option(names = "--if-exists", paramLabel = "keep|replace|extend",
                 description = "What an id that exists does: keep it (default), replace its payload and runAt, or "
                         + "extend (replace, but runAt only ever moves later).")
@@ -203,6 +213,12 @@ class JobCommand {
                 }
                 if (ifExists != null) {
                     g.writeStringField("ifExists", ifExists);
+                }
+                if (timeoutMs != null) {
+                    g.writeNumberField("timeoutMs", timeoutMs);
+                }
+                if (expiresAt != null) {
+                    g.writeStringField("expiresAt", Durations.instant(spec.commandLine(), "--expires-at", expiresAt).toString());
                 }
                 g.writeEndObject();
             } catch (IOException e) {

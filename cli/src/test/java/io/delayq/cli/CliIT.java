@@ -256,6 +256,14 @@ class CliIT {
         String inTenDays = Instant.now().plus(Duration.ofDays(10)).truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString();
         JsonNode at = cli("--output", "json", "job", "enqueue", t, "--id", "order-43", "--at", inTenDays).exits(0).json();
         assertEquals(inTenDays, at.path("runAt").asText());
+        String inEleven = Instant.now().plus(Duration.ofDays(11)).truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString();
+        cli("job", "enqueue", t, "--id", "order-44", "--at", inTenDays, "--timeout-ms", "2500", "--expires-at", inEleven)
+                .exits(0);
+        JsonNode limited = cli("--output", "json", "job", "get", t, "order-44").exits(0).json();
+        assertEquals(2500, limited.path("timeoutMs").asInt(), limited.toString());
+        assertEquals(inEleven, limited.path("expiresAt").asText());
+        assertTrue(cli("job", "enqueue", t, "--id", "order-45", "--at", inEleven, "--expires-at", inTenDays).exits(2)
+                .err().contains("expiresAt"), "the server's 400 names the field");
         JsonNode generated = cli("--output", "json", "job", "enqueue", t).exits(0).json();
         assertTrue(generated.path("id").asText().length() > 8, generated.toString());
 

@@ -34,7 +34,7 @@ public class JobBodyParser {
      */
     private static final JsonFactory STRICT = new JsonFactory();
     private static final Set<String> FIELDS = Set.of("topic", "id", "payload", "delayMs", "runAt", "maxAttempts",
-            "ifExists", "retry", "group");
+            "ifExists", "retry", "group", "timeoutMs", "expiresAt");
     private static final Set<String> RETRY_FIELDS = new java.util.TreeSet<>(Set.of("initialMs", "maxMs"));
     private static final Set<String> RESCHEDULE_FIELDS = new java.util.TreeSet<>(Set.of("delayMs", "runAt"));
     private final ObjectMapper mapper;
@@ -221,12 +221,17 @@ public class JobBodyParser {
     }
 
     private static Long delayMs(JsonNode node) {
-        JsonNode d = node.get("delayMs");
+        return msField(node, "delayMs");
+    }
+
+    /** An integer ms field of a job ({@code delayMs}, {@code timeoutMs}): null when absent or null. */
+    private static Long msField(JsonNode node, String field) {
+        JsonNode d = node.get(field);
         if (d == null || d.isNull()) {
             return null;
         }
         if (!d.isIntegralNumber() || !d.canConvertToLong()) {
-            throw new InvalidJobException("delayMs", "delayMs must be an integer number of milliseconds");
+            throw new InvalidJobException(field, field + " must be an integer number of milliseconds");
         }
         return d.longValue();
     }
@@ -287,7 +292,7 @@ public class JobBodyParser {
             JsonNode p = node.get("payload");
             String payload = p == null || p.isNull() ? null : rawPayload;
             return validator.validate(topic, id, delayMs, runAt, maxAttempts, payload, ifExists(node), retry(node),
-                    text(node, "group"));
+                    text(node, "group"), msField(node, "timeoutMs"), text(node, "expiresAt"));
         } catch (InvalidJobException e) {
             throw at.isEmpty() ? e : e.inItem(at);
         }

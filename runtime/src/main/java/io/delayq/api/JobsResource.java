@@ -116,8 +116,9 @@ public class JobsResource {
 
     @POST
     @Operation(summary = "Enqueue one job", description = "Body: {\"topic\", \"id\"?, \"payload\"?, \"delayMs\" | \"runAt\"?, \"maxAttempts\"?, "
-            + "\"retry\"?: {\"initialMs\"?, \"maxMs\"?}, \"ifExists\"?}. retry is the job's own backoff in place of its topic's "
-            + "retry.initial and retry.max. 201 + Location for a new job; 200 with the existing job when the id exists (idempotent), or with "
+            + "\"retry\"?: {\"initialMs\"?, \"maxMs\"?}, \"ifExists\"?, \"timeoutMs\"?, \"expiresAt\"?}. retry is the job's own backoff in place of its topic's "
+            + "retry.initial and retry.max; timeoutMs its own attempt timeout (1 ms .. 24 h); expiresAt (after runAt) when it stops being "
+            + "worth starting: a job not started by then goes to the dead set as expired, as does one a replace or extend leaves due after it (200, state dead). 201 + Location for a new job; 200 with the existing job when the id exists (idempotent), or with "
             + "state succeeded and finishedAt when it succeeded within the topic's dedup window. ifExists (keep, the "
             + "default; replace; extend) says what an existing id does: replace gives a scheduled job the new payload, "
             + "runAt, maxAttempts and retry (200, replaced: true), extend does the same but never moves runAt earlier; a job in "
@@ -205,7 +206,7 @@ public class JobsResource {
     @GET
     @Path("/{topic}/{id}")
     @Operation(summary = "A job's state: scheduled, inflight or dead, with attempts, lostAttempts (leases that "
-            + "expired in a row without an outcome), runAt, lastError, maxAttempts and retry when the enqueue gave them; "
+            + "expired in a row without an outcome), runAt, lastError, maxAttempts, retry, timeoutMs and expiresAt when the enqueue gave them; "
             + "succeeded with finishedAt within the topic's dedup window")
     public JobInfo get(@PathParam("topic") String topic, @PathParam("id") String id) {
         JobValidator.checkTopic("topic", topic);

@@ -336,7 +336,15 @@ public class OpenApiContract implements OASFilter {
                         + " topic's delayq.topics.<t>.group-max-in-flight=M at most M jobs of one group run at once over all"
                         + " replicas, in runAt order; a group at its limit holds back its own jobs only (GET shows them with"
                         + " held: true). The group picks the job's partition: give a job the same group each time (an id is one job per"
-                        + " topic: an id that is a job with another group, or none, is refused with 409 naming group)"));
+                        + " topic: an id that is a job with another group, or none, is refused with 409 naming group)"))
+                .addProperty("timeoutMs", type(Schema.SchemaType.INTEGER, "The job's own attempt timeout, ms, in place of"
+                        + " its topic's attempt timeout and, for an HTTP target, http.timeout; a retry after a timeout waits"
+                        + " at most min(timeoutMs, 10 min)").format("int64").minimum(java.math.BigDecimal.ONE)
+                        .maximum(java.math.BigDecimal.valueOf(86_400_000L)))
+                .addProperty("expiresAt", type(Schema.SchemaType.STRING, "After runAt: a job not started by then is never"
+                        + " started, and a retry, snooze, rerun, reschedule or extend that would make it due after it sends"
+                        + " it to the dead set instead (lastError \"expired: ...\"); a requeue from the dead set clears it")
+                        .format("date-time"));
         Schema jobs = OASFactory.createSchema().addType(Schema.SchemaType.ARRAY).maxItems(1000)
                 .items(OASFactory.createSchema().ref("NewJob"));
         return Map.of(

@@ -22,6 +22,7 @@ public final class Job {
     private final int attempt;
     private final Instant runAt;
     private final String payloadJson;
+    private final Long timeoutMs;
     private final ObjectMapper mapper;
     private final String traceparent;
     private final BooleanSupplier cancelled;
@@ -38,6 +39,13 @@ public final class Job {
     /** @param cancelled whether this attempt's cancel was asked (see {@link #cancelled()}) */
     public Job(String id, String topic, int attempt, Instant runAt, String payloadJson, ObjectMapper mapper,
             String traceparent, BooleanSupplier cancelled) {
+        this(id, topic, attempt, runAt, payloadJson, mapper, traceparent, cancelled, null);
+    }
+
+    /** @param timeoutMs the job's own attempt timeout (its enqueue's {@code timeoutMs}), null = its topic's */
+    public Job(String id, String topic, int attempt, Instant runAt, String payloadJson, ObjectMapper mapper,
+            String traceparent, BooleanSupplier cancelled, Long timeoutMs) {
+        this.timeoutMs = timeoutMs;
         this.cancelled = Objects.requireNonNull(cancelled, "cancelled");
         this.id = id;
         this.topic = topic;
@@ -46,6 +54,15 @@ public final class Job {
         this.payloadJson = payloadJson;
         this.mapper = mapper;
         this.traceparent = traceparent;
+    }
+
+    /**
+     * The job's own attempt timeout in ms, given at enqueue ({@code timeoutMs}): it replaces the
+     * topic's attempt timeout, and an HTTP target's {@code http.timeout}, for this job. Empty when
+     * the job follows its topic's.
+     */
+    public java.util.OptionalLong timeoutMs() {
+        return timeoutMs == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(timeoutMs);
     }
 
     /** The job id, unique per topic while the job exists. */

@@ -21,6 +21,10 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
  *        (idempotent enqueue); not serialized
  * @param cancelling true for a job in flight whose cancel was asked ({@code DELETE /jobs/{topic}/{id}}):
  *        it will not run again, and leaves once its attempt ends; null otherwise
+ * @param timeoutMs the job's own attempt timeout, given at enqueue: set in the reply to
+ *        {@code GET /jobs/{topic}/{id}} of a job that has one, null elsewhere
+ * @param expiresAt when the job stops being worth starting, given at enqueue: set in the reply to
+ *        {@code GET /jobs/{topic}/{id}} of a job that has one, null elsewhere
  * @param replaced true when this call changed the existing scheduled job
  *        ({@link IfExists#REPLACE}, {@link IfExists#EXTEND}); not serialized here (the enqueue
  *        reply says {@code "replaced": true})
@@ -29,9 +33,17 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer lostAttempts,
         Integer maxAttempts, JobRetry retry, String group, Boolean held, String lastError, Instant deadAt,
-        Instant finishedAt, Boolean cancelling,
+        Instant finishedAt, Boolean cancelling, Long timeoutMs, Instant expiresAt,
         @com.fasterxml.jackson.annotation.JsonIgnore boolean created,
         @com.fasterxml.jackson.annotation.JsonIgnore boolean replaced) {
+
+    /** A job without limits of its own (timeout, expiresAt). */
+    public JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer lostAttempts,
+            Integer maxAttempts, JobRetry retry, String group, Boolean held, String lastError, Instant deadAt,
+            Instant finishedAt, Boolean cancelling, boolean created, boolean replaced) {
+        this(id, topic, runAt, state, attempts, lostAttempts, maxAttempts, retry, group, held, lastError, deadAt,
+                finishedAt, cancelling, null, null, created, replaced);
+    }
 
     /** A job that is not cancelling. */
     public JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer lostAttempts,
@@ -82,7 +94,15 @@ public record JobInfo(String id, String topic, Instant runAt, JobState state, in
 
     /** The short form of a scheduled job this call replaced ({@link IfExists#REPLACE}, {@link IfExists#EXTEND}). */
     public static JobInfo replaced(String id, String topic, Instant runAt, int attempts) {
-        return new JobInfo(id, topic, runAt, JobState.SCHEDULED, attempts, null, null, null, null, null, false, true);
+        return replaced(id, topic, runAt, JobState.SCHEDULED, attempts);
+    }
+
+    /**
+     * As above, in the state it is now: {@link JobState#DEAD} when the replace or extend left it due
+     * after its expiresAt (it went to the dead set instead).
+     */
+    public static JobInfo replaced(String id, String topic, Instant runAt, JobState state, int attempts) {
+        return new JobInfo(id, topic, runAt, state, attempts, null, null, null, null, null, false, true);
     }
 
     /**

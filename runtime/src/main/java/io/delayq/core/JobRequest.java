@@ -19,6 +19,8 @@ public final class JobRequest {
     Duration retryInitial;
     Duration retryMax;
     String group;
+    Duration timeout;
+    Instant expiresAt;
 
     private JobRequest(String topic) {
         this.topic = topic;
@@ -73,6 +75,27 @@ public final class JobRequest {
      */
     public JobRequest group(String group) {
         this.group = group;
+        return this;
+    }
+
+    /**
+     * The job's own attempt timeout (1 ms .. 24 h), in place of its topic's
+     * {@code delayq.dispatch.attempt-timeout} and, for an HTTP target, its {@code http.timeout}; a
+     * retry after a timeout then waits at most min(timeout, 10 min). Null means the topic's.
+     */
+    public JobRequest timeout(Duration timeout) {
+        this.timeout = timeout;
+        return this;
+    }
+
+    /**
+     * When the job stops being worth starting (after its runAt): a job not started by then is never
+     * started, and a retry, snooze, rerun or reschedule that would make it due after it sends it to
+     * the dead set instead, with lastError {@code "expired: ..."}. A requeue from the dead set clears
+     * it. Null means none.
+     */
+    public JobRequest expiresAt(Instant expiresAt) {
+        this.expiresAt = expiresAt;
         return this;
     }
 

@@ -63,7 +63,9 @@ public class JobValidator {
         return validate(request.topic, request.id, request.delay == null ? null : millis(request.delay),
                 request.runAt == null ? null : request.runAt.toString(), request.maxAttempts, json,
                 request.ifExists, JobRetry.of(request.retryInitial == null ? null : millis(request.retryInitial),
-                        request.retryMax == null ? null : millis(request.retryMax)), request.group);
+                        request.retryMax == null ? null : millis(request.retryMax)), request.group,
+                request.timeout == null ? null : millis(request.timeout),
+                request.expiresAt == null ? null : request.expiresAt.toString());
     }
 
     /**
@@ -105,6 +107,18 @@ public class JobValidator {
     /** As above, with the job's group (null: none), which follows the id's pattern. */
     public NewJob validate(String topic, String id, Long delayMs, String runAt, Integer maxAttempts, String payloadJson,
             IfExists ifExists, JobRetry retry, String group) {
+        return validate(topic, id, delayMs, runAt, maxAttempts, payloadJson, ifExists, retry, group, null, null);
+    }
+
+    /** The longest attempt timeout a job may ask for ({@code timeoutMs}): 24 h. */
+    public static final long MAX_TIMEOUT_MS = 86_400_000L;
+
+    /**
+     * As above, with the job's own limits: {@code timeoutMs} (null: the topic's attempt timeout),
+     * 1 ms .. 24 h; {@code expiresAt} (null: none; else the raw ISO-8601 text), after the job's runAt.
+     */
+    public NewJob validate(String topic, String id, Long delayMs, String runAt, Integer maxAttempts, String payloadJson,
+            IfExists ifExists, JobRetry retry, String group, Long timeoutMs, String expiresAt) {
         checkTopic("topic", topic);
         if (group != null) {
             checkId("group", group);
@@ -119,6 +133,10 @@ public class JobValidator {
             throw new InvalidJobException("maxAttempts", "maxAttempts must be between 1 and 1000");
         }
         checkRetry(retry);
+        if (timeoutMs != null && (timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS)) {
+            throw new InvalidJobException("timeoutMs", "timeoutMs must be between 1 and " + MAX_TIMEOUT_MS + " (ms, 24 h)");
+        }
+        Long expires = expiresAt == null ? null : expiresAt(expiresAt, when);
         if (payloadJson != null) {
             int size = payloadJson.getBytes(StandardCharsets.UTF_8).length;
             int limit = config.api().maxPayloadBytes();
@@ -127,7 +145,26 @@ public class JobValidator {
             }
         }
         return new NewJob(topic, id, when.delayed(), when.millis(), maxAttempts == null ? 0 : maxAttempts, payloadJson,
-                ifExists, retry, group);
+                ifExists, retry, group, timeoutMs, expires);
+    }
+
+    /**
+     * An expiresAt as sent (ISO-8601 text), after the job's runAt: a delay's runAt counted from
+     * Redis' now as the clock estimates it. Returns its epoch ms.
+     */
+    private long expiresAt(String text, Timing when) {
+        long ms;
+        try {
+            ms = Instant.parse(text).toEpochMilli();
+        } catch (RuntimeException e) {
+            throw new InvalidJobException("expiresAt", "expiresAt must be an ISO-8601 instant such as 2026-11-30T12:00:00Z");
+        }
+        long runAt = when.delayed() ? clock.redisNow() + when.millis() : when.millis();
+        if (ms <= runAt) {
+            throw new InvalidJobException("expiresAt", "expiresAt (" + text + ") must be after the job's runAt ("
+                    + Instant.ofEpochMilli(runAt) + ")");
+        }
+        return ms;
     }
 
     /**

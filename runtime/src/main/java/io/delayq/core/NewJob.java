@@ -8,14 +8,27 @@ package io.delayq.core;
  * @param payloadJson the payload JSON as sent, {@code null} when the job has no payload
  * @param ifExists what happens when the id exists (never null)
  * @param retry the job's own retry backoff, null = the topic's
+ * @param timeoutMs the job's own attempt timeout (1 ms .. 24 h), null = the topic's
+ * @param expiresAt epoch ms after which the job is never started, null = none
  */
 public record NewJob(String topic, String id, boolean delayed, long millis, int maxAttempts, String payloadJson,
-        IfExists ifExists, JobRetry retry, String group) {
+        IfExists ifExists, JobRetry retry, String group, Long timeoutMs, Long expiresAt) {
 
     public NewJob {
         if (ifExists == null) {
             ifExists = IfExists.KEEP;
         }
+    }
+
+    /** A job without limits of its own (timeout, expiresAt). */
+    public NewJob(String topic, String id, boolean delayed, long millis, int maxAttempts, String payloadJson,
+            IfExists ifExists, JobRetry retry, String group) {
+        this(topic, id, delayed, millis, maxAttempts, payloadJson, ifExists, retry, group, null, null);
+    }
+
+    /** Whether the job has a limit of its own (timeout, expiresAt). */
+    public boolean limited() {
+        return timeoutMs != null || expiresAt != null;
     }
 
     /** A job of no group. */

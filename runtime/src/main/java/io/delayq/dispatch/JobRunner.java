@@ -152,7 +152,7 @@ public class JobRunner {
         // attempt settles as cancelled (the fail script then removes the job: see cancel.lua).
         AtomicBoolean cancelled = new AtomicBoolean();
         Job job = new Job(taken.lease().id(), topic, attempt, Instant.ofEpochMilli(rec.runAt()), rec.payloadOrNull(),
-                mapper, span.traceparent(), cancelled::get);
+                mapper, span.traceparent(), cancelled::get, rec.timeoutMs());
         metrics.dispatched(topic, lateness);
         store.history().started(topic, lateness);
         long start = System.nanoTime();
@@ -175,7 +175,8 @@ public class JobRunner {
         boolean blocking = handler.blocking();
         // Interrupted at the timeout: a worker of its own, never the taker's thread.
         Thread caller = Thread.currentThread();
-        long timeoutMs = retry.attemptTimeoutMs(topic);
+        // The job's own timeout (its enqueue's timeoutMs) in place of the topic's.
+        long timeoutMs = rec.timeoutMs() != null ? rec.timeoutMs() : retry.attemptTimeoutMs(topic);
         // Guarded by itself, so that the timeout's interrupt is delivered before the caller learns
         // that it came (and then clears it before its own Redis calls).
         AtomicInteger phase = new AtomicInteger(CALLING);
@@ -381,8 +382,16 @@ public class JobRunner {
     public static final class AttemptTimeoutException extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
+        private final long timeoutMs;
+
         AttemptTimeoutException(Job job, long timeoutMs) {
             super("attempt " + job.attempt() + " ran past its timeout of " + timeoutMs + " ms", null, false, false);
+            this.timeoutMs = timeoutMs;
+        }
+
+        /** The timeout the attempt ran past, ms. */
+        public long timeoutMs() {
+            return timeoutMs;
         }
     }
 
@@ -578,13 +587,32 @@ public class JobRunner {
         }
     }
 
+    /** The most a retry after a timeout waits for a job with its own timeout (see {@link #fail}). */
+    static final long MAX_TIMEOUT_BACKOFF_MS = 600_000;
+
+    /** Whether the attempt failed by a timeout: its own, or its HTTP target's call that got no answer in time. */
+    private static boolean timedOut(Throwable cause) {
+        for (Throwable e = cause; e != null; e = e.getCause()) {
+            if (e instanceof AttemptTimeoutException
+                    || (e instanceof io.delayq.http.HttpTargetHandler.HttpTargetException h && h.timedOut())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private void fail(TakenJob taken, Job job, long took, String text, Throwable cause, boolean permanent) {
         try {
             // The job's own backoff when its enqueue gave one (kept in its record, so the same on
             // every replica), else its topic's.
             JobRetry own = taken.record() == null ? null : taken.record().retry();
-            long delay = Math.max(retry.delayMs(job.topic(), job.attempt(), own),
+            long backoff = Math.max(retry.delayMs(job.topic(), job.attempt(), own),
                     topics.handlers().get(job.topic()).minRetryDelayMs(cause));
+            // A job with its own timeout that timed out retries within min(timeoutMs, 10 min):
+            // its enqueue asked for a short attempt, and its retry should come as soon.
+            Long ownTimeout = taken.record() == null ? null : taken.record().timeoutMs();
+            long delay = ownTimeout != null && timedOut(cause) ? Math.min(backoff, Math.min(ownTimeout, MAX_TIMEOUT_BACKOFF_MS))
+                    : backoff;
             FailOutcome outcome = whileRedisAway(job, () -> store.fail(taken.partition(), taken.lease(), delay, text,
                     retry.maxAttempts(job.topic()), permanent));
             // A job whose cancel was asked meanwhile is gone (the script found the mark): not a failure.

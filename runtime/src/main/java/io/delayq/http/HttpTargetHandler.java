@@ -182,12 +182,14 @@ public final class HttpTargetHandler implements JobHandler {
         if (authorization != null) {
             headers.add(HttpHeaders.AUTHORIZATION, authorization);
         }
-        long deadline = System.nanoTime() + timeoutMs * 1_000_000;
+        // The job's own timeout (its enqueue's timeoutMs) in place of http.timeout.
+        long callMs = job.timeoutMs().orElse(timeoutMs);
+        long deadline = System.nanoTime() + callMs * 1_000_000;
         // The wait for a connection (a free one of the pool, or a new one) is bounded by the
         // timeout; the call on it by what is left of the timeout, by a timer on the event loop.
         RequestOptions request = new RequestOptions().setMethod(HttpMethod.POST).setHost(host).setPort(port)
-                .setSsl(ssl).setURI(path).setHeaders(headers).setConnectTimeout(timeoutMs);
-        Call call = new Call(job);
+                .setSsl(ssl).setURI(path).setHeaders(headers).setConnectTimeout(callMs);
+        Call call = new Call(job, callMs);
         onLoop(() -> start(call, request, body, bytes, deadline));
         return call;
     }
@@ -239,7 +241,7 @@ public final class HttpTargetHandler implements JobHandler {
                 long leftMs = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
                 long timer = vertx.setTimer(leftMs, id -> {
                     if (call.completeExceptionally(new HttpTargetException(
-                            "HTTP target " + url + " did not answer within " + timeoutMs + " ms", true))) {
+                            "HTTP target " + url + " did not answer within " + call.timeoutMs + " ms", true, call.timeoutMs))) {
                         req.reset();
                     }
                 });
@@ -272,10 +274,13 @@ public final class HttpTargetHandler implements JobHandler {
     /** One call's outcome; cancelling it (the attempt's timeout) aborts the call. */
     private final class Call extends CompletableFuture<Void> {
         private final Job job;
+        /** The call's timeout: the job's own, else http.timeout. */
+        private final long timeoutMs;
         volatile HttpClientRequest request;
 
-        Call(Job job) {
+        Call(Job job, long timeoutMs) {
             this.job = job;
+            this.timeoutMs = timeoutMs;
         }
 
         @Override
@@ -400,7 +405,7 @@ public final class HttpTargetHandler implements JobHandler {
     public long minRetryDelayMs(Throwable error) {
         for (Throwable e = error; e != null; e = e.getCause()) {
             if (e instanceof HttpTargetException h) {
-                return h.mayStillRun ? timeoutMs : 0;
+                return h.mayStillRun ? (h.timeoutMs > 0 ? h.timeoutMs : timeoutMs) : 0;
             }
             if (e instanceof JobRunner.AttemptTimeoutException) {
                 return timeoutMs;
@@ -437,10 +442,22 @@ public final class HttpTargetHandler implements JobHandler {
     public static final class HttpTargetException extends RuntimeException implements io.delayq.core.SelfDescribingFailure {
         private static final long serialVersionUID = 1L;
         private final boolean mayStillRun;
+        /** The call's timeout when it got no answer within it, else 0. */
+        private final long timeoutMs;
 
         HttpTargetException(String message, boolean mayStillRun) {
+            this(message, mayStillRun, 0);
+        }
+
+        HttpTargetException(String message, boolean mayStillRun, long timeoutMs) {
             super(message, null, false, false);
             this.mayStillRun = mayStillRun;
+            this.timeoutMs = timeoutMs;
+        }
+
+        /** True when the call got no answer within its timeout. */
+        public boolean timedOut() {
+            return timeoutMs > 0;
         }
 
         /**

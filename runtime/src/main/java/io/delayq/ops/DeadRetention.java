@@ -50,6 +50,8 @@ public class DeadRetention {
         this.metrics = metrics;
         this.local = local;
         sweep.onTrimmed(this::trimmed);
+        // Deaths by expiry are counted here too: the store tells of both the same way.
+        sweep.onExpired(metrics::expired);
     }
 
     /** Dead jobs a script removed from the topic's dead set. */

@@ -50,6 +50,13 @@ public class DelayqMetrics {
         }
     }
 
+    /** Jobs sent to the dead set because their expiresAt passed before they could start or run again. */
+    public void expired(String topic, int n) {
+        if (n > 0) {
+            of(topic).expired.increment(n);
+        }
+    }
+
     /** Dead jobs removed from the topic's dead set by its retention. */
     public void deadTrimmed(String topic, int n) {
         if (n > 0) {
@@ -154,7 +161,8 @@ public class DelayqMetrics {
     }
 
     private final class TopicMeters {
-        final Counter enqueued, dispatched, succeeded, failed, retried, dead, snoozed, lost, cancelled, deadTrimmed;
+        final Counter enqueued, dispatched, succeeded, failed, retried, dead, snoozed, lost, cancelled, deadTrimmed,
+                expired;
         final Timer lateness, duration, take;
         final AtomicInteger overdue = new AtomicInteger();
 
@@ -168,6 +176,9 @@ public class DelayqMetrics {
                     "Jobs moved to the dead set after their last attempt or a permanent failure");
             deadTrimmed = counter("delayq.jobs.dead.trimmed", topic,
                     "Dead jobs removed by the dead set's retention (delayq.dead.max-jobs, max-age): gone for good");
+            expired = counter("delayq.jobs.expired", topic,
+                    "Jobs sent to the dead set because their expiresAt passed (not started by then, or a retry, snooze,"
+                            + " rerun or reschedule would have come after it)");
             snoozed = counter("delayq.jobs.snoozed", topic, "Attempts whose observer snoozed the job (not counted as failed)");
             lost = counter("delayq.jobs.lost", topic,
                     "Attempts whose lease expired without an outcome (replica crashed, cut off or frozen); not failed");

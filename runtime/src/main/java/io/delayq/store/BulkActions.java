@@ -54,9 +54,15 @@ public class BulkActions extends StorePart {
             do {
                 Response r = run("bulk", p, days, List.of(mode, cursor, Integer.toString(STEP),
                         JobListing.text(f.idPrefix()), JobListing.text(f.group()), JobListing.text(f.from()),
-                        JobListing.text(f.to()), Long.toString(runAt), scriptChannel(p)));
+                        JobListing.text(f.to()), Long.toString(runAt), scriptChannel(p), layer.burial(p)));
                 cursor = r.get(0).toString();
                 acted += r.get(1).toLong();
+                // Those rescheduled after their expiresAt went to the dead set instead.
+                int expired = r.size() > 2 ? r.get(2).toInteger() : 0;
+                if (expired > 0) {
+                    layer.expired(p, expired);
+                    layer.calledBack(p);
+                }
             } while (!cursor.equals("0"));
         }
         return acted;

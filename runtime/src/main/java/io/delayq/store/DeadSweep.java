@@ -271,6 +271,14 @@ public class DeadSweep extends StorePart {
         layer.onDeadTrimmed(listener);
     }
 
+    /**
+     * Who to tell of the jobs any script of this replica sent to the dead set because their
+     * expiresAt passed (a take, a retry, a snooze, a reclaim, a reschedule, a replace or extend).
+     */
+    public void onExpired(java.util.function.ObjIntConsumer<String> listener) {
+        layer.onExpired(listener);
+    }
+
     private static List<String> args(String mode, String from, String after, String to, int n, Filter filter, String channel,
             int wanted) {
         return List.of(mode, from, after, to, Integer.toString(n), filter.idPrefix(), filter.error(), channel,

@@ -123,7 +123,8 @@ public class Inspection extends StorePart {
             Boolean cancelling) {
         return new JobInfo(id, topic, Instant.ofEpochMilli(rec.runAt()), state, rec.attempts(), rec.lostAttempts(),
                 rec.maxAttempts() == 0 ? null : rec.maxAttempts(), rec.retry(), rec.group(), held,
-                rec.lastError().isEmpty() ? null : rec.lastError(), deadAt, null, cancelling, false, false);
+                rec.lastError().isEmpty() ? null : rec.lastError(), deadAt, null, cancelling, rec.timeoutMs(),
+                rec.expiresAt() == null ? null : Instant.ofEpochMilli(rec.expiresAt()), false, false);
     }
 
     public CancelOutcome cancel(String topic, String id) {
@@ -166,8 +167,18 @@ public class Inspection extends StorePart {
         // call names it (DQNEEDDAY) unless it is among these.
         Set<Integer> days = new TreeSet<>();
         aroundDay(days, delayed ? System.currentTimeMillis() + ms : ms);
-        Response r = run("reschedule", p, days, List.of(id, delayed ? "d" : "a", Long.toString(ms), scriptChannel(p)));
+        Response r = run("reschedule", p, days, List.of(id, delayed ? "d" : "a", Long.toString(ms), scriptChannel(p),
+                layer.burial(p)));
         return switch (r.get(0).toInteger()) {
+            case 2 -> {
+                // Its new runAt was after its expiresAt: it went to the dead set instead.
+                layer.expired(p, 1);
+                layer.calledBack(p);
+                JobRecord rec = JobRecord.decode(r.get(1).toString());
+                yield new RescheduleResult(RescheduleResult.Outcome.RESCHEDULED, new JobInfo(id, topic,
+                        Instant.ofEpochMilli(rec.runAt()), JobState.DEAD, rec.attempts(),
+                        rec.maxAttempts() == 0 ? null : rec.maxAttempts(), rec.lastError(), null, null, false));
+            }
             case 1 -> {
                 JobRecord rec = JobRecord.decode(r.get(1).toString());
                 yield new RescheduleResult(RescheduleResult.Outcome.RESCHEDULED, new JobInfo(id, topic,

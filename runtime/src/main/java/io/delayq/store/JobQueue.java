@@ -140,6 +140,17 @@ public class JobQueue extends StorePart {
 
     /** Counts the new jobs of an enqueue for the history (ids kept or replaced are not new). */
     List<JobInfo> counted(Partition p, List<JobInfo> infos) {
+        // A replace or extend that left a job due after its expiresAt sent it to dead (enqueue.lua).
+        int expired = 0;
+        for (JobInfo info : infos) {
+            if (info.replaced() && info.state() == JobState.DEAD) {
+                expired++;
+            }
+        }
+        if (expired > 0) {
+            layer.expired(p, expired);
+            layer.calledBack(p);
+        }
         if (layer.history().enabled()) {
             int created = 0;
             for (JobInfo info : infos) {
@@ -173,7 +184,7 @@ public class JobQueue extends StorePart {
             long tickMs, boolean claim) {
         Set<Integer> days = new TreeSet<>();
         long localNow = System.currentTimeMillis();
-        List<String> args = new ArrayList<>(6 + jobs.size() * 9);
+        List<String> args = new ArrayList<>(7 + jobs.size() * 11);
         args.add(scriptChannel(p));
         args.add(JobRecord.storableTrace(trace));
         args.add(dedupWindow(p.topic()));
@@ -196,7 +207,11 @@ public class JobQueue extends StorePart {
             args.add(JobRecord.encodeRetry(job.retry()));
             args.add(job.group() == null ? "" : job.group());
             args.add(tokens == null ? "" : tokens.get(i));
+            args.add(job.timeoutMs() == null ? "" : job.timeoutMs().toString());
+            args.add(job.expiresAt() == null ? "" : job.expiresAt().toString());
         }
+        // After the jobs: the burial of a replaced or extended job that would be due after its expiresAt.
+        args.add(layer.burial(p));
         // One job with neither a dedup window nor a tick that keeps an existing id (most calls):
         // the script of fewer commands. A replace or extend reads the job first, as a batch does.
         String script = jobs.size() == 1 && tokens == null && schedule.isEmpty() && !dedupWindows.containsKey(p.topic())
@@ -268,7 +283,7 @@ public class JobQueue extends StorePart {
                 out.add(JobInfo.cancelling(jobs.get(i).id(), p.topic(), runAt, reply.get(base + 2).toInteger()));
                 continue;
             }
-            out.add(code == 2 ? JobInfo.replaced(jobs.get(i).id(), p.topic(), runAt, reply.get(base + 2).toInteger())
+            out.add(code == 2 ? JobInfo.replaced(jobs.get(i).id(), p.topic(), runAt, state, reply.get(base + 2).toInteger())
                     : JobInfo.enqueued(jobs.get(i).id(), p.topic(), runAt, state, reply.get(base + 2).toInteger(),
                             code == 1));
         }
@@ -301,7 +316,7 @@ public class JobQueue extends StorePart {
         Set<Integer> around = aroundNow();
         Set<Integer> days = new TreeSet<>(around);
         days.addAll(olderDays);
-        List<String> args = new ArrayList<>(4 + acks.size() * 2);
+        List<String> args = new ArrayList<>(14 + acks.size() * 2);
         args.add(Integer.toString(limit));
         args.add(Long.toString(leaseMs));
         args.add(tokenPrefix);
@@ -313,6 +328,7 @@ public class JobQueue extends StorePart {
         args.add(Integer.toString(p.index()));
         args.add(scriptChannel(p));
         args.add(Integer.toString(groupMaxInFlights.getOrDefault(p.topic(), 0)));
+        args.add(layer.burial(p)); // for the due jobs whose expiresAt has passed
         addLeases(args, acks);
         // A reply that comes after we stopped waiting for it (Redis ran the take before the
         // deadline, the reply was slow): its jobs are leased to a token nobody holds. Put them
@@ -329,6 +345,7 @@ public class JobQueue extends StorePart {
             }
             olderDays.clear();
             olderDays.addAll(days);
+            expiredInTake(p, r);
             return parseTake(p, tokenPrefix, r);
         });
     }
@@ -343,13 +360,36 @@ public class JobQueue extends StorePart {
         for (int i = 0; i < staleCount; i++) {
             stale.add(r.get(5 + i).toString());
         }
-        List<TakenJob> jobs = new ArrayList<>((r.size() - 5 - staleCount) / 2);
-        for (int i = 5 + staleCount, n = 1; i < r.size(); i += 2, n++) {
+        int at = 5 + staleCount;
+        at += 1 + r.get(at).toInteger(); // the expired ids (see expiredInTake)
+        at += 1 + r.get(at).toInteger(); // the ids their burials trimmed
+        List<TakenJob> jobs = new ArrayList<>((r.size() - at) / 2);
+        for (int i = at, n = 1; i < r.size(); i += 2, n++) {
             String rec = r.get(i + 1).toString();
             jobs.add(new TakenJob(p, new Lease(r.get(i).toString(), tokenPrefix + n),
                     rec.isEmpty() ? null : JobRecord.decode(rec)));
         }
         return new TakeResult(now, next, jobs, stale, notBefore, heldUntil);
+    }
+
+    /** The due jobs a take buried because their expiresAt had passed: counted, their callbacks and trims told. */
+    private void expiredInTake(Partition p, Response r) {
+        int at = 5 + r.get(4).toInteger();
+        int expired = r.get(at).toInteger();
+        if (expired == 0) {
+            return;
+        }
+        layer.expired(p, expired);
+        layer.calledBack(p);
+        int trimmedAt = at + 1 + expired;
+        int trimmed = r.get(trimmedAt).toInteger();
+        if (trimmed > 0) {
+            List<String> ids = new ArrayList<>(trimmed);
+            for (int i = 0; i < trimmed; i++) {
+                ids.add(r.get(trimmedAt + 1 + i).toString());
+            }
+            layer.trimmed(p, ids);
+        }
     }
 
     private void requeueOrphans(Partition p, List<Lease> orphans) {
@@ -427,6 +467,13 @@ public class JobQueue extends StorePart {
                 layer.trimmed(p, r, 3);
                 yield new FailOutcome(FailOutcome.Kind.DEAD, r.get(1).toLong(), r.get(2).toInteger());
             }
+            case "expired" -> {
+                // Its retry would have been due after its expiresAt: dead as after its last attempt.
+                layer.expired(p, 1);
+                layer.calledBack(p);
+                layer.trimmed(p, r, 3);
+                yield new FailOutcome(FailOutcome.Kind.DEAD, r.get(1).toLong(), r.get(2).toInteger());
+            }
             case "cancelled" -> new FailOutcome(FailOutcome.Kind.CANCELLED, 0, 0);
             default -> new FailOutcome(FailOutcome.Kind.STALE, 0, 0);
         };
@@ -435,13 +482,19 @@ public class JobQueue extends StorePart {
     /**
      * Ends a snoozed attempt: the job is due again {@code ms} after Redis now ({@code absolute}
      * false) or at epoch ms {@code ms} (true), its attempt not counted. Returns the new runAt, or
-     * empty when the lease was no longer ours (nothing changed).
+     * empty when the lease was no longer ours (nothing changed), or when that runAt would be after
+     * the job's expiresAt (it went to the dead set instead, as expired).
      */
     public OptionalLong snooze(Partition p, Lease lease, boolean absolute, long ms) {
         Set<Integer> days = aroundNow(); // today's too, as for fail
         aroundDay(days, absolute ? Math.max(ms, System.currentTimeMillis()) : System.currentTimeMillis() + ms);
         Response r = run("snooze", p, days, List.of(lease.id(), lease.token(), absolute ? "a" : "d",
-                Long.toString(ms), scriptChannel(p)));
+                Long.toString(ms), scriptChannel(p), layer.burial(p)));
+        if ("expired".equals(r.get(0).toString())) {
+            layer.expired(p, 1);
+            layer.calledBack(p);
+            layer.trimmed(p, r, 2);
+        }
         return "snoozed".equals(r.get(0).toString()) ? OptionalLong.of(r.get(1).toLong())
                 : OptionalLong.empty();
     }
@@ -526,9 +579,13 @@ public class JobQueue extends StorePart {
                 Integer.toString(heldTokens.size())));
         args.addAll(heldTokens);
         Response r = run("reclaim", p, days, args);
+        int expired = r.size() > 3 ? r.get(3).toInteger() : 0;
         if (r.get(1).toInteger() > 0) {
             layer.calledBack(p);
-            layer.trimmed(p, r, 3);
+            layer.trimmed(p, r, 4);
+        }
+        if (expired > 0) {
+            layer.expired(p, expired);
         }
         return new int[] { r.get(0).toInteger(), r.get(1).toInteger(), r.size() > 2 ? r.get(2).toInteger() : 0 };
     }

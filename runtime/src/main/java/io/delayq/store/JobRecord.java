@@ -9,7 +9,8 @@ import io.delayq.core.JobRetry;
  * attempts has them next (after the trace context) as US (0x1F), the count in decimal, US, and a
  * job with its own retry backoff has it next as GS (0x1D), the initial delay ms, a comma, the max
  * delay ms (either empty when not given), GS, and a job of a group has it next as FS (0x1C), the
- * group, FS. The Lua side of the same format is
+ * group, FS, and a job with its own limits has them next as ESC (0x1B), the timeout ms, a comma,
+ * the expiresAt epoch ms (either empty when not given), ESC. The Lua side of the same format is
  * {@code encode}/{@code decode} in {@code lib.lua}, which says why it is there.
  *
  * @param trace the W3C trace context of the enqueue as 32 + 16 + 2 hex digits (trace id, span
@@ -21,14 +22,24 @@ import io.delayq.core.JobRetry;
  *        {@code reclaim.lua}); not part of {@code attempts}
  * @param retry the job's own retry backoff, null when it follows its topic's (every record
  *        written before there was one)
+ * @param timeoutMs the job's own attempt timeout (the enqueue's {@code timeoutMs}), null = its topic's
+ * @param expiresAt the job's own expiresAt, epoch ms, null = none (every record written before
+ *        there was one)
  */
 public record JobRecord(long runAt, String trace, int attempts, int maxAttempts, String lastError, String payload,
-        int lostAttempts, JobRetry retry, String group) {
+        int lostAttempts, JobRetry retry, String group, Long timeoutMs, Long expiresAt) {
     private static final char TRACE_MARK = 0x1E;
     private static final int TRACE_LENGTH = 50;
     private static final char LOST_MARK = 0x1F;
     private static final char RETRY_MARK = 0x1D;
     private static final char GROUP_MARK = 0x1C;
+    private static final char LIMIT_MARK = 0x1B;
+
+    /** A record without limits of its own. */
+    public JobRecord(long runAt, String trace, int attempts, int maxAttempts, String lastError, String payload,
+            int lostAttempts, JobRetry retry, String group) {
+        this(runAt, trace, attempts, maxAttempts, lastError, payload, lostAttempts, retry, group, null, null);
+    }
 
     /** A record of no group. */
     public JobRecord(long runAt, String trace, int attempts, int maxAttempts, String lastError, String payload,
@@ -87,8 +98,26 @@ public record JobRecord(long runAt, String trace, int attempts, int maxAttempts,
             group = error.substring(1, end);
             error = error.substring(end + 1);
         }
+        Long timeoutMs = null;
+        Long expiresAt = null;
+        end = !error.isEmpty() && error.charAt(0) == LIMIT_MARK ? error.indexOf(LIMIT_MARK, 1) : -1;
+        int comma = end > 0 ? error.indexOf(',', 1) : -1;
+        if (comma > 0 && comma < end) {
+            timeoutMs = number(error.substring(1, comma));
+            expiresAt = number(error.substring(comma + 1, end));
+            error = error.substring(end + 1);
+        }
         return new JobRecord(Long.parseLong(head.substring(0, c1), 36), trace, attempts, max, error, payload, lost, retry,
-                group);
+                group, timeoutMs, expiresAt);
+    }
+
+    /** A limit's number as the record keeps it: null when empty, or not a number (read as none). */
+    private static Long number(String text) {
+        try {
+            return text.isEmpty() ? null : Long.valueOf(text);
+        } catch (NumberFormatException e) {
+            return null;
+        }
     }
 
     /**

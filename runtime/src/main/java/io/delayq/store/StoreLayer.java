@@ -52,6 +52,9 @@ public class StoreLayer {
     /** Told of the dead jobs a script trimmed from a topic's dead set (counted and logged). */
     private volatile java.util.function.BiConsumer<String, java.util.List<String>> onTrimmed = (t, ids) -> {
     };
+    /** Told of jobs of a topic that went to dead because their expiresAt passed (counted). */
+    private volatile java.util.function.ObjIntConsumer<String> onExpired = (t, n) -> {
+    };
     /** Told of a partition where a burial just recorded a callback (the sender sends it at once). */
     private volatile Consumer<Partition> onCallback = p -> {
     };
@@ -325,6 +328,25 @@ public class StoreLayer {
                 ids.add(reply.get(i).toString());
             }
             onTrimmed.accept(p.topic(), ids);
+        }
+    }
+
+    /** As above, with the ids already read. */
+    void trimmed(Partition p, java.util.List<String> ids) {
+        if (!ids.isEmpty()) {
+            onTrimmed.accept(p.topic(), ids);
+        }
+    }
+
+    /** Who to tell of the jobs that went to dead because their expiresAt passed. */
+    void onExpired(java.util.function.ObjIntConsumer<String> listener) {
+        this.onExpired = listener;
+    }
+
+    /** {@code n} jobs of the partition went to dead because their expiresAt passed. */
+    void expired(Partition p, int n) {
+        if (n > 0) {
+            onExpired.accept(p.topic(), n);
         }
     }
 

@@ -95,10 +95,13 @@ public final class Views {
     public record DeadRow(String id, String diedAt, int attempts, int lostAttempts, String lastError, String preview) {
     }
 
-    /** A job's page; {@code retry} is its own retry backoff as shown ("200 ms → 400 ms"), null when it has none. */
+    /**
+     * A job's page; {@code retry} is its own retry backoff as shown ("200 ms → 400 ms"), null when it has none;
+     * {@code timeout} and {@code expiresAt} its own limits as shown, null when it has none.
+     */
     @RegisterForReflection
     public record Job(Page page, String topic, String id, boolean found, String state, int attempts, String maxAttempts,
             String retry, int lostAttempts, String runAt, String finishedAt, String lastError, String payload, String group,
-            boolean held, boolean cancelling) {
+            boolean held, boolean cancelling, String timeout, String expiresAt) {
     }
 }

@@ -66,6 +66,7 @@ class GroupReviewTest {
         args.add(Integer.toString(p.index()));
         args.add(store.wakeChannel(p));
         args.add(Integer.toString(m));
+        args.add("0"); // burial of expired jobs
         args.add(Integer.toString(acks.size()));
         for (Lease l : acks) {
             args.add(l.id());
@@ -89,8 +90,11 @@ class GroupReviewTest {
         }
         lastTakeNow = r.get(0).toLong();
         int stale = r.get(4).toInteger();
+        int at = 5 + stale;
+        at += 1 + r.get(at).toInteger(); // expired ids
+        at += 1 + r.get(at).toInteger(); // ids their burials trimmed
         List<Taken> out = new ArrayList<>();
-        for (int i = 5 + stale, n = 1; i < r.size(); i += 2, n++) {
+        for (int i = at, n = 1; i < r.size(); i += 2, n++) {
             out.add(new Taken(r.get(i).toString(), prefix + n, r.get(i + 1).toString()));
         }
         return out;

@@ -218,4 +218,59 @@ class JobRetryApiTest {
             assertEquals(1, after.lostAttempts());
         }
     }
+
+    /** A job's own limits ({@code timeoutMs}, {@code expiresAt}) ride the same way: the rules, their 400s, GET. */
+    @Test
+    void everyBadLimitIsA400NamingItsFieldAndABatchWritesNothing() {
+        String t = Topics.fresh("limits-bad");
+        String soon = java.time.Instant.now().plusSeconds(60).toString();
+        String[][] cases = {
+                // extra fields, field
+                { "\"timeoutMs\":0", "timeoutMs" },
+                { "\"timeoutMs\":-5", "timeoutMs" },
+                { "\"timeoutMs\":1.5", "timeoutMs" },
+                { "\"timeoutMs\":\"100\"", "timeoutMs" },
+                { "\"timeoutMs\":86400001", "timeoutMs" },
+                { "\"timeoutMs\":99999999999999999999", "timeoutMs" },
+                { "\"expiresAt\":\"tomorrow\"", "expiresAt" },
+                { "\"expiresAt\":5", "expiresAt" },
+                // runAt is an hour away: a minute from now is before it
+                { "\"expiresAt\":\"" + soon + "\"", "expiresAt" },
+        };
+        for (String[] c : cases) {
+            post("/jobs", "{\"topic\":\"" + t + "\",\"id\":\"j\",\"delayMs\":3600000," + c[0] + "}").then().statusCode(400)
+                    .contentType(startsWith("application/problem+json"))
+                    .body("field", equalTo(c[1])).body("detail", notNullValue());
+        }
+        post("/jobs/batch", "[{\"topic\":\"" + t + "\",\"id\":\"a\",\"timeoutMs\":500},{\"topic\":\"" + t
+                + "\",\"id\":\"b\",\"expiresAt\":\"2001-01-01T00:00:00Z\"}]").then().statusCode(400)
+                .body("field", equalTo("jobs[1].expiresAt"));
+        try (Resp redis = RedisTestResource.resp()) {
+            assertEquals(0L, redis.countKeys("dq:{" + t + "*"), "no partial write");
+        }
+        InvalidJobException e = assertThrows(InvalidJobException.class,
+                () -> jobs.schedule(JobRequest.topic(t).id("j").timeout(Duration.ofHours(25))));
+        assertEquals("timeoutMs", e.field());
+        e = assertThrows(InvalidJobException.class, () -> jobs.schedule(JobRequest.topic(t).id("j")
+                .delay(Duration.ofHours(1)).expiresAt(java.time.Instant.now())));
+        assertEquals("expiresAt", e.field());
+    }
+
+    @Test
+    void getShowsTheLimitsAsGivenAndJavaSetsThem() {
+        String t = Topics.fresh("limits-get");
+        java.time.Instant expires = java.time.Instant.now().plus(Duration.ofHours(2)).truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+        post("/jobs", "{\"topic\":\"" + t + "\",\"id\":\"r\",\"delayMs\":3600000,\"timeoutMs\":2500,\"expiresAt\":\""
+                + expires + "\"}").then().statusCode(201);
+        Response got = given().get("/jobs/" + t + "/r");
+        got.then().statusCode(200).body("timeoutMs", equalTo(2500));
+        assertEquals(expires, java.time.Instant.parse(got.path("expiresAt")));
+        post("/jobs", job(t, "plain", null, null)).then().statusCode(201);
+        given().get("/jobs/" + t + "/plain").then().statusCode(200).body("timeoutMs", nullValue())
+                .body("expiresAt", nullValue());
+        jobs.schedule(JobRequest.topic(t).id("j").delay(Duration.ofHours(1)).timeout(Duration.ofSeconds(3))
+                .expiresAt(expires));
+        assertEquals(3000L, jobs.get(t, "j").orElseThrow().timeoutMs());
+        assertEquals(expires, jobs.get(t, "j").orElseThrow().expiresAt());
+    }
 }

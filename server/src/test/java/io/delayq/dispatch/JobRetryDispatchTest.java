@@ -131,6 +131,32 @@ class JobRetryDispatchTest {
         assertGaps("a record of the previous release", gapsOnceDone(id, 3), 100, 200);
     }
 
+    @Test
+    void aJobsOwnTimeoutEndsItsAttemptLongBeforeItsTopicsAndCapsTheRetry() {
+        String id = DispatchTest.uid("own-timeout");
+        // The topic's attempt timeout is delayq.dispatch.attempt-timeout's 10 min; the job's 300 ms.
+        // The retry after that timeout waits at most min(300 ms, 10 min), not the topic's 100 ms..2 s
+        // backoff of a later attempt: attempt 4's would be 800 ms less jitter.
+        jobs.schedule(JobRequest.topic(TOPIC).id(id).payload(List.of("fail", "fail", "fail", "sleep:600000", "ok"))
+                .maxAttempts(10).timeout(Duration.ofMillis(300)));
+        List<Long> gaps = gapsOnceDone(id, 5);
+        System.out.println("JobRetryDispatchTest own timeout: gaps " + gaps + " ms");
+        // the fourth attempt ran 300 ms, then waited at most 300 ms: far less than its sleep
+        assertTrue(gaps.get(3) < 300 + 300 + SLACK_MS * 5, "gaps " + gaps);
+    }
+
+    @Test
+    void aJobPastItsExpiresAtIsNeverStartedAndDiesExpired() {
+        String id = DispatchTest.uid("expires");
+        // Its second attempt would be due 100 ms after the first fails: still before expiresAt; its
+        // snooze then asks for an hour, after it: dead as expired, no third delivery.
+        jobs.schedule(JobRequest.topic(TOPIC).id(id).payload(List.of("fail", "after:3600000")).maxAttempts(10)
+                .expiresAt(java.time.Instant.now().plus(Duration.ofMinutes(10))));
+        JobInfo dead = stateOnceItIs(id, JobState.DEAD, 2);
+        assertEquals("expired: planned failure of delivery 1", dead.lastError().replace("java.lang.IllegalStateException: ", ""));
+        assertEquals(2, TestObservers.LIFECYCLE.get(id).size());
+    }
+
     private JobInfo stateOnceItIs(String id, JobState state, int deliveries) {
         Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> TestObservers.LIFECYCLE.getOrDefault(id, List.of())
                 .size() >= deliveries && jobs.get(TOPIC, id).map(j -> j.state() == state).orElse(false));

@@ -98,7 +98,8 @@ public class TestObservers {
     /**
      * Plays the payload, a list of steps, one per delivery: "fail" throws, "after:N" snoozes N ms,
      * "until:N" snoozes until Redis now + N ms, "permanent" throws a permanent failure, "wrapped"
-     * one as the cause of another exception, "ok" (or no step left) returns.
+     * one as the cause of another exception, "sleep:N" blocks N ms (work that outlasts a timeout; an
+     * interrupt ends it), "ok" (or no step left) returns.
      */
     void lifecycle(@Observes @JobTopic("lifecycle") Job job) {
         record(LIFECYCLE, job);
@@ -111,6 +112,13 @@ public class TestObservers {
             throw new PermanentJobFailureException("order is gone");
         } else if (step.equals("wrapped")) {
             throw new IllegalStateException("a library wrapped it", new PermanentJobFailureException("order is gone"));
+        } else if (step.startsWith("sleep:")) {
+            try {
+                Thread.sleep(Long.parseLong(step.substring(6)));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted at its timeout", e);
+            }
         } else if (step.startsWith("after:")) {
             job.snooze(Duration.ofMillis(Long.parseLong(step.substring(6))));
         } else if (step.startsWith("until:")) {

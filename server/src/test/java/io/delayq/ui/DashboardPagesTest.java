@@ -51,7 +51,8 @@ class DashboardPagesTest {
         String topic = Topics.fresh("ui-job-retry");
         String[][] jobs = { { "own", ",\"retry\":{\"initialMs\":200,\"maxMs\":400}" },
                 { "initial", ",\"retry\":{\"initialMs\":1500}" }, { "max", ",\"retry\":{\"maxMs\":90000}" },
-                { "units", ",\"retry\":{\"initialMs\":61000,\"maxMs\":90000000}" }, { "plain", "" } };
+                { "units", ",\"retry\":{\"initialMs\":61000,\"maxMs\":90000000}" }, { "plain", "" },
+                { "limits", ",\"timeoutMs\":2500,\"expiresAt\":\"2099-01-01T00:00:00Z\"" } };
         for (String[] j : jobs) {
             given().contentType(ContentType.JSON).body("{\"topic\":\"" + topic + "\",\"id\":\"" + j[0]
                     + "\",\"delayMs\":3600000" + j[1] + "}").post("/jobs").then().statusCode(201);
@@ -65,7 +66,11 @@ class DashboardPagesTest {
         given().get("/delayq/job?topic=" + topic + "&id=plain").then().statusCode(200)
                 .body(containsString("lost attempts"))
                 .body(not(containsString("data-col=\"retry\"")))
-                .body(not(containsString("<th>retry</th>")));
+                .body(not(containsString("<th>retry</th>")))
+                .body(not(containsString("data-col=\"timeout\""))).body(not(containsString("data-col=\"expiresAt\"")));
+        given().get("/delayq/job?topic=" + topic + "&id=limits").then().statusCode(200)
+                .body(containsString("<th>timeout</th><td data-col=\"timeout\">2500 ms <span"))
+                .body(containsString("<th>expires</th><td data-col=\"expiresAt\">2099-01-01"));
         // Each bound in the largest unit that shows it without rounding.
         given().get("/delayq/job?topic=" + topic + "&id=units").then().statusCode(200)
                 .body(containsString("data-col=\"retry\">61 s → 25 h <span"));
