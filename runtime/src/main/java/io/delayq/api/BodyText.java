@@ -58,9 +58,10 @@ abstract class BodyText {
     }
 
     /**
-     * The body's bytes through a stream that remembers the last two reads (the parser reads ahead
-     * in blocks of a few KiB, and a token can begin in the block before the one it ends in) and,
-     * while a span is kept, everything from its start.
+     * The body's bytes through a stream that remembers the last {@link Recorder#WINDOW} bytes read
+     * (the parser reads ahead up to 8,000 bytes, and a token, a number of up to 1,000 digits,
+     * can begin reads before the one it ends in: the stream of a body still arriving returns what
+     * has come, a few bytes at times) and, while a span is kept, everything from its start.
      */
     static final class Bytes extends BodyText {
         private final Recorder in;
@@ -107,8 +108,8 @@ abstract class BodyText {
         private byte[] buf = new byte[16384];
         private long from;
         private int length;
-        /** Where the previous read began: bytes before it are dropped unless kept. */
-        private long previousRead;
+        /** Bytes held back when no span is kept; the older ones are dropped. */
+        static final int WINDOW = 65536;
         private boolean keeping;
 
         Recorder(InputStream in) {
@@ -128,11 +129,9 @@ abstract class BodyText {
         public int read(byte[] b, int off, int len) throws IOException {
             int n = in.read(b, off, len);
             if (n > 0) {
-                long end = from + length;
-                if (!keeping) {
-                    drop(previousRead);
+                if (!keeping && length > 2 * WINDOW) {
+                    drop(from + length - WINDOW); // now and then: each drop moves WINDOW bytes
                 }
-                previousRead = end;
                 if (length + n > buf.length) {
                     buf = java.util.Arrays.copyOf(buf, Math.max(buf.length * 2, length + n));
                 }

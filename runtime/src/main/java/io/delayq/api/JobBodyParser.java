@@ -169,20 +169,25 @@ public class JobBodyParser {
             } catch (JsonProcessingException e) {
                 throw notUtf8(e, text);
             }
-            com.fasterxml.jackson.core.JsonLocation end = p.currentLocation();
-            boolean more;
-            try {
-                more = p.nextToken() != null;
-            } catch (JsonProcessingException e) {
-                more = true; // garbage after the value
-            }
-            if (more) {
-                throw new InvalidJobException("body", "the body must be exactly one JSON value; more follows it after"
-                        + " line " + end.getLineNr() + ", column " + end.getColumnNr());
-            }
+            nothingAfter(p);
             return out;
         } catch (IOException e) {
             throw new InvalidJobException("body", "malformed JSON: " + e.getMessage());
+        }
+    }
+
+    /** At the end of the body's value: anything after it but whitespace is a 400 naming the body. */
+    private static void nothingAfter(JsonParser p) throws IOException {
+        com.fasterxml.jackson.core.JsonLocation end = p.currentLocation();
+        boolean more;
+        try {
+            more = p.nextToken() != null;
+        } catch (JsonProcessingException e) {
+            more = true; // garbage after the value
+        }
+        if (more) {
+            throw new InvalidJobException("body", "the body must be exactly one JSON value; more follows it after"
+                    + " line " + end.getLineNr() + ", column " + end.getColumnNr());
         }
     }
 
@@ -376,17 +381,7 @@ public class JobBodyParser {
         }
         try (JsonParser p = mapper.createParser(body)) {
             JsonNode root = mapper.readTree(p);
-            com.fasterxml.jackson.core.JsonLocation end = p.currentLocation();
-            boolean more;
-            try {
-                more = p.nextToken() != null;
-            } catch (JsonProcessingException e) {
-                more = true; // garbage after the value
-            }
-            if (more) {
-                throw new InvalidJobException("body", "the body must be exactly one JSON value; more follows it after"
-                        + " line " + end.getLineNr() + ", column " + end.getColumnNr());
-            }
+            nothingAfter(p);
             return root;
         } catch (JsonProcessingException e) {
             throw new InvalidJobException("body", "malformed JSON: " + e.getOriginalMessage());
