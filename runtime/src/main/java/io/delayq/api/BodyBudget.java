@@ -44,8 +44,8 @@ public class BodyBudget {
 
     /**
      * The budget of body bytes in flight: the setting, else an eighth of the heap (2 x 60 MB bodies
-     * peaked at 502 MB of 512 when a body was held four times over; one, parsed in one pass, peaks
-     * at 285 MB: bench/RESULTS.md, "Request bodies").
+     * peaked at 502 MB of 512 when a body was held four times over; one, parsed in one pass, peaked
+     * at 285-399 MB, garbage included: bench/RESULTS.md, "Request bodies").
      */
     static long budget(DelayqConfig config) {
         return config.http().maxBodyBytesInFlight().orElse(Runtime.getRuntime().maxMemory() / 8);
