@@ -20,10 +20,11 @@ import io.vertx.ext.web.RoutingContext;
  * 80 MB for every endpoint).
  * <li>The bytes of bodies being read and parsed at once, over every request, are at most
  * {@code delayq.http.max-body-bytes-in-flight} (default an eighth of the heap): a body that would
- * go over it is answered 503 with {@code Retry-After} at once. A body is held several times over
- * while it is parsed (the bytes, their text, the JSON of each payload), so a dozen maximum-size
- * batches at once exhausted a 512 MB heap, and their 500s took other requests down with them. One
- * body is always admitted alone, so a maximum-size batch fits whatever the setting.
+ * go over it is answered 503 with {@code Retry-After} at once. A body costs more than its size
+ * until its jobs are written (the payloads' text, the records and the script's arguments beside
+ * the bytes; it was once held as bytes, text, a tree and payload substrings at once), so a dozen
+ * maximum-size batches at once exhausted a 512 MB heap, and their 500s took other requests down
+ * with them. One body is always admitted alone, so a maximum-size batch fits whatever the setting.
  * </ul>
  * Bodies without a {@code Content-Length} (chunked) count as the limit; Quarkus'
  * {@code quarkus.http.limits.max-body-size} cuts them off.
@@ -42,8 +43,9 @@ public class BodyBudget {
     }
 
     /**
-     * The budget of body bytes in flight: the setting, else an eighth of the heap (a body is held
-     * about four times over while it is parsed: 2 x 60 MB bodies peaked at 502 MB of 512).
+     * The budget of body bytes in flight: the setting, else an eighth of the heap (2 x 60 MB bodies
+     * peaked at 502 MB of 512 when a body was held four times over; one, parsed in one pass, peaked
+     * at 285-399 MB, garbage included: bench/RESULTS.md, "Request bodies").
      */
     static long budget(DelayqConfig config) {
         return config.http().maxBodyBytesInFlight().orElse(Runtime.getRuntime().maxMemory() / 8);

@@ -1,12 +1,15 @@
 package io.delayq.api;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.ws.rs.core.MediaType;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
@@ -14,6 +17,9 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.BooleanNode;
+import com.fasterxml.jackson.databind.node.NullNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import io.delayq.core.DelayqConfig;
 import io.delayq.core.IfExists;
@@ -47,9 +53,13 @@ public class JobBodyParser {
         this.maxBatch = config.api().maxBatch();
     }
 
-    public NewJob one(String body) {
-        JsonNode root = tree(body);
-        return job(root, "", root.isObject() ? rawPayloads(body, false).get(0) : null);
+    /**
+     * A job ({@code POST /jobs}), read from the request's bytes in one pass: what is held is the
+     * payload's text and the other fields' values, never the body as text or a tree of it.
+     */
+    public NewJob one(InputStream body, MediaType type) {
+        Parsed root = read(body, type, false).get(0);
+        return job(root.fields(), "", root.payload());
     }
 
     /**
@@ -57,93 +67,222 @@ public class JobBodyParser {
      * or null); the body must already have been parsed as valid JSON.
      */
     public String rawPayload(String body) {
-        return rawPayloads(body, false).get(0);
-    }
-
-    /** A batch: a JSON array of jobs, or {@code {"jobs": [...]}}. All valid, or none is written. */
-    public List<NewJob> batch(String body) {
-        JsonNode root = tree(body);
-        String prefix = "jobs";
-        if (root.isObject() && root.has("jobs")) {
-            root = root.get("jobs");
-        }
-        if (!root.isArray()) {
-            throw new InvalidJobException(prefix, "a batch is a JSON array of jobs (or {\"jobs\": [...]})");
-        }
-        if (root.isEmpty()) {
-            throw new InvalidJobException(prefix, "a batch needs at least one job");
-        }
-        if (root.size() > maxBatch) {
-            throw new InvalidJobException(prefix,
-                    "a batch holds at most " + maxBatch + " jobs, not " + root.size(), 413);
-        }
-        List<String> raw = rawPayloads(body, true);
-        List<NewJob> jobs = new ArrayList<>(root.size());
-        for (int i = 0; i < root.size(); i++) {
-            jobs.add(job(root.get(i), prefix + "[" + i + "]", i < raw.size() ? raw.get(i) : null));
-        }
-        return jobs;
+        return read(BodyText.of(body), false).get(0).payload();
     }
 
     /**
-     * The payloads exactly as the body spells them, one per job (null when absent or null): a
-     * payload is stored byte-for-byte as sent, never re-serialised (which would round
-     * 12345678901234567.89, turn 1e400 into "Infinity" and a lone surrogate into '?'). The tree
-     * parse has already validated the JSON; this pass only finds where each payload starts and
-     * ends in the text.
+     * A batch: a JSON array of jobs, or {@code {"jobs": [...]}}. All valid, or none is written.
+     * Read from the request's bytes in one pass, as {@link #one}: a maximum-size batch costs the
+     * heap its payloads' text (kept, they are what is stored) beside the bytes being read.
      */
-    private List<String> rawPayloads(String body, boolean batch) {
-        List<String> out = new ArrayList<>();
-        try (JsonParser p = STRICT.createParser(body)) {
-            JsonToken t = p.nextToken();
-            if (!batch) {
-                readJob(p, body, out);
-            } else if (t == JsonToken.START_ARRAY) {
-                readJobs(p, body, out);
-            } else if (t == JsonToken.START_OBJECT) {
-                while (p.nextToken() == JsonToken.FIELD_NAME) {
-                    String name = p.currentName();
-                    if (p.nextToken() == JsonToken.START_ARRAY && "jobs".equals(name)) {
-                        out.clear(); // a repeated "jobs": the last one wins, as in the tree
-                        readJobs(p, body, out);
-                    } else {
-                        p.skipChildren();
-                    }
-                }
-            }
-        } catch (IOException e) {
-            throw new InvalidJobException("body", "malformed JSON: " + e.getMessage());
+    public List<NewJob> batch(InputStream body, MediaType type) {
+        List<Parsed> jobs = read(body, type, true);
+        String prefix = "jobs";
+        if (jobs == null) {
+            throw new InvalidJobException(prefix, "a batch is a JSON array of jobs (or {\"jobs\": [...]})");
+        }
+        if (jobs.isEmpty()) {
+            throw new InvalidJobException(prefix, "a batch needs at least one job");
+        }
+        if (jobs.size() > maxBatch) {
+            throw new InvalidJobException(prefix,
+                    "a batch holds at most " + maxBatch + " jobs, not " + jobs.size(), 413);
+        }
+        List<NewJob> out = new ArrayList<>(jobs.size());
+        for (int i = 0; i < jobs.size(); i++) {
+            out.add(job(jobs.get(i).fields(), prefix + "[" + i + "]", jobs.get(i).payload()));
         }
         return out;
     }
 
-    private static void readJobs(JsonParser p, String body, List<String> out) throws IOException {
-        while (p.nextToken() != JsonToken.END_ARRAY) {
-            if (p.currentToken() == JsonToken.START_OBJECT) {
-                readJob(p, body, out);
-            } else {
-                out.add(null);
-                p.skipChildren();
+    /**
+     * A job as read: its fields but the payload's value (an object, or null when it is no JSON
+     * object), and its payload exactly as the body spells it (null when absent or null): a
+     * payload is stored byte-for-byte as sent, never re-serialised (which would round
+     * 12345678901234567.89, turn 1e400 into "Infinity" and a lone surrogate into '?').
+     */
+    private record Parsed(JsonNode fields, String payload) {
+    }
+
+    /**
+     * The body's jobs: for a job, a list of one; for a batch, its jobs, or null when the body is
+     * no array of jobs (nor {@code {"jobs": [...]}}). UTF-8 bytes (the default, and what JSON is)
+     * are parsed as they are; a body declared in another charset, or bytes that are not UTF-8, as
+     * the text a String reader makes of them (bad bytes replaced), as bodies always were.
+     */
+    private List<Parsed> read(InputStream body, MediaType type, boolean batch) {
+        if (body == null) {
+            throw new InvalidJobException("body", "a JSON body is required");
+        }
+        String charset = type == null ? null : type.getParameters().get(MediaType.CHARSET_PARAMETER);
+        try {
+            if (charset != null && !StandardCharsets.UTF_8.name().equalsIgnoreCase(charset)
+                    && java.nio.charset.Charset.isSupported(charset)) {
+                return read(BodyText.of(new String(body.readAllBytes(), charset)), batch);
             }
+            BodyText.Bytes bytes = BodyText.of(body);
+            try {
+                return read(bytes, batch);
+            } catch (NotUtf8 e) {
+                if (!bytes.rereadable()) {
+                    throw new InvalidJobException("body", "malformed JSON: " + e.getMessage());
+                }
+                return read(BodyText.of(bytes.reread()), batch);
+            }
+        } catch (IOException e) {
+            throw new InvalidJobException("body", "malformed JSON: " + e.getMessage());
         }
     }
 
-    /** At a job's START_OBJECT: adds its payload's text (or null), and leaves it at END_OBJECT. */
-    private static void readJob(JsonParser p, String body, List<String> out) throws IOException {
+    /** Bytes the parser did not take for UTF-8: the body is read again as text. */
+    private static final class NotUtf8 extends RuntimeException {
+        NotUtf8(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /**
+     * One pass over the body: it must be exactly one JSON value, and standard JSON (whatever the
+     * service's ObjectMapper allows: the payload text is handed to consumers that expect JSON).
+     * Every string is decoded on the way, so what the body holds is checked as a tree parse would,
+     * and a malformed body is reported before any field of it. Anything after the value is a 400
+     * too: a reader that stops at the end of the first value would take
+     * {@code {"id":"1"}{"id":"2"}} as the first job alone and drop the rest without a word.
+     */
+    private List<Parsed> read(BodyText text, boolean batch) {
+        try (JsonParser p = text.open(STRICT)) {
+            JsonToken t;
+            try {
+                t = p.nextToken();
+            } catch (JsonProcessingException e) {
+                throw notUtf8(e, text);
+            }
+            if (t == null) {
+                throw new InvalidJobException("body", "a JSON body is required");
+            }
+            if (text instanceof BodyText.Bytes && !BodyText.Bytes.utf8(p)) {
+                throw new NotUtf8("not UTF-8");
+            }
+            List<Parsed> out;
+            try {
+                out = batch ? readBatch(p, text) : readRoot(p, text);
+            } catch (JsonProcessingException e) {
+                throw notUtf8(e, text);
+            }
+            nothingAfter(p);
+            return out;
+        } catch (IOException e) {
+            throw new InvalidJobException("body", "malformed JSON: " + e.getMessage());
+        }
+    }
+
+    /** At the end of the body's value: anything after it but whitespace is a 400 naming the body. */
+    private static void nothingAfter(JsonParser p) throws IOException {
+        com.fasterxml.jackson.core.JsonLocation end = p.currentLocation();
+        boolean more;
+        try {
+            more = p.nextToken() != null;
+        } catch (JsonProcessingException e) {
+            more = true; // garbage after the value
+        }
+        if (more) {
+            throw new InvalidJobException("body", "the body must be exactly one JSON value; more follows it after"
+                    + " line " + end.getLineNr() + ", column " + end.getColumnNr());
+        }
+    }
+
+    /** Bytes that are not UTF-8 are read again as text; any other parse error is the 400 it was. */
+    private static RuntimeException notUtf8(JsonProcessingException e, BodyText text) {
+        String message = e.getOriginalMessage();
+        if (text instanceof BodyText.Bytes && message != null && message.startsWith("Invalid UTF-8")) {
+            return new NotUtf8(message);
+        }
+        return new InvalidJobException("body", "malformed JSON: " + message);
+    }
+
+    private List<Parsed> readRoot(JsonParser p, BodyText text) throws IOException {
+        if (p.currentToken() == JsonToken.START_OBJECT) {
+            return List.of(readJob(p, text));
+        }
+        skip(p);
+        return java.util.Collections.singletonList(new Parsed(null, null));
+    }
+
+    private List<Parsed> readBatch(JsonParser p, BodyText text) throws IOException {
+        JsonToken t = p.currentToken();
+        if (t == JsonToken.START_ARRAY) {
+            return readJobs(p, text);
+        }
+        List<Parsed> jobs = null;
+        if (t == JsonToken.START_OBJECT) {
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                JsonToken value = p.nextToken();
+                if ("jobs".equals(name)) { // a repeated "jobs": the last one wins, as in a tree
+                    jobs = value == JsonToken.START_ARRAY ? readJobs(p, text) : null;
+                }
+                if (jobs == null || !"jobs".equals(name)) {
+                    skip(p);
+                }
+            }
+        } else {
+            skip(p);
+        }
+        return jobs;
+    }
+
+    private List<Parsed> readJobs(JsonParser p, BodyText text) throws IOException {
+        List<Parsed> out = new ArrayList<>();
+        while (p.nextToken() != JsonToken.END_ARRAY) {
+            if (p.currentToken() == JsonToken.START_OBJECT) {
+                out.add(readJob(p, text));
+            } else {
+                skip(p);
+                out.add(new Parsed(null, null));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * At a job's START_OBJECT, to its END_OBJECT: its fields as a tree, but for the payload's
+     * value, whose text is kept as the body spells it.
+     */
+    private Parsed readJob(JsonParser p, BodyText text) throws IOException {
+        ObjectNode fields = mapper.createObjectNode();
         String raw = null;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String name = p.currentName();
             JsonToken value = p.nextToken();
             if ("payload".equals(name)) {
-                int start = (int) p.currentTokenLocation().getCharOffset();
-                p.skipChildren();
-                p.finishToken(); // a scalar's text is read lazily: read it, so the location is past it
-                raw = value == JsonToken.VALUE_NULL ? null : body.substring(start, (int) p.currentLocation().getCharOffset());
+                text.keepFromToken(p);
+                skip(p);
+                String spelt = text.kept(p);
+                raw = value == JsonToken.VALUE_NULL ? null : spelt;
+                fields.set(name, value == JsonToken.VALUE_NULL ? NullNode.getInstance() : BooleanNode.TRUE);
             } else {
-                p.skipChildren();
+                fields.set(name, value == JsonToken.VALUE_NULL ? NullNode.getInstance() : mapper.readTree(p));
             }
         }
-        out.add(raw);
+        return new Parsed(fields, raw);
+    }
+
+    /**
+     * From the current token to the end of its value, every string decoded (so a bad escape or
+     * byte is found, as a tree parse finds it); the parser is left past the value's text.
+     */
+    private static void skip(JsonParser p) throws IOException {
+        int depth = 0;
+        do {
+            JsonToken t = p.currentToken();
+            if (t.isStructStart()) {
+                depth++;
+            } else if (t.isStructEnd()) {
+                depth--;
+            } else if (t == JsonToken.VALUE_STRING) {
+                p.finishToken();
+            }
+        } while (depth > 0 && p.nextToken() != null);
     }
 
     /**
@@ -247,17 +386,7 @@ public class JobBodyParser {
         }
         try (JsonParser p = mapper.createParser(body)) {
             JsonNode root = mapper.readTree(p);
-            com.fasterxml.jackson.core.JsonLocation end = p.currentLocation();
-            boolean more;
-            try {
-                more = p.nextToken() != null;
-            } catch (JsonProcessingException e) {
-                more = true; // garbage after the value
-            }
-            if (more) {
-                throw new InvalidJobException("body", "the body must be exactly one JSON value; more follows it after"
-                        + " line " + end.getLineNr() + ", column " + end.getColumnNr());
-            }
+            nothingAfter(p);
             return root;
         } catch (JsonProcessingException e) {
             throw new InvalidJobException("body", "malformed JSON: " + e.getOriginalMessage());

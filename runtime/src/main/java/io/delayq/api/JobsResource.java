@@ -137,9 +137,9 @@ public class JobsResource {
                     schema = @Schema(implementation = Problem.class)))
     @APIResponse(responseCode = "503", description = UNAVAILABLE_ONE, content = @Content(mediaType = Problem.MEDIA_TYPE,
             schema = @Schema(implementation = Problem.class)))
-    public Uni<Response> enqueue(String body, @jakarta.ws.rs.core.Context UriInfo uri,
+    public Uni<Response> enqueue(EnqueueBody.One body, @jakarta.ws.rs.core.Context UriInfo uri,
             @HeaderParam("traceparent") String traceparent) {
-        NewJob job = parser.one(body);
+        NewJob job = body.body().jobs().get(0);
         // The Location is made absolute here, on the request's thread: a relative one is resolved
         // against the current request, which is gone when Redis' reply comes back on another
         // thread (through the pool: a 500 for a stored job, seen during a Sentinel failover).
@@ -184,8 +184,9 @@ public class JobsResource {
                     schema = @Schema(implementation = Problem.class)))
     @APIResponse(responseCode = "503", description = UNAVAILABLE_BATCH, content = @Content(mediaType = Problem.MEDIA_TYPE,
             schema = @Schema(implementation = Problem.class)))
-    public Uni<List<BatchItem>> batch(String body, @HeaderParam("traceparent") String traceparent) {
-        List<NewJob> batch = parser.batch(body);
+    public Uni<List<BatchItem>> batch(EnqueueBody body, @HeaderParam("traceparent") String traceparent) {
+        // Parsed as it was read, in one pass: never held as text or as a tree (JobBodyParser).
+        List<NewJob> batch = body.jobs();
         return uni(jobs.scheduleAllAsync(batch, traceparent).map(all -> {
             List<BatchItem> out = new ArrayList<>(all.size());
             for (int i = 0; i < all.size(); i++) {

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -236,6 +237,34 @@ class EnqueueTest {
         assertEquals(payload, afterFirstNewline(redis.str("HGET", k, "one")));
         assertEquals("0.10000000000000000000001", afterFirstNewline(redis.str("HGET", k, "two")));
         assertEquals("\"x\"", afterFirstNewline(redis.str("HGET", k, "three")));
+    }
+
+    /**
+     * Bodies are parsed from their bytes in one pass (JobBodyParser): a body declared in another
+     * charset is still read in it, bytes that are not UTF-8 still become U+FFFD (as in the String
+     * the body used to be read into), and a payload spanning many of the parser's read blocks, in
+     * a batch large enough to be read while it arrives, is kept whole.
+     */
+    @Test
+    void bodiesReadFromTheirBytesKeepTheirText() {
+        String topic = Topics.fresh("bytes");
+        String job = "{\"topic\":\"" + topic + "\",\"delayMs\":600000,";
+        given().contentType("application/json; charset=ISO-8859-1")
+                .body((job + "\"id\":\"latin\",\"payload\":\"caf\u00e9\"}").getBytes(StandardCharsets.ISO_8859_1))
+                .post("/jobs").then().statusCode(201);
+        java.io.ByteArrayOutputStream bad = new java.io.ByteArrayOutputStream();
+        bad.writeBytes((job + "\"id\":\"bad\",\"payload\":\"a").getBytes(StandardCharsets.UTF_8));
+        bad.write(0xff);
+        bad.writeBytes("b\"}".getBytes(StandardCharsets.UTF_8));
+        given().contentType(ContentType.JSON).body(bad.toByteArray()).post("/jobs").then().statusCode(201);
+        String big = "{\"d\":\"" + "y".repeat(50_000) + "\u00e9\"}";
+        given().contentType(ContentType.JSON).body("[" + job + "\"id\":\"big1\",\"payload\":" + big + "}, " + job
+                + "\"payload\":" + big + ",\"id\":\"big2\"}]").post("/jobs/batch").then().statusCode(200);
+        String k = Topics.keys(topic) + "jobs";
+        assertEquals("\"caf\u00e9\"", afterFirstNewline(redis.str("HGET", k, "latin")));
+        assertEquals("\"a\ufffdb\"", afterFirstNewline(redis.str("HGET", k, "bad")));
+        assertEquals(big, afterFirstNewline(redis.str("HGET", k, "big1")));
+        assertEquals(big, afterFirstNewline(redis.str("HGET", k, "big2")));
     }
 
     private static String afterFirstNewline(String record) {
