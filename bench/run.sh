@@ -22,7 +22,10 @@
 #                                     fixed-rate POST /jobs (DIR/floor.jfr, post.jfr, post-paced.jfr)
 #   bench/run.sh spread,burst --n 50000 --window 10 --start 5
 #   bench/run.sh backlog --small 10000 --big 5000000
-#   bench/run.sh smoke                a few hundred jobs per scenario (CI)
+#   bench/run.sh smoke                a few hundred jobs per scenario (CI); the idle replica's Redis
+#                                     commands/s checked over 30 s (empty case)
+# Every idle figure (idle, and those of topics and history) fails the run (exit 1, a FAILED line on
+# stderr) above 1 Redis command/s per replica (total_commands_processed, script internals included).
 #   bench/run.sh coldwarm [--n 50000] burst and spread, each in a fresh JVM: first cold (the first
 #                                     thing the JVM runs), then the same again after a warm-up; then
 #                                     server-cold: the packaged server (built with -Paot, which trains

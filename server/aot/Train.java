@@ -36,7 +36,7 @@ import com.sun.net.httpserver.HttpServer;
  * of the deliveries answered 500 on their first attempt (fail, retry backoff, the retry taken and
  * acked), {@code GET /jobs/{topic}/{id}}, {@code GET /topics}, and the Prometheus scrape of
  * {@code /q/metrics} and {@code /q/health/ready} throughout. It fails (exit 1, the processes it started killed) when the
- * server does not start, a request answers 5xx, a job is not delivered, or no cache is written.
+ * server does not start, a request answers 5xx (a 503 after five retries of the same request), a job is not delivered, or no cache is written.
  */
 public class Train {
     static final String HOT = "aot-train-http";
@@ -47,6 +47,8 @@ public class Train {
             .executor(Executors.newFixedThreadPool(4)).connectTimeout(Duration.ofSeconds(5)).build();
     static final AtomicLong requests = new AtomicLong();
     static final AtomicLong errors = new AtomicLong();
+    /** 503 answers retried (not errors unless the retries ran out). */
+    static final AtomicLong unavailable = new AtomicLong();
     static final AtomicLong hotSent = new AtomicLong();
     static volatile String firstError;
     static String base;
@@ -111,8 +113,8 @@ public class Train {
             while (delivered.size() < hot && System.currentTimeMillis() < deadline) {
                 Thread.sleep(100);
             }
-            System.out.printf("aot training: %,d requests, %,d jobs delivered (%,d answered 500 once), %d errors%n",
-                    requests.get(), delivered.size(), failedOnce.size(), errors.get());
+            System.out.printf("aot training: %,d requests, %,d jobs delivered (%,d answered 500 once), %d errors, %d 503 answers retried%n",
+                    requests.get(), delivered.size(), failedOnce.size(), errors.get(), unavailable.get());
             if (errors.get() > 0) {
                 throw new IllegalStateException(errors.get() + " requests failed, the first: " + firstError);
             }
@@ -261,6 +263,14 @@ public class Train {
         try {
             HttpResponse<String> res = client.send(r.build(), HttpResponse.BodyHandlers.ofString());
             requests.incrementAndGet();
+            // A 503 says "not now" (Redis slow to answer on a loaded machine): the same request
+            // again, as a client would (ids make an enqueue idempotent), a few times before it counts.
+            for (int again = 0; res.statusCode() == 503 && again < 5; again++) {
+                unavailable.incrementAndGet();
+                Thread.sleep(200L << again);
+                res = client.send(r.build(), HttpResponse.BodyHandlers.ofString());
+                requests.incrementAndGet();
+            }
             if (res.statusCode() >= 400 && !(path.startsWith("/jobs/") && res.statusCode() == 404)) {
                 errors.incrementAndGet();
                 if (firstError == null) {

@@ -418,7 +418,8 @@ public class BenchApp implements QuarkusApplication {
      * The history's cost (issue 22): an N-job burst with the history off, then the same with it on
      * (this bench flushes it every second, ten times the default, so a burst of a few seconds pays
      * several flushes), throughput and Redis commands per job of each; then the idle commands/s
-     * of this replica with the history on, and off.
+     * of this replica with the history on, and off (each over 30 s at least; the run fails above
+     * {@link #IDLE_BOUND}).
      */
     void history() throws Exception {
         historyRecorder.flush();
@@ -441,22 +442,31 @@ public class BenchApp implements QuarkusApplication {
             }
             historyRecorder.flush();
             Thread.sleep(2000); // settle
+            int idleS = Math.max(30, o.idleS()); // discrete commands: a short window rounds badly
             RedisInfo before = RedisInfo.read();
-            Thread.sleep(o.idleS() * 1000L);
+            Thread.sleep(idleS * 1000L);
             RedisInfo after = RedisInfo.read();
             double seconds = (after.atMs() - before.atMs()) / 1000.0;
             Map<String, Object> r = new LinkedHashMap<>();
+            String name = on ? "idle-history-on" : "idle-history-off";
+            double perS = after.commandsSince(before, 1) / seconds;
             r.put("schema", "delayq-bench/v1");
-            r.put("scenario", on ? "idle-history-on" : "idle-history-off");
-            r.put("params", Map.of("idle_s", o.idleS(), "replicas", 1, "history_flush_s", 1));
-            r.put("ok", true);
-            r.put("idle_cmds_per_s", round(after.commandsSince(before, 1) / seconds, 2));
+            r.put("scenario", name);
+            r.put("params", Map.of("idle_s", idleS, "replicas", 1, "history_flush_s", 1));
+            r.put("ok", idleWithinBound(name, perS));
+            r.put("idle_cmds_per_s", round(perS, 2));
             emit(r);
         }
         history.counts().enable(redisClock::redisNow);
     }
 
-    /** Commands per second an idle replica costs Redis: empty, then with 10,000 jobs due in an hour. */
+    /**
+     * Commands per second an idle replica costs Redis: empty, then with 10,000 jobs due in an hour.
+     * Each fails the run above {@link #IDLE_BOUND} (the contract: about one command per second per
+     * replica). The smoke run measures the empty case over {@value #SMOKE_IDLE_S} s, long enough
+     * that the poll's jitter and the few commands of a minute cannot carry it over the bound, and
+     * the other in 2 s, unchecked.
+     */
     void idle() throws Exception {
         for (int future : new int[] { 0, 10_000 }) {
             flush();
@@ -465,22 +475,39 @@ public class BenchApp implements QuarkusApplication {
                 enqueue("bench", future, i -> at + i, false);
             }
             Thread.sleep(o.smoke() ? 1000 : 2000); // settle
+            boolean checked = !o.smoke() || future == 0;
+            int idleS = o.smoke() ? (checked ? SMOKE_IDLE_S : o.idleS()) : Math.max(30, o.idleS());
             RedisInfo before = RedisInfo.read();
             double cpu0 = Stats.selfCpuSeconds();
-            Thread.sleep(o.idleS() * 1000L);
+            Thread.sleep(idleS * 1000L);
             RedisInfo after = RedisInfo.read();
             double seconds = (after.atMs() - before.atMs()) / 1000.0;
             Map<String, Object> r = new LinkedHashMap<>();
+            String name = future == 0 ? "idle-empty" : "idle-10k-future";
             r.put("schema", "delayq-bench/v1");
-            r.put("scenario", future == 0 ? "idle-empty" : "idle-10k-future");
-            r.put("params", Map.of("idle_s", o.idleS(), "future_jobs", future, "replicas", 1));
+            r.put("scenario", name);
+            r.put("params", Map.of("idle_s", idleS, "future_jobs", future, "replicas", 1));
             double perS = after.commandsSince(before, 1) / seconds;
-            // a 2 s smoke window cannot tell 0.9 from 1.5 commands/s: smoke checks it runs, not the figure
-            r.put("ok", o.smoke() || perS <= 1.0);
+            r.put("ok", !checked || idleWithinBound(name, perS));
             r.put("idle_cmds_per_s", round(perS, 2));
             r.put("idle_delayq_cpu_ms_per_s", round((Stats.selfCpuSeconds() - cpu0) * 1000 / seconds, 2));
             emit(r);
         }
+    }
+
+    /** The idle budget of one replica, in Redis commands per second (total_commands_processed). */
+    static final double IDLE_BOUND = 1.0;
+    /** The smoke run's idle window (s): CI checks the bound over it. */
+    static final int SMOKE_IDLE_S = 30;
+
+    /** Whether an idle figure is within {@link #IDLE_BOUND}; says so on stderr when it is not. */
+    static boolean idleWithinBound(String scenario, double perS) {
+        if (perS <= IDLE_BOUND) {
+            return true;
+        }
+        System.err.printf("FAILED %s: an idle replica cost Redis %.2f commands/s, above the bound of %.1f per replica%n",
+                scenario, perS, IDLE_BOUND);
+        return false;
     }
 
     /** Take latency and lateness of a 5,000-job spread with K jobs already scheduled in the future. */

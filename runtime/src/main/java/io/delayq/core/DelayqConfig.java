@@ -83,8 +83,9 @@ public interface DelayqConfig {
      * by itself, as by {@code DELETE /topics/<t>} — gone from {@code GET /topics} and the
      * dashboard, its pause, rate limit and tick records deleted (a new job lists it again). Counted
      * from the last time a live replica announced serving it, or a replica found it holding jobs
-     * or remembered dedup ids; replicas look at one topic a minute each, in turn, so a topic may
-     * stay a while longer. Default 7 days.
+     * or remembered dedup ids (a live replica records the topics it serves every 10 minutes);
+     * replicas look at one topic a minute each, in turn (not at the topics they serve, with 10
+     * minutes between two rounds), so a topic may stay a while longer. Default 7 days.
      */
     @WithName("topics-retention")
     @WithDefault("7d")
@@ -239,8 +240,8 @@ public interface DelayqConfig {
 
         /**
          * Safety-net poll: the replica reads the earliest due time of every served partition this
-         * often (plus up to 50 % random jitter; one MGET) in case a wake-up message was missed.
-         * Default 1 s.
+         * often, plus 25–75 % random jitter (one MGET; 1.25–1.75 s apart by default), in case a
+         * wake-up message was missed. Default 1 s.
          */
         @WithDefault("1s")
         Duration safetyNet();
@@ -259,9 +260,10 @@ public interface DelayqConfig {
          * How often each replica looks for expired leases (one served partition per look, in
          * turn): a backstop. The safety-net poll reads every served partition's earliest lease
          * deadline with its due times and reclaims a partition with an expired lease at once, so
-         * a killed replica's jobs run again within lease + about a poll. Default 30 s.
+         * a killed replica's jobs run again within lease + about a poll. Default 60 s (an idle
+         * replica's look costs Redis a command per look).
          */
-        @WithDefault("30s")
+        @WithDefault("60s")
         Duration reclaimInterval();
 
         /**

@@ -51,7 +51,7 @@ public class LeaseReclaimer {
         this.metrics = metrics;
     }
 
-    @Scheduled(every = "${delayq.dispatch.reclaim-interval:30s}", delayed = "1s",
+    @Scheduled(every = "${delayq.dispatch.reclaim-interval:60s}", delayed = "1s",
             concurrentExecution = Scheduled.ConcurrentExecution.SKIP, skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     void lookForExpiredLeases() {
         java.util.List<Partition> all = dispatcher.partitions();

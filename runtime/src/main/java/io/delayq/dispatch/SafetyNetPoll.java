@@ -22,9 +22,11 @@ import io.vertx.core.Future;
  * partition with a job due earlier than its taker planned. The same read gives each partition's
  * earliest lease deadline: a partition with an expired lease (its replica died) is reclaimed at
  * once, so a dead replica's jobs are retaken within lease + a poll however many partitions this
- * replica serves — unless its Redis was away lately ({@link ReclaimGate}). The interval is
- * jittered (+0–50 %) so that replicas started together do not poll together, and so that an idle
- * replica costs Redis less than one command per second however many topics it serves.
+ * replica serves — unless its Redis was away lately ({@link ReclaimGate}). Each pause is the
+ * interval +25–75 % (1.25–1.75 s by default, 1.5 s on average): jittered so that replicas started
+ * together do not poll together, and long enough on average that the poll (about 0.67 commands/s)
+ * and the replica's other periodic work stay under one command per second for an idle replica
+ * however many topics it serves (with +0–50 %, the poll alone was 0.8/s).
  * <p>
  * Reads are not awaited: each partition's reply is acted on when it comes, and a partition whose
  * last read has not come back is not read again until it does (on a Redis Cluster, a master that
@@ -90,7 +92,7 @@ final class SafetyNetPoll {
 
     private void loop() {
         while (running) {
-            long pause = intervalMs + (long) (intervalMs * 0.5 * ThreadLocalRandom.current().nextDouble());
+            long pause = pauseMs(intervalMs, ThreadLocalRandom.current().nextDouble());
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(pause));
             if (!running) {
                 return;
@@ -101,6 +103,11 @@ final class SafetyNetPoll {
                 LOG.debugf("safety-net poll failed: %s", e.toString());
             }
         }
+    }
+
+    /** The pause before a poll: the interval +25–75 %, by {@code random} in [0, 1). */
+    static long pauseMs(long intervalMs, double random) {
+        return intervalMs + (long) (intervalMs * (0.25 + 0.5 * random));
     }
 
     /** Reads every partition whose previous read came back; acts on each reply as it comes. */

@@ -25,7 +25,9 @@ import io.vertx.redis.client.Response;
  * {@code INFO memory}), read once a minute by one replica over all of them (the one whose
  * {@code SET NX PX 60000} of {@link Keys#memoryRead} wins: the others pay one command a minute),
  * so that the idle budget holds; absent without a maxmemory, and on a replica that did not read
- * it within two minutes. A reading of 1 or more counts as Redis being full
+ * it within two minutes. While this replica's last reading found no maxmemory (Redis' default),
+ * it claims only every {@value #WITHOUT_MAXMEMORY_EVERY}th minute: a maxmemory set later is seen
+ * within that many minutes, and an idle replica does not pay a claim a minute for nothing. A reading of 1 or more counts as Redis being full
  * ({@link RedisGateway#full}). At start, and with every reading, the {@code maxmemory_policy}:
  * anything but {@code noeviction} lets Redis delete keys, jobs among them, when it fills up: said
  * at WARN once and in the readiness check's data ({@link #policyWarning}).
@@ -46,6 +48,10 @@ public class RedisMemory {
     private final Map<String, Reading> readings = new java.util.concurrent.ConcurrentHashMap<>();
     private volatile String policy;
     private volatile boolean warned;
+    static final int WITHOUT_MAXMEMORY_EVERY = 10;
+    /** Minutes since this replica's last claim while it knows of no maxmemory (a single Redis). */
+    private int skipped;
+    private volatile boolean noMaxmemory;
 
     /** One node's last reading, and its gauge while it has a maxmemory. */
     private static final class Reading {
@@ -74,6 +80,12 @@ public class RedisMemory {
     /** Once a minute: the reading, when this replica wins the minute's claim. */
     @Scheduled(every = "60s", delayed = "10s", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     void everyMinute() {
+        if (!redis.cluster()) {
+            if (noMaxmemory && ++skipped < WITHOUT_MAXMEMORY_EVERY) {
+                return;
+            }
+            skipped = 0;
+        }
         try {
             if (redis.cluster()) {
                 readMasters();
@@ -164,12 +176,15 @@ public class RedisMemory {
                         + " runs the ones it holds: see docs/redis.md)", p);
             }
         }
+        long max = Long.parseLong(fields.getOrDefault("maxmemory", "0"));
+        if ((node == null || node.isEmpty()) && !redis.cluster()) {
+            noMaxmemory = max <= 0;
+        }
         if (node == null) {
             return;
         }
         Reading reading = readings.computeIfAbsent(node, n -> new Reading());
         long used = Long.parseLong(fields.getOrDefault("used_memory", "0"));
-        long max = Long.parseLong(fields.getOrDefault("maxmemory", "0"));
         if (max <= 0) {
             reading.ratio = Double.NaN;
             synchronized (this) {

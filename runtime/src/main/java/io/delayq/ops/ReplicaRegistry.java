@@ -29,16 +29,20 @@ import io.quarkus.scheduler.Scheduled;
  * Every replica announces itself in Redis every {@value #EVERY_S} s: the topics it serves and
  * its rates over the last minute (enqueued, succeeded, failed per second, lateness p99), from its
  * own counters. The dashboard of any replica sums them: cluster-wide figures at one {@code HSET}
- * per replica per {@value #EVERY_S} s, nothing on the path of a job; an entry that did not change
- * (an idle replica) is rewritten only every {@value #UNCHANGED_S} s. An entry not refreshed for
+ * per replica per {@value #EVERY_S} s, nothing on the path of a job; an entry whose counters did
+ * not move since it was last written (an idle replica, also while its last minute's rates fall to
+ * zero) is rewritten only every {@value #UNCHANGED_S} s. An entry not refreshed for
  * {@value #GONE_S} s is a replica gone, dropped by the next reader.
  * <p>
- * Times are Redis time, read with {@code TIME} before each write (one command more), so that a
- * pod whose clock is off is neither dropped as gone nor kept alive when it is: the entry's
- * {@code seenMs}, and the topics' "last served" ({@code dq:topics:active}, what
- * {@code delayq.topics-retention} counts from), written in the same round trip. The reading also
- * feeds the {@link RedisClock}: a replica that serves no topic takes nothing, and would otherwise
- * have no Redis time to check an enqueue's horizon against.
+ * Times are Redis time, so that a pod whose clock is off is neither dropped as gone nor kept
+ * alive when it is: the entry's {@code seenMs} is the {@link RedisClock}'s (Redis time counted on
+ * the host's monotonic clock), which a {@code TIME} before the write refreshes when the clock
+ * has no sample younger than {@value #CLOCK_FRESH_S} s (a replica that takes nothing, a replica
+ * that serves no topic: it would otherwise have no Redis time to check an enqueue's horizon
+ * against). The topics' "last served" ({@code dq:topics:active}, what
+ * {@code delayq.topics-retention} counts from, in days) is written with the entry when the served
+ * topics change, and every {@value #ACTIVE_S} s otherwise: an idle replica costs Redis one
+ * {@code HSET} per {@value #UNCHANGED_S} s here.
  */
 @ApplicationScoped
 public class ReplicaRegistry {
@@ -47,8 +51,16 @@ public class ReplicaRegistry {
     static final int GONE_S = 45;
     /** An entry that did not change is rewritten this often (GONE_S allows one write to fail). */
     static final int UNCHANGED_S = 20;
+    /** A Redis clock sample older than this is refreshed with a TIME before the entry is written. */
+    static final int CLOCK_FRESH_S = 300;
+    /** The served topics' "last served" is rewritten at least this often. */
+    static final int ACTIVE_S = 600;
     private Replica lastAnnounced;
     private long lastAnnouncedAtNanos;
+    /** The counters when the entry was last written: unmoved since, only falling rates change. */
+    private Map<String, DelayqMetrics.Totals> lastTotals;
+    private List<String> lastActiveServes = List.of();
+    private long lastActiveAtNanos;
     /** Snapshots kept: a minute and one. */
     private static final int WINDOW = 60 / EVERY_S + 1;
 
@@ -86,23 +98,55 @@ public class ReplicaRegistry {
     void announce() {
         try {
             Replica unstamped = self();
-            // An idle replica's entry stays the same: rewrite it only as often as readers need to
-            // see it alive, so that it costs Redis a TIME and an HSET (two with served topics) per
-            // UNCHANGED_S, not per EVERY_S.
+            Map<String, DelayqMetrics.Totals> totals = lastSnapshotTotals();
+            // An idle replica's entry stays the same, or changes only as the last minute's rates
+            // fall: rewrite it only as often as readers need to see it alive, so that it costs
+            // Redis an HSET per UNCHANGED_S, not per EVERY_S.
             long now = System.nanoTime();
-            if (unstamped.equals(lastAnnounced) && now - lastAnnouncedAtNanos < UNCHANGED_S * 1_000_000_000L) {
+            boolean quiet = unstamped.equals(lastAnnounced)
+                    || (lastAnnounced != null && unstamped.serves().equals(lastAnnounced.serves()) && sameCounts(totals, lastTotals));
+            if (quiet && now - lastAnnouncedAtNanos < UNCHANGED_S * 1_000_000_000L) {
                 return;
             }
-            long before = clock.monotonicNanos();
-            long redisNow = store.redisTimeMs();
-            clock.observe(redisNow, before, clock.monotonicNanos());
+            if (!clock.sampled() || clock.sampleAgeNanos() > CLOCK_FRESH_S * 1_000_000_000L) {
+                long before = clock.monotonicNanos();
+                long redisNow = store.redisTimeMs();
+                clock.observe(redisNow, before, clock.monotonicNanos());
+            }
+            long redisNow = clock.redisNow();
             Replica self = new Replica(unstamped.id(), unstamped.serves(), redisNow, unstamped.rates());
-            store.putReplica(dispatcher.replicaId(), mapper.writeValueAsString(self), self.serves(), redisNow);
+            boolean active = !unstamped.serves().equals(lastActiveServes) || now - lastActiveAtNanos >= ACTIVE_S * 1_000_000_000L;
+            store.putReplica(dispatcher.replicaId(), mapper.writeValueAsString(self),
+                    active ? self.serves() : List.of(), redisNow);
             lastAnnounced = unstamped;
             lastAnnouncedAtNanos = now;
+            lastTotals = totals;
+            if (active) {
+                lastActiveServes = unstamped.serves();
+                lastActiveAtNanos = now;
+            }
         } catch (JsonProcessingException | RuntimeException e) {
             LOG.debugf("could not announce this replica: %s", e.toString());
         }
+    }
+
+    private synchronized Map<String, DelayqMetrics.Totals> lastSnapshotTotals() {
+        return snapshots.getLast().totals();
+    }
+
+    /** Whether no job was counted between the two snapshots' counters (null: none yet). */
+    static boolean sameCounts(Map<String, DelayqMetrics.Totals> a, Map<String, DelayqMetrics.Totals> b) {
+        if (a == null || b == null || !a.keySet().equals(b.keySet())) {
+            return false;
+        }
+        for (Map.Entry<String, DelayqMetrics.Totals> e : a.entrySet()) {
+            DelayqMetrics.Totals x = e.getValue(), y = b.get(e.getKey());
+            if (x.enqueued() != y.enqueued() || x.succeeded() != y.succeeded() || x.failed() != y.failed()
+                    || !java.util.Arrays.equals(x.latenessCumulative(), y.latenessCumulative())) {
+                return false;
+            }
+        }
+        return true;
     }
 
     void onStop(@Observes @Priority(10) ShutdownEvent event) {

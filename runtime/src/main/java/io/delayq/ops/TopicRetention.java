@@ -31,14 +31,23 @@ public class TopicRetention {
     private static final Logger LOG = Logger.getLogger(TopicRetention.class);
     /** Names read ahead per SSCAN (Redis returns a small set whole). */
     private static final int PAGE = 16;
+    /** The pause between two rounds over the known topics (a few topics: not a round every minute). */
+    static final int ROUND_MIN_S = 600;
     private final TopicAdmin store;
     private final TopicControl control;
     private final RedisClock clock;
     private final Duration retention;
     private final Deque<String> ahead = new ArrayDeque<>();
     private String cursor = "0";
+    private long roundEndedNanos;
+    private boolean rounded;
+    private final io.delayq.dispatch.TopicRegistry served;
+    private final io.delayq.dispatch.Dispatcher dispatcher;
 
-    public TopicRetention(TopicAdmin store, TopicControl control, RedisClock clock, DelayqConfig config) {
+    public TopicRetention(TopicAdmin store, TopicControl control, RedisClock clock, DelayqConfig config,
+            io.delayq.dispatch.TopicRegistry served, io.delayq.dispatch.Dispatcher dispatcher) {
+        this.served = served;
+        this.dispatcher = dispatcher;
         this.store = store;
         this.control = control;
         this.clock = clock;
@@ -48,20 +57,33 @@ public class TopicRetention {
     @Scheduled(every = "60s", delayed = "60s", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     synchronized void lookAtNext() {
         try {
-            if (ahead.isEmpty()) {
-                TopicAdmin.TopicPage page = store.scanTopics(cursor, PAGE);
-                cursor = page.cursor();
-                ahead.addAll(page.topics());
-                if (cursor.equals("0")) {
-                    // A round over every known topic ends: also drop what is recorded of topics not
-                    // known (served once, never a job), past their retention.
-                    store.dropStaleActivity(clock.redisNow() - retention.toMillis());
+            boolean scanned = false;
+            String topic = null;
+            while (topic == null) {
+                if (ahead.isEmpty()) {
+                    if (scanned || cursor.equals("0") && rounded
+                            && System.nanoTime() - roundEndedNanos < ROUND_MIN_S * 1_000_000_000L) {
+                        return; // at most one SSCAN a minute, and a pause between rounds
+                    }
+                    scanned = true;
+                    TopicAdmin.TopicPage page = store.scanTopics(cursor, PAGE);
+                    cursor = page.cursor();
+                    ahead.addAll(page.topics());
+                    if (cursor.equals("0")) {
+                        // A round over every known topic ends: also drop what is recorded of topics not
+                        // known (served once, never a job), past their retention.
+                        store.dropStaleActivity(clock.redisNow() - retention.toMillis());
+                        rounded = true;
+                        roundEndedNanos = System.nanoTime();
+                    }
+                    continue;
+                }
+                String next = ahead.pollFirst();
+                if (!(dispatcher.taking() && served.serves(next))) {
+                    topic = next;
                 }
             }
-            String topic = ahead.pollFirst();
-            if (topic != null) {
-                look(topic, retention);
-            }
+            look(topic, retention);
         } catch (RuntimeException e) {
             LOG.debugf("topic retention: no look this minute: %s", e.toString());
         }

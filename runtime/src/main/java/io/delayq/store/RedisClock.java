@@ -43,6 +43,11 @@ public class RedisClock implements RedisTime {
         return sampled;
     }
 
+    /** How long ago (nanoseconds, monotonic) the current sample was taken; meaningless before {@link #sampled}. */
+    public long sampleAgeNanos() {
+        return nanos.getAsLong() - sample.atNanos();
+    }
+
     /** This host's monotonic clock, in nanoseconds: what {@link #observe} wants around a Redis call. */
     public long monotonicNanos() {
         return nanos.getAsLong();

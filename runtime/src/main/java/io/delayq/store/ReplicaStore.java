@@ -25,8 +25,8 @@ public class ReplicaStore extends StorePart {
 
     /**
      * Announces a replica (see io.delayq.ops.ReplicaRegistry): {@code json} replaces its entry;
-     * and that the topics it serves were in use at Redis time {@code nowMs} (what their retention
-     * counts from). One round trip.
+     * and that the topics {@code serves} were in use at Redis time {@code nowMs} (what their
+     * retention counts from; empty: nothing recorded). One round trip.
      */
     public void putReplica(String id, String json, Collection<String> serves, long nowMs) {
         List<Request> writes = new ArrayList<>(2);
