@@ -394,6 +394,68 @@ class ClusterIT {
         assertEquals(held.size(), putBack, "jobs r2's drain put back (its log)");
     }
 
+    /**
+     * An id is one job per topic when its partitions are on masters of their own: a job of a group
+     * lives in its group's partition, and leaves a claim in its id's partition (another slot, another
+     * master), so the same id with another group, or none, is refused (409 naming group) through
+     * whichever replica, and the same id with the same group is the existing job (200).
+     */
+    @Test
+    @Order(8)
+    void anIdIsOneJobPerTopicWhenItsGroupsPartitionIsOnAnotherMaster() throws Exception {
+        String id = idInPartition0("claim-");
+        String ga = null;
+        String gb = null;
+        for (int i = 0; gb == null; i++) {
+            if (Math.floorMod(("g" + i).hashCode(), 3) != 0) {
+                if (ga == null) {
+                    ga = "g" + i;
+                } else {
+                    gb = "g" + i;
+                }
+            }
+        }
+        String job = "{\"topic\":\"" + COUNTS + "\",\"id\":\"" + id + "\",\"delayMs\":3600000%s}";
+        HttpResponse<String> first = r1.post("/jobs", job.formatted(",\"group\":\"" + ga + "\""));
+        assertEquals(201, first.statusCode(), first.body());
+        HttpResponse<String> again = r1.post("/jobs", job.formatted(",\"group\":\"" + ga + "\""));
+        assertEquals(200, again.statusCode(), "the same id and group is the existing job: " + again.body());
+        for (String other : List.of(",\"group\":\"" + gb + "\"", "")) {
+            HttpResponse<String> r = r1.post("/jobs", job.formatted(other));
+            assertEquals(409, r.statusCode(), other + ": " + r.body());
+            assertEquals("group", JSON.readTree(r.body()).path("field").asText(), r.body());
+        }
+        HttpResponse<String> get = r1.getResponse("/jobs/" + COUNTS + "/" + id);
+        assertEquals(200, get.statusCode(), get.body());
+        assertEquals(ga, JSON.readTree(get.body()).path("group").asText(), "the first job, untouched: " + get.body());
+    }
+
+    /**
+     * The listing pages through a topic whose 3 partitions are on 3 masters: 3 jobs a page, by an
+     * opaque cursor, every scheduled job once (test 3's nine and test 8's one), then no cursor.
+     */
+    @Test
+    @Order(9)
+    void theListingPagesThroughEveryPartitionOnEveryMasterOnce() throws Exception {
+        List<String> seen = new ArrayList<>();
+        String cursor = null;
+        for (int page = 0; page < 20; page++) {
+            HttpResponse<String> r = r1.getResponse("/topics/" + COUNTS + "/jobs?state=scheduled&limit=3"
+                    + (cursor == null ? "" : "&cursor=" + java.net.URLEncoder.encode(cursor, java.nio.charset.StandardCharsets.UTF_8)));
+            assertEquals(200, r.statusCode(), r.body());
+            JsonNode body = JSON.readTree(r.body());
+            assertTrue(body.path("jobs").size() <= 3, r.body());
+            body.path("jobs").forEach(j -> seen.add(j.path("id").asText()));
+            cursor = body.path("cursor").isNull() ? null : body.path("cursor").asText();
+            if (cursor == null) {
+                break;
+            }
+        }
+        assertEquals(null, cursor, "the last page has no cursor: " + seen);
+        assertEquals(10, seen.size(), "every scheduled job of the topic: " + seen);
+        assertEquals(10, new java.util.HashSet<>(seen).size(), "each once: " + seen);
+    }
+
     private static JsonNode topicView(AppProcess app, String topic) throws Exception {
         HttpResponse<String> topics = app.getResponse("/topics");
         assertEquals(200, topics.statusCode(), app + ": GET /topics: " + topics.body());
