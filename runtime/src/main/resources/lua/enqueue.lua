@@ -209,7 +209,9 @@ for _, id in ipairs(order) do
     left[old_day] = true
     if head and e.old <= head then head_left = true end
   end
-  if e.dead then revived[#revived + 1] = id end
+  -- A dead id revived, then replaced or extended past its expiresAt in the same call, stays dead
+  -- (buried again below): out of the dead set it would be in no index at all.
+  if e.dead and not e.expire then revived[#revived + 1] = id end
   if e.expire then
     bury_expired(id, r, now, burial, 'replaced or extended past expiresAt')
   elseif not stays_held then

@@ -249,4 +249,26 @@ class ExpiryScriptsTest {
                 null, null, null, null, null, null, "tomorrow")).field());
         assertEquals(86_400_000L, validator.validate(JobRequest.topic(topic).timeout(Duration.ofHours(24)), m).timeoutMs());
     }
+
+    /**
+     * One call that revives a dead id (replace) and then extends it past its expiresAt: the job is
+     * dead again, in the dead set (a cold review found it left in no index: GET said scheduled, and
+     * it never ran nor died).
+     */
+    @Test
+    void aDeadIdRevivedThenExtendedPastItsExpiresAtInOneCallIsDeadInTheDeadSet() {
+        String topic = HandBuiltStore.fresh("exp-revive");
+        Partition p = store.partitionsOf(topic).get(0);
+        schedule(JobRequest.topic(topic).id("j").maxAttempts(1));
+        assertEquals(FailOutcome.Kind.DEAD, store.fail(p, takeOne(p, 30_000).lease(), 0, "boom", 1).kind());
+        long now = redisNow();
+        store.enqueue(p, List.of(
+                new NewJob(topic, "j", true, 3_600_000, 0, "\"j\"", IfExists.REPLACE, null, null, null, null),
+                new NewJob(topic, "j", true, 0, 0, "\"j\"", IfExists.EXTEND, null, null, null, now + 60_000)), "");
+        assertEquals(JobState.DEAD, job(topic, "j").state());
+        assertTrue(job(topic, "j").lastError().startsWith("expired"), job(topic, "j").lastError());
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertTrue(redis.str("ZSCORE", STORE.keys.dead(p), "j") != null, "in the dead set");
+        }
+    }
 }
