@@ -175,7 +175,7 @@ public final class PostgresProcess implements AutoCloseable {
         }
     }
 
-    /** What the server says it is ({@code postgres (PostgreSQL) 15.14 (Debian 15.14-0+deb12u1)}), or its path. */
+    /** What the server says it is ({@code postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)}), or its path. */
     public static String describe() {
         String postgres = bin("postgres");
         try {
