@@ -8,13 +8,15 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
  * A real PostgreSQL server as a child process on a loopback port, for the benchmark and the
- * multi-process tests: Debian's binaries ({@code apt-get install postgresql}; the newest version
- * under /usr/lib/postgresql), a fresh cluster in a temporary directory (user {@code app}, trust,
- * database {@code postgres}), no fsync. PostgreSQL refuses to run as root, so as root the server
+ * multi-process tests and the outbox's Dev Service: Debian's binaries ({@code apt-get install
+ * postgresql}; {@code initdb} on PATH, else the newest version under /usr/lib/postgresql), a fresh
+ * cluster in a temporary directory (user {@code app} unless told otherwise, trust, database
+ * {@code postgres}), no fsync. PostgreSQL refuses to run as root, so as root the server
  * runs as the package's {@code postgres} user. {@link #stop} and {@link #start} restart it on the
  * same port and data; {@link #close} stops it and removes the directory.
  */
@@ -27,12 +29,17 @@ public final class PostgresProcess implements AutoCloseable {
         this.port = port;
     }
 
-    /** A new cluster on a free port, started. */
+    /** A new cluster on a free port, started, its superuser {@code app}. */
     public static PostgresProcess startEphemeral() {
+        return startEphemeral("app");
+    }
+
+    /** A new cluster on a free port, started, with that superuser (trust: any password is accepted). */
+    public static PostgresProcess startEphemeral(String user) {
         try {
             Path dir = Files.createTempDirectory("delayq-pg-");
             run(List.of("chown", "postgres:postgres", dir.toString()), true);
-            run(asPostgres(bin("initdb"), "-D", dir.resolve("data").toString(), "-A", "trust", "-U", "app", "--no-sync"),
+            run(asPostgres(bin("initdb"), "-D", dir.resolve("data").toString(), "-A", "trust", "-U", user, "--no-sync"),
                     false);
             PostgresProcess p = new PostgresProcess(dir, RedisProcess.freePort());
             p.start();
@@ -140,15 +147,52 @@ public final class PostgresProcess implements AutoCloseable {
         return cmd;
     }
 
-    /** A binary of the newest PostgreSQL under /usr/lib/postgresql. */
-    private static String bin(String name) {
-        try (Stream<Path> versions = Files.list(Path.of("/usr/lib/postgresql"))) {
-            return versions.max(Comparator.comparingInt(v -> Integer.parseInt(v.getFileName().toString())))
-                    .map(v -> v.resolve("bin").resolve(name).toString())
-                    .orElseThrow(() -> new IllegalStateException("no PostgreSQL under /usr/lib/postgresql"));
-        } catch (IOException e) {
-            throw new IllegalStateException("PostgreSQL's server is needed: apt-get install -y postgresql", e);
+    /**
+     * The directory of the server's binaries: the one of {@code initdb} on PATH (Debian puts only
+     * the clients there; a user may link or add the server's), else the newest
+     * /usr/lib/postgresql/N/bin that holds {@code initdb} and {@code postgres}; empty when neither.
+     */
+    public static Optional<Path> binDir() {
+        String initdb = RedisProcess.onPath("initdb");
+        if (initdb != null) {
+            Path dir = Path.of(initdb).toAbsolutePath();
+            try {
+                dir = dir.toRealPath(); // /usr/local/bin/initdb -> /usr/lib/postgresql/15/bin/initdb
+            } catch (IOException e) {
+                // keep the path as found
+            }
+            if (Files.isExecutable(dir.resolveSibling("postgres"))) {
+                return Optional.of(dir.getParent());
+            }
         }
+        try (Stream<Path> versions = Files.list(Path.of("/usr/lib/postgresql"))) {
+            return versions.filter(v -> v.getFileName().toString().matches("\\d+"))
+                    .filter(v -> Files.isExecutable(v.resolve("bin/initdb")) && Files.isExecutable(v.resolve("bin/postgres")))
+                    .max(Comparator.comparingInt(v -> Integer.parseInt(v.getFileName().toString())))
+                    .map(v -> v.resolve("bin"));
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** What the server says it is ({@code postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)}), or its path. */
+    public static String describe() {
+        String postgres = bin("postgres");
+        try {
+            Process p = new ProcessBuilder(postgres, "--version").redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes()).strip();
+            return p.waitFor() == 0 && !out.isEmpty() ? out : postgres;
+        } catch (IOException e) {
+            return postgres;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return postgres;
+        }
+    }
+
+    private static String bin(String name) {
+        return binDir().map(d -> d.resolve(name).toString()).orElseThrow(() -> new IllegalStateException(
+                "PostgreSQL's server is needed (initdb and postgres on PATH or under /usr/lib/postgresql/*/bin): apt-get install -y postgresql"));
     }
 
     private static boolean run(List<String> command, boolean quiet) {
