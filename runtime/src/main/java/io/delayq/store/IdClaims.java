@@ -151,7 +151,7 @@ final class IdClaims extends StorePart {
     private Future<Claimed> takeOver(Partition home, Partition p, NewJob job, Claim found, long now, int round) {
         return stands(found, p.topic(), job.id(), now).compose(stands -> {
             if (stands) {
-                return Future.succeededFuture(Claimed.refusing(new IdTakenException(job.id(), found.group())));
+                return Future.succeededFuture(Claimed.refusing(new IdTakenException(job.id(), found.group(), found.pending(now))));
             }
             String mine = p.index() + ":" + Math.max(now, Math.abs(found.ms()) + 1) + ":" + (job.group() == null ? "" : job.group());
             return set(home, List.of(job.id(), found.value(), mine)).compose(changed -> changed.get(0)
@@ -202,7 +202,7 @@ final class IdClaims extends StorePart {
             Claim c = Claim.parse(values.get(i));
             each.add(stands(c, p.topic(), job.id(), now).compose(stands -> {
                 if (stands) {
-                    return Future.failedFuture(new IdTakenException(job.id(), c.group()));
+                    return Future.failedFuture(new IdTakenException(job.id(), c.group(), c.pending(now)));
                 }
                 synchronized (triples) {
                     triples.add(job.id());

@@ -292,6 +292,26 @@ class IdClaimsTest {
         assertEquals(1, jobs(topic));
     }
 
+    @Test
+    void aPendingClaimWhoseEnqueueNeverRan_refusesTheIdRetryably_andNotPastItsWindow() {
+        String topic = HandBuiltStore.fresh("claims");
+        String id = idAwayFrom(topic, "ga");
+        Partition home = queue.partitionOf(topic, id);
+        Partition q = queue.partitionOf(topic, id, "ga");
+        IdClaims claims = new IdClaims(STORE.layer);
+        // The claim step of an enqueue of (id, ga) whose script never ran (its process died).
+        List<IdClaims.Written> written = claims.redis.await(claims.claim(q, List.of(job(topic, id, "ga", HOUR))));
+        assertEquals(0, jobs(topic));
+        IdTakenException refused = assertThrows(IdTakenException.class, () -> enqueue(job(topic, id, null, HOUR)));
+        assertTrue(refused.retryable(), "only an enqueue on its way refuses it: " + refused.getMessage());
+        // Its window passed (the claim written as long ago): the id is free, the claim dropped.
+        String old = q.index() + ":" + (redisNow() - IdClaims.PENDING_MS - 1) + ":ga";
+        assertEquals(List.of(true), claims.redis.await(claims.set(home, List.of(id, written.get(0).value(), old))));
+        assertTrue(enqueue(job(topic, id, null, HOUR)).created());
+        assertEquals(home, holder(topic, id));
+        assertEquals(0, claims(topic));
+    }
+
     /** An id whose home is not the partition of {@code group}. */
     private String idAwayFrom(String topic, String group) {
         Partition q = queue.partitionOf(topic, "x", group);
