@@ -35,6 +35,7 @@ class IdClaimsTest {
     JobQueue queue = STORE.queue;
     Inspection inspection = STORE.inspection;
     Keys keys = STORE.keys;
+    IdClaims idClaims = new IdClaims(STORE.layer);
 
     private static NewJob job(String topic, String id, String group, long delayMs) {
         return new NewJob(topic, id, true, delayMs, 0, "\"" + id + "\"", IfExists.KEEP, null, group);
@@ -277,16 +278,15 @@ class IdClaimsTest {
         Partition q = queue.partitionOf(topic, id, "ga");
         assertTrue(enqueue(job(topic, id, "ga", 0)).created());
         queue.ack(q, List.of(takeOne(q))); // gone: its claim is stale
-        IdClaims claims = new IdClaims(STORE.layer);
         String read;
         try (Resp redis = HandBuiltStore.resp()) {
             read = redis.str("HGET", keys.claims(home), id); // as the sweep's HSCAN reads it
         }
-        assertFalse(claims.redis.await(claims.stands(IdClaims.Claim.parse(read), topic, id, redisNow())));
+        assertFalse(idClaims.redis.await(idClaims.stands(IdClaims.Claim.parse(read), topic, id, redisNow())));
         // Meanwhile the id is enqueued again with the same group: claimed, enqueued, marked done.
         assertTrue(enqueue(job(topic, id, "ga", HOUR)).created());
         // The sweep's compare-and-delete of what it read: the claim is another one now.
-        assertEquals(List.of(false), claims.redis.await(claims.set(home, List.of(id, read, ""))));
+        assertEquals(List.of(false), idClaims.redis.await(idClaims.set(home, List.of(id, read, ""))));
         assertThrows(IdTakenException.class, () -> enqueue(job(topic, id, null, HOUR)));
         assertEquals(q, holder(topic, id));
         assertEquals(1, jobs(topic));
@@ -296,19 +296,17 @@ class IdClaimsTest {
     void aPendingClaimWhoseEnqueueNeverRan_refusesTheIdRetryably_andNotPastItsWindow() {
         String topic = HandBuiltStore.fresh("claims");
         String id = idAwayFrom(topic, "ga");
-        Partition home = queue.partitionOf(topic, id);
         Partition q = queue.partitionOf(topic, id, "ga");
-        IdClaims claims = new IdClaims(STORE.layer);
         // The claim step of an enqueue of (id, ga) whose script never ran (its process died).
-        List<IdClaims.Written> written = claims.redis.await(claims.claim(q, List.of(job(topic, id, "ga", HOUR))));
+        List<IdClaims.Written> written = idClaims.redis.await(idClaims.claim(q, List.of(job(topic, id, "ga", HOUR))));
         assertEquals(0, jobs(topic));
         IdTakenException refused = assertThrows(IdTakenException.class, () -> enqueue(job(topic, id, null, HOUR)));
         assertTrue(refused.retryable(), "only an enqueue on its way refuses it: " + refused.getMessage());
         // Its window passed (the claim written as long ago): the id is free, the claim dropped.
         String old = q.index() + ":" + (redisNow() - IdClaims.PENDING_MS - 1) + ":ga";
-        assertEquals(List.of(true), claims.redis.await(claims.set(home, List.of(id, written.get(0).value(), old))));
+        assertEquals(List.of(true), idClaims.redis.await(idClaims.set(queue.partitionOf(topic, id), List.of(id, written.get(0).value(), old))));
         assertTrue(enqueue(job(topic, id, null, HOUR)).created());
-        assertEquals(home, holder(topic, id));
+        assertEquals(queue.partitionOf(topic, id), holder(topic, id));
         assertEquals(0, claims(topic));
     }
 
