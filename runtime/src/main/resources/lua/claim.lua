@@ -5,10 +5,14 @@
 -- ARGV[A]   = the partition (index) the jobs go to
 -- ARGV[A+1] = n (a batch's jobs of one home: at most a batch, 1000), then n (id, group) pairs
 -- Returns {now, then 2 values per id:
---          0 and the claim written, "<partition>:<now>:<group>" (the id is the caller's to enqueue
---            there; a claim of that same partition is written again, pending);
+--          0 and the claim written, "<partition>:<ms>:<group>", ms = now, or one more than the ms
+--            of the claim it replaces, so that no two claims of an id are equal (the id is the
+--            caller's to enqueue there; a claim of that same partition is written again, pending);
+--            a dead job of the id here goes (its record and its dead-set entry, as an enqueue of
+--            the id here replaces it: an id that is dead is enqueued anew; its dead-job callback,
+--            if any, keeps its own copy), so no requeue from the dead set nor a look by id meets it;
 --          1 and the job's group ('' = none) when the id is a job here, scheduled or in flight
---            (nothing written; a dead one does not count: an enqueue revives a dead id anew);
+--            (nothing written);
 --          2 and the claim found when another partition claimed the id (nothing written: Java
 --            checks whether its job lives there)}
 local q = ARGV[A] .. ':'
@@ -19,14 +23,24 @@ for i = 1, n do
   local id, group = ARGV[A + 2 * i], ARGV[A + 2 * i + 1]
   local rec = rcall('HGET', K_JOBS, id)
   local claim = rcall('HGET', K_CLAIMS, id)
-  if rec and not rcall('ZSCORE', K_DEAD, id) then
+  local dead = rec and rcall('ZSCORE', K_DEAD, id)
+  if rec and not dead then
     out[#out + 1] = 1
     out[#out + 1] = group_of(rec)
   elseif claim and string.sub(claim, 1, #q) ~= q then
     out[#out + 1] = 2
     out[#out + 1] = claim
   else
-    claim = q .. string.format('%d', now) .. ':' .. group
+    local ms = now
+    if claim then
+      local was = math.abs(tonumber(string.match(claim, '^[^:]*:(-?%d+):')))
+      if was >= ms then ms = was + 1 end
+    end
+    if dead then
+      rcall('ZREM', K_DEAD, id)
+      rcall('HDEL', K_JOBS, id)
+    end
+    claim = q .. string.format('%d', ms) .. ':' .. group
     rcall('HSET', K_CLAIMS, id, claim)
     out[#out + 1] = 0
     out[#out + 1] = claim

@@ -88,7 +88,8 @@ local floor = math.floor
 -- With several partitions, the scripts that meet an enqueue of an id in its home partition get
 -- that partition's claims HASH after the day shards (absent = nil: one partition, nothing to
 -- claim): job id -> "<partition>:<ms>:<group>", an id whose job a group put in another partition
--- (see claim.lua); ms is Redis time while that enqueue is pending, 0 once it is done.
+-- (see claim.lua); ms is the Redis time of the claim while that enqueue is pending, negated once
+-- it is done (every claim of an id has its own ms: a compare-and-set never meets an equal later one).
 local K_CLAIMS = KEYS[25 + shard_count]
 
 local function now_ms()

@@ -166,6 +166,10 @@ public class ScheduleTicker {
                     away = true;
                 }
                 waitMs = RETRY_MS;
+            } catch (io.delayq.core.IdTakenException e) {
+                // retryable only (ScheduleStore.tick): a tick's id being enqueued elsewhere; tried again
+                LOG.infof("recurring schedules: %s; retrying in a second", e.getMessage());
+                waitMs = RETRY_MS;
             } catch (RuntimeException e) {
                 if (!applicationRunning()) {
                     return; // a start that failed after this thread began (no shutdown event comes)

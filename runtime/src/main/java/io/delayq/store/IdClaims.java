@@ -44,7 +44,11 @@ final class IdClaims extends StorePart {
         super(layer);
     }
 
-    /** A claim as stored: {@code <partition>:<ms>:<group>}, ms 0 once its enqueue is done. */
+    /**
+     * A claim as stored: {@code <partition>:<ms>:<group>}, ms the Redis time it was written (or
+     * one more than the claim it replaced), negated once its enqueue is done: every claim of an id
+     * has its own value, so a compare-and-set never takes a later claim for the one it read.
+     */
     record Claim(int partition, long ms, String group, String value) {
         static Claim parse(String value) {
             int a = value.indexOf(':');
@@ -59,7 +63,7 @@ final class IdClaims extends StorePart {
         }
 
         String done() {
-            return partition + ":0:" + group;
+            return partition + ":" + -Math.abs(ms) + ":" + group;
         }
     }
 
@@ -147,9 +151,9 @@ final class IdClaims extends StorePart {
     private Future<Claimed> takeOver(Partition home, Partition p, NewJob job, Claim found, long now, int round) {
         return stands(found, p.topic(), job.id(), now).compose(stands -> {
             if (stands) {
-                return Future.succeededFuture(Claimed.refusing(new IdTakenException(job.id(), found.group())));
+                return Future.succeededFuture(Claimed.refusing(new IdTakenException(job.id(), found.group(), found.pending(now))));
             }
-            String mine = p.index() + ":" + now + ":" + (job.group() == null ? "" : job.group());
+            String mine = p.index() + ":" + Math.max(now, Math.abs(found.ms()) + 1) + ":" + (job.group() == null ? "" : job.group());
             return set(home, List.of(job.id(), found.value(), mine)).compose(changed -> changed.get(0)
                     ? Future.succeededFuture(Claimed.of(new Written(home, job.id(), mine)))
                     : round + 1 < ROUNDS ? claimIn(home, p, List.of(job), round + 1)
@@ -198,7 +202,7 @@ final class IdClaims extends StorePart {
             Claim c = Claim.parse(values.get(i));
             each.add(stands(c, p.topic(), job.id(), now).compose(stands -> {
                 if (stands) {
-                    return Future.failedFuture(new IdTakenException(job.id(), c.group()));
+                    return Future.failedFuture(new IdTakenException(job.id(), c.group(), c.pending(now)));
                 }
                 synchronized (triples) {
                     triples.add(job.id());

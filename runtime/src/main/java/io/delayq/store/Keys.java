@@ -224,7 +224,7 @@ public class Keys {
      * partition of the topic. The id's home is where every enqueue of the id meets, whatever its
      * group: claim.lua writes the claim before a group's partition takes the job, the enqueue
      * scripts of the home read it (see {@link IdClaims}). ms is Redis time while the claim's own
-     * enqueue is pending, 0 once it is done. Used only with several partitions; stale claims are
+     * enqueue is pending, negated once it is done. Used only with several partitions; stale claims are
      * removed by the next enqueue of the id and by the dead sweep.
      */
     public String claims(Partition p) {

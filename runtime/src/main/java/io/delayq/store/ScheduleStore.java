@@ -44,6 +44,11 @@ public class ScheduleStore extends StorePart {
         try {
             reply = redis.await(queue.enqueueScript(p, jobs, "", schedule, tickMs));
         } catch (io.delayq.core.IdTakenException e) {
+            if (e.retryable()) {
+                // Only an enqueue of the id on its way elsewhere, which may never land: the tick is
+                // not recorded, the ticker's next pass (in a second) tries it again.
+                throw e;
+            }
             // The tick's job id is a job of the topic with a group, in another partition (an
             // enqueue took it): the tick cannot fire. Recorded as skipped, so no replica tries again.
             LOG.warnf("recurring schedule %s: tick %d not fired: %s", schedule, tickMs, e.getMessage());

@@ -35,6 +35,7 @@ class IdClaimsTest {
     JobQueue queue = STORE.queue;
     Inspection inspection = STORE.inspection;
     Keys keys = STORE.keys;
+    IdClaims idClaims = new IdClaims(STORE.layer);
 
     private static NewJob job(String topic, String id, String group, long delayMs) {
         return new NewJob(topic, id, true, delayMs, 0, "\"" + id + "\"", IfExists.KEEP, null, group);
@@ -213,6 +214,100 @@ class IdClaimsTest {
         } finally {
             pool.shutdownNow();
         }
+    }
+
+    /** One job taken from {@code p} (it is due), its lease. */
+    private Lease takeOne(Partition p) {
+        long deadline = System.currentTimeMillis() + 30_000;
+        while (System.currentTimeMillis() < deadline) {
+            List<TakenJob> jobs = queue.take(p, 1, 60_000, "t" + System.nanoTime() + ":", new HashSet<>(), List.of(), 0).jobs();
+            if (!jobs.isEmpty()) {
+                return jobs.get(0).lease();
+            }
+        }
+        throw new AssertionError("nothing to take in " + p);
+    }
+
+    private static long redisNow() {
+        try (Resp redis = HandBuiltStore.resp()) {
+            List<Object> t = redis.list("TIME");
+            return Long.parseLong(t.get(0).toString()) * 1000 + Long.parseLong(t.get(1).toString()) / 1000;
+        }
+    }
+
+    /** A dead job of the id in its home, then the id enqueued with a group elsewhere. */
+    private String deadAtHomeThenClaimed(String topic) {
+        String id = idAwayFrom(topic, "ga");
+        Partition home = queue.partitionOf(topic, id);
+        assertTrue(enqueue(job(topic, id, null, 0)).created());
+        queue.fail(home, takeOne(home), 0, "boom", 5, true);
+        assertTrue(inspection.get(topic, id).isPresent());
+        assertTrue(enqueue(job(topic, id, "ga", HOUR)).created(), "a dead id is enqueued anew");
+        return id;
+    }
+
+    @Test
+    void aClaimReplacesTheDeadJobOfItsIdAtHome_soNoRequeueMakesASecondLiveJob() {
+        String topic = HandBuiltStore.fresh("claims");
+        String id = deadAtHomeThenClaimed(topic);
+        Partition q = queue.partitionOf(topic, id, "ga");
+        try (Resp redis = HandBuiltStore.resp()) {
+            Partition home = queue.partitionOf(topic, id);
+            assertEquals(0, redis.num("HEXISTS", keys.jobs(home), id), "the dead record went");
+            assertEquals(null, redis.str("ZSCORE", keys.dead(home), id), "and its dead-set entry");
+        }
+        assertTrue(inspection.revive(topic, id).isEmpty(), "nothing dead to requeue");
+        assertEquals(q, holder(topic, id));
+        assertEquals(1, jobs(topic));
+        assertEquals(io.delayq.core.JobState.SCHEDULED, inspection.get(topic, id).orElseThrow().state());
+    }
+
+    @Test
+    void cancelByIdOfAGroupedJobWhoseIdDiedAtHome_cancelsIt() {
+        String topic = HandBuiltStore.fresh("claims");
+        String id = deadAtHomeThenClaimed(topic);
+        assertEquals(io.delayq.core.CancelOutcome.CANCELLED, inspection.cancel(topic, id));
+        assertEquals(0, jobs(topic));
+    }
+
+    @Test
+    void aCompareAndSetOnAClaimReadBeforeTheIdWasEnqueuedAgainWithTheSameGroup_changesNothing() {
+        String topic = HandBuiltStore.fresh("claims");
+        String id = idAwayFrom(topic, "ga");
+        Partition home = queue.partitionOf(topic, id);
+        Partition q = queue.partitionOf(topic, id, "ga");
+        assertTrue(enqueue(job(topic, id, "ga", 0)).created());
+        queue.ack(q, List.of(takeOne(q))); // gone: its claim is stale
+        String read;
+        try (Resp redis = HandBuiltStore.resp()) {
+            read = redis.str("HGET", keys.claims(home), id); // as the sweep's HSCAN reads it
+        }
+        assertFalse(idClaims.redis.await(idClaims.stands(IdClaims.Claim.parse(read), topic, id, redisNow())));
+        // Meanwhile the id is enqueued again with the same group: claimed, enqueued, marked done.
+        assertTrue(enqueue(job(topic, id, "ga", HOUR)).created());
+        // The sweep's compare-and-delete of what it read: the claim is another one now.
+        assertEquals(List.of(false), idClaims.redis.await(idClaims.set(home, List.of(id, read, ""))));
+        assertThrows(IdTakenException.class, () -> enqueue(job(topic, id, null, HOUR)));
+        assertEquals(q, holder(topic, id));
+        assertEquals(1, jobs(topic));
+    }
+
+    @Test
+    void aPendingClaimWhoseEnqueueNeverRan_refusesTheIdRetryably_andNotPastItsWindow() {
+        String topic = HandBuiltStore.fresh("claims");
+        String id = idAwayFrom(topic, "ga");
+        Partition q = queue.partitionOf(topic, id, "ga");
+        // The claim step of an enqueue of (id, ga) whose script never ran (its process died).
+        List<IdClaims.Written> written = idClaims.redis.await(idClaims.claim(q, List.of(job(topic, id, "ga", HOUR))));
+        assertEquals(0, jobs(topic));
+        IdTakenException refused = assertThrows(IdTakenException.class, () -> enqueue(job(topic, id, null, HOUR)));
+        assertTrue(refused.retryable(), "only an enqueue on its way refuses it: " + refused.getMessage());
+        // Its window passed (the claim written as long ago): the id is free, the claim dropped.
+        String old = q.index() + ":" + (redisNow() - IdClaims.PENDING_MS - 1) + ":ga";
+        assertEquals(List.of(true), idClaims.redis.await(idClaims.set(queue.partitionOf(topic, id), List.of(id, written.get(0).value(), old))));
+        assertTrue(enqueue(job(topic, id, null, HOUR)).created());
+        assertEquals(queue.partitionOf(topic, id), holder(topic, id));
+        assertEquals(0, claims(topic));
     }
 
     /** An id whose home is not the partition of {@code group}. */

@@ -164,7 +164,7 @@ public class OutboxRelay {
                     String trace = rs.getString(11);
                     // One script per partition, as any batch; a row's trace goes with it.
                     batches.computeIfAbsent(p.topic() + '\n' + p.index() + '\n' + trace, k -> new Batch(p, trace))
-                            .add(job, rs.getString(2));
+                            .add(job, rs.getString(2), rs.getLong(1));
                 }
             }
         }
@@ -173,9 +173,11 @@ public class OutboxRelay {
             c.commit();
             return 0;
         }
+        List<Long> kept = new ArrayList<>();
         for (Batch b : batches.values()) {
-            relay(b);
+            relay(b, kept);
         }
+        seqs.removeAll(kept);
         long sent = System.nanoTime();
         try (PreparedStatement delete = c.prepareStatement(OutboxTable.DELETE)) {
             delete.setArray(1, c.createArrayOf("bigint", seqs.toArray()));
@@ -194,9 +196,12 @@ public class OutboxRelay {
      * One partition's rows into Redis. A row whose job id is already a job of its topic with another
      * group (in another partition: an id is one job per topic) is refused, and would be refused on
      * every pass: it is left out, with a WARN, and deleted with the others (its transaction
-     * committed; the job that has the id is the one that runs).
+     * committed; the job that has the id is the one that runs). A row refused only because an enqueue
+     * of its id is on its way elsewhere ({@link IdTakenException#retryable()}: no job has the id yet,
+     * and the other enqueue may never land) is left out too, but kept in {@code kept}: not deleted,
+     * a later pass relays it again (the rows of other ids go on).
      */
-    private void relay(Batch b) {
+    private void relay(Batch b, List<Long> kept) {
         while (!b.jobs.isEmpty()) {
             try {
                 List<JobInfo> done = queue.await(queue.relayAsync(b.partition, b.jobs, b.tokens, b.trace));
@@ -207,10 +212,17 @@ public class OutboxRelay {
                 if (i < 0) {
                     throw e;
                 }
-                LOG.warnf("delayq outbox: the row of job %s of topic %s is not relayed (deleted): %s", e.id(),
-                        b.partition.topic(), e.getMessage());
+                if (e.retryable()) {
+                    LOG.infof("delayq outbox: the row of job %s of topic %s is left for a later pass: %s", e.id(),
+                            b.partition.topic(), e.getMessage());
+                    kept.add(b.seqs.get(i));
+                } else {
+                    LOG.warnf("delayq outbox: the row of job %s of topic %s is not relayed (deleted): %s", e.id(),
+                            b.partition.topic(), e.getMessage());
+                }
                 b.jobs.remove(i);
                 b.tokens.remove(i);
+                b.seqs.remove(i);
             }
         }
     }
@@ -327,15 +339,17 @@ public class OutboxRelay {
         final String trace;
         final List<NewJob> jobs = new ArrayList<>();
         final List<String> tokens = new ArrayList<>();
+        final List<Long> seqs = new ArrayList<>();
 
         Batch(Partition partition, String trace) {
             this.partition = partition;
             this.trace = trace;
         }
 
-        void add(NewJob job, String token) {
+        void add(NewJob job, String token, long seq) {
             jobs.add(job);
             tokens.add(token);
+            seqs.add(seq);
         }
 
         int indexOf(String id) {
