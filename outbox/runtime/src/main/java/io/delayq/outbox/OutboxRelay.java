@@ -24,10 +24,10 @@ import io.delayq.core.TransactionMode;
 import io.delayq.store.JobQueue;
 import io.delayq.store.JobRecord;
 import io.delayq.store.Partition;
-import io.vertx.core.Future;
 import io.quarkus.arc.Unremovable;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
+import io.vertx.core.Future;
 
 /**
  * Takes committed rows of {@code delayq_outbox} to Redis, on every replica, with no leader: each
@@ -165,9 +165,9 @@ public class OutboxRelay {
 
     /**
      * As {@link #pass(Connection)}, up to {@code limit} rows. The claim holds at most one row per
-     * job id (the oldest), so the pass's scripts touch distinct ids and are sent together (one per
-     * partition, pipelined on the Redis connection) before the first answer is awaited: a pass
-     * costs about one round trip to Redis, whatever the number of partitions.
+     * job id (the oldest), so the pass's scripts touch distinct ids and are all sent (one per partition)
+     * before the first answer is awaited: a pass costs about one round trip to Redis, whatever the
+     * number of partitions.
      */
     int pass(Connection c, int limit) throws SQLException {
         long started = System.nanoTime();
