@@ -47,7 +47,11 @@ public interface OutboxConfig {
     @WithDefault("true")
     boolean listen();
 
-    /** Rows one relay claims, enqueues and deletes in one database transaction. Default 100. */
+    /**
+     * Rows one relay pass claims, enqueues and deletes in one database transaction. After a full
+     * pass the next one claims twice as many, up to 1,000 (a backlog goes in bigger passes), and a
+     * pass that was not full brings it back to this. Default 100.
+     */
     @WithName("batch-size")
     @WithDefault("100")
     int batchSize();

@@ -28,6 +28,7 @@ import io.delayq.store.Partition;
 import io.quarkus.arc.Unremovable;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
+import io.vertx.core.Future;
 
 /**
  * Takes committed rows of {@code delayq_outbox} to Redis, on every replica, with no leader: each
@@ -47,6 +48,12 @@ public class OutboxRelay {
     private static final long MAX_BACKOFF_MS = 5_000;
     /** The longest wait for a wake after a pass that relayed rows (see {@link #idle}). */
     private static final long FLOWING_MS = 100;
+    /**
+     * The most rows one pass claims when the passes before it were full (see {@link #run}): a
+     * backlog is relayed in passes of up to this many rows, so the per-pass costs (claim, delete,
+     * commit, the scripts' round trips) are shared by more rows.
+     */
+    static final int MAX_PASS_ROWS = 1000;
 
     private final OutboxDataSource dataSource;
     private final OutboxConfig config;
@@ -109,6 +116,7 @@ public class OutboxRelay {
         Connection c = null;
         boolean listening = false;
         long backoff = 0;
+        int limit = config.batchSize();
         while (running) {
             try {
                 if (c == null) {
@@ -116,15 +124,19 @@ public class OutboxRelay {
                     listening = config.listen() && listen(c);
                     c.setAutoCommit(false);
                 }
-                int relayed = pass(c);
+                int relayed = pass(c, limit);
                 if (status.problem() != null) {
                     LOG.infof("delayq outbox: relaying again (%s before)", status.problem());
                     status.problem(null);
                 }
                 backoff = 0;
                 refreshStats(c, false);
-                if (relayed < config.batchSize()) {
+                if (relayed < limit) {
+                    limit = config.batchSize();
                     idle(c, listening, relayed > 0);
+                } else {
+                    // A full pass: more rows are waiting; the next pass takes more at once.
+                    limit = Math.min(Math.max(config.batchSize(), MAX_PASS_ROWS), limit * 2);
                 }
             } catch (SQLException e) {
                 backoff = failed("the database: " + e.getMessage(), backoff);
@@ -149,11 +161,21 @@ public class OutboxRelay {
      * @throws RuntimeException when Redis failed (the caller rolls back: the rows stay)
      */
     public int pass(Connection c) throws SQLException {
+        return pass(c, config.batchSize());
+    }
+
+    /**
+     * As {@link #pass(Connection)}, up to {@code limit} rows. The claim holds at most one row per
+     * job id (the oldest), so the pass's scripts touch distinct ids and are all sent (one per partition)
+     * before the first answer is awaited: a pass costs about one round trip to Redis, whatever the
+     * number of partitions.
+     */
+    int pass(Connection c, int limit) throws SQLException {
         long started = System.nanoTime();
         List<Long> seqs = new ArrayList<>();
         Map<String, Batch> batches = new LinkedHashMap<>();
         try (PreparedStatement claim = c.prepareStatement(OutboxTable.CLAIM)) {
-            claim.setInt(1, config.batchSize());
+            claim.setInt(1, limit);
             try (ResultSet rs = claim.executeQuery()) {
                 while (rs.next()) {
                     seqs.add(rs.getLong(1));
@@ -173,9 +195,31 @@ public class OutboxRelay {
             c.commit();
             return 0;
         }
+        List<Batch> order = new ArrayList<>(batches.values());
+        List<Future<List<JobInfo>>> sending = new ArrayList<>(order.size());
+        for (Batch b : order) {
+            sending.add(queue.relayAsync(b.partition, b.jobs, b.tokens, b.trace));
+        }
+        // Every answer is awaited (a failure after another script succeeded rolls the claim back:
+        // the next pass sends the rows again, and their tokens make that harmless). A partition
+        // that refused an id (another group's job has it) is sent again one refusal at a time.
         List<Long> kept = new ArrayList<>();
-        for (Batch b : batches.values()) {
-            relay(b, kept);
+        RuntimeException failure = null;
+        for (int i = 0; i < order.size(); i++) {
+            try {
+                try {
+                    queue.await(sending.get(i));
+                } catch (IdTakenException e) {
+                    relay(order.get(i), kept);
+                }
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
         }
         seqs.removeAll(kept);
         long sent = System.nanoTime();
@@ -185,8 +229,8 @@ public class OutboxRelay {
         }
         c.commit();
         if (LOG.isDebugEnabled()) {
-            LOG.debugf("delayq outbox: pass of %d row(s): claim %.1f ms, Redis %.1f ms, delete and commit %.1f ms", seqs.size(),
-                    (claimed - started) / 1e6, (sent - claimed) / 1e6, (System.nanoTime() - sent) / 1e6);
+            LOG.debugf("delayq outbox: pass of %d row(s), %d script(s): claim %.1f ms, Redis %.1f ms, delete and commit %.1f ms",
+                    seqs.size(), batches.size(), (claimed - started) / 1e6, (sent - claimed) / 1e6, (System.nanoTime() - sent) / 1e6);
         }
         status.relayed(seqs.size());
         return seqs.size();
