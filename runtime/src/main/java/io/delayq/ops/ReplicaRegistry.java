@@ -59,8 +59,8 @@ public class ReplicaRegistry {
     private long lastAnnouncedAtNanos;
     /** The counters when the entry was last written: unmoved since, only falling rates change. */
     private Map<String, DelayqMetrics.Totals> lastTotals;
-    private List<String> lastActiveServes = List.of();
-    private long lastActiveAtNanos;
+    private volatile List<String> lastActiveServes = List.of();
+    private volatile long lastActiveAtNanos;
     /** Snapshots kept: a minute and one. */
     private static final int WINDOW = 60 / EVERY_S + 1;
 
@@ -105,7 +105,8 @@ public class ReplicaRegistry {
             long now = System.nanoTime();
             boolean quiet = unstamped.equals(lastAnnounced)
                     || (lastAnnounced != null && unstamped.serves().equals(lastAnnounced.serves()) && sameCounts(totals, lastTotals));
-            if (quiet && now - lastAnnouncedAtNanos < UNCHANGED_S * 1_000_000_000L) {
+            boolean active = !unstamped.serves().equals(lastActiveServes) || now - lastActiveAtNanos >= ACTIVE_S * 1_000_000_000L;
+            if (quiet && !active && now - lastAnnouncedAtNanos < UNCHANGED_S * 1_000_000_000L) {
                 return;
             }
             if (!clock.sampled() || clock.sampleAgeNanos() > CLOCK_FRESH_S * 1_000_000_000L) {
@@ -115,7 +116,6 @@ public class ReplicaRegistry {
             }
             long redisNow = clock.redisNow();
             Replica self = new Replica(unstamped.id(), unstamped.serves(), redisNow, unstamped.rates());
-            boolean active = !unstamped.serves().equals(lastActiveServes) || now - lastActiveAtNanos >= ACTIVE_S * 1_000_000_000L;
             store.putReplica(dispatcher.replicaId(), mapper.writeValueAsString(self),
                     active ? self.serves() : List.of(), redisNow);
             lastAnnounced = unstamped;
@@ -128,6 +128,15 @@ public class ReplicaRegistry {
         } catch (JsonProcessingException | RuntimeException e) {
             LOG.debugf("could not announce this replica: %s", e.toString());
         }
+    }
+
+    /**
+     * The served topics' "last served" is written again with the next announce (within
+     * {@value #EVERY_S} s), as after a change of the served topics: for a Redis that lost it (a
+     * restart without persistence), and the tests.
+     */
+    public void refreshActive() {
+        lastActiveServes = List.of();
     }
 
     private synchronized Map<String, DelayqMetrics.Totals> lastSnapshotTotals() {
