@@ -69,7 +69,9 @@ class RescheduleTest {
         String topic = Topics.fresh("resched-days");
         Instant first = Instant.now().plusSeconds(60).truncatedTo(ChronoUnit.MILLIS);
         jobs.schedule(JobRequest.topic(topic).id("mover").runAt(first));
-        jobs.schedule(JobRequest.topic(topic).id("stays").delay(Duration.ofDays(2)));
+        // Three days out: never in the shard of "mover"'s next day, even when a run starts just before
+        // midnight UTC (first is then the next day already, its next day two days out).
+        jobs.schedule(JobRequest.topic(topic).id("stays").delay(Duration.ofDays(3)));
         try (Resp redis = RedisTestResource.resp()) {
             assertConsistent(redis, topic, Map.of("mover", first.toEpochMilli()));
 
@@ -93,7 +95,7 @@ class RescheduleTest {
             assertEquals(back.toEpochMilli(), redis.num("GET", Topics.keys(topic) + "next"),
                     "the job became the earliest: next lowered to it");
 
-            // Two days out to now: the old shard is none the caller passes at first (it learns it).
+            // Three days out to now: the old shard is none the caller passes at first (it learns it).
             Instant now = jobs.runNow(topic, "stays").job().runAt();
             assertConsistent(redis, topic, Map.of("mover", back.toEpochMilli(), "stays", now.toEpochMilli()));
             assertEquals(now.toEpochMilli(), redis.num("GET", Topics.keys(topic) + "next"));
