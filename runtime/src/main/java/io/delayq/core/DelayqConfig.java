@@ -192,12 +192,22 @@ public interface DelayqConfig {
         /**
          * Longest time a request's body may take to arrive after its headers (the whole service's
          * requests): past it the request is answered 408 and its connection closed, so a client
-         * that sends slowly or stops cannot hold a connection and its buffered bytes. A stalled
-         * header phase is closed by {@code quarkus.http.idle-timeout}. 0 turns it off. Default 60 s
+         * that sends slowly or stops cannot hold a connection and its buffered bytes. The header
+         * phase has its own limit, {@code delayq.http.header-timeout}. 0 turns it off. Default 60 s
          * (a maximum-size batch then needs about 1.2 MB/s).
          */
         @WithDefault("60s")
         Duration readTimeout();
+
+        /**
+         * Longest time an HTTP/1.x request's headers may take to arrive, from its first byte (the
+         * whole service's requests, on every HTTP server of the application): past it the request
+         * is answered 408 and its connection closed, however steadily its bytes trickle in. A
+         * connection idle between requests is not affected (that is {@code quarkus.http.idle-timeout}).
+         * HTTP/2 connections and TLS handshakes keep their own limits. 0 turns it off. Default 20 s.
+         */
+        @WithDefault("20s")
+        Duration headerTimeout();
 
         /**
          * Most bytes of request bodies of delayq's API read and parsed at once, over all requests

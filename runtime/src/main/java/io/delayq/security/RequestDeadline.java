@@ -15,9 +15,9 @@ import io.vertx.ext.web.Router;
  * {@code delayq.http.read-timeout}: a request whose body has not fully arrived that long after its
  * headers did is answered 408 and its connection closed. A client that opens requests and then
  * sends their bodies a byte at a time (or never) would otherwise hold a connection, and the memory
- * of what it sent so far, for as long as it likes. The header phase is bounded by Quarkus' own
- * {@code quarkus.http.idle-timeout} (no byte for that long closes the connection) and
- * {@code quarkus.http.limits.max-header-size}.
+ * of what it sent so far, for as long as it likes. The header phase is bounded by
+ * {@link HeaderDeadline} ({@code delayq.http.header-timeout}), which this route tells when a
+ * request's headers have arrived.
  * <p>
  * It polls the request once, when the deadline passes, and sets no handler on it: the body's
  * reader (RESTEasy, a body handler) keeps the request's own handlers to itself.
@@ -28,14 +28,17 @@ public class RequestDeadline {
 
     void install(@Observes Router router, DelayqConfig config) {
         java.time.Duration timeout = config.http().readTimeout();
-        if (timeout.isZero() || timeout.isNegative()) {
+        boolean bodies = !(timeout.isZero() || timeout.isNegative());
+        java.time.Duration headers = config.http().headerTimeout();
+        if (!bodies && (headers.isZero() || headers.isNegative())) {
             return;
         }
         long ms = Math.max(1, timeout.toMillis());
         // First of all routes: the deadline counts from the headers, whoever reads the body.
         router.route().order(Integer.MIN_VALUE).handler(rc -> {
             HttpServerRequest request = rc.request();
-            if (!request.isEnded()) {
+            HeaderDeadline.requestStarted(request, rc);
+            if (bodies && !request.isEnded()) {
                 long timer = rc.vertx().setTimer(ms, id -> expire(request, ms));
                 rc.addEndHandler(v -> rc.vertx().cancelTimer(timer));
             }

@@ -122,6 +122,88 @@ class JsonBodyTest {
         }
     }
 
+    /**
+     * The probe's slowest client: a request's headers trickled one line every half second, never
+     * finished. The idle timeout never fires (bytes keep coming); delayq.http.header-timeout (8 s in
+     * the tests) from the request's first byte answers 408 and closes. On a keep-alive connection:
+     * a first request answered, the connection idle for longer than the header timeout (waiting
+     * between requests is not the header phase, and is not cut), then the slow second request.
+     */
+    @Test
+    void headersThatTrickleAreCutOffAtTheHeaderTimeoutEvenOnAKeptConnection() throws Exception {
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", io.restassured.RestAssured.port)) {
+            socket.setSoTimeout(120_000);
+            java.io.OutputStream out = socket.getOutputStream();
+            java.io.InputStream in = new java.io.BufferedInputStream(socket.getInputStream());
+            out.write("GET /q/health/live HTTP/1.1\r\nHost: localhost\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            out.flush();
+            String first = readResponse(in);
+            org.junit.jupiter.api.Assertions.assertTrue(first.startsWith("HTTP/1.1 200"), first);
+            // Longer than the header timeout, between requests: the pace of the client is what is tested.
+            Thread.sleep(9_000);
+            long start = System.nanoTime();
+            out.write("GET /topics HTTP/1.1\r\nHost: localhost\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            out.flush();
+            java.util.concurrent.atomic.AtomicBoolean answered = new java.util.concurrent.atomic.AtomicBoolean();
+            Thread trickle = new Thread(() -> {
+                try {
+                    for (int i = 0; i < 200 && !answered.get(); i++) {
+                        Thread.sleep(500);
+                        out.write(("X-Slow-" + i + ": a\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                        out.flush();
+                    }
+                } catch (Exception closed) {
+                    // the server closed the connection: what the test waits for
+                }
+            });
+            trickle.setDaemon(true);
+            trickle.start();
+            String answer;
+            try {
+                answer = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            } finally {
+                answered.set(true);
+            }
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            org.junit.jupiter.api.Assertions.assertTrue(answer.startsWith("HTTP/1.1 408"), answer);
+            org.junit.jupiter.api.Assertions.assertTrue(answer.contains("delayq.http.header-timeout"), answer);
+            org.junit.jupiter.api.Assertions.assertTrue(ms >= 7_500 && ms < 90_000, "closed after " + ms + " ms");
+        }
+    }
+
+    /** One HTTP/1.1 response (status line, headers, a Content-Length or chunked body) as text. */
+    private static String readResponse(java.io.InputStream in) throws java.io.IOException {
+        StringBuilder head = new StringBuilder();
+        while (!head.toString().endsWith("\r\n\r\n")) {
+            int b = in.read();
+            if (b < 0) {
+                throw new java.io.EOFException("closed after " + head);
+            }
+            head.append((char) b);
+        }
+        String lower = head.toString().toLowerCase(java.util.Locale.ROOT);
+        java.util.regex.Matcher length = java.util.regex.Pattern.compile("content-length: *(\\d+)").matcher(lower);
+        if (length.find()) {
+            in.readNBytes(Integer.parseInt(length.group(1)));
+        } else if (lower.contains("transfer-encoding: chunked")) {
+            while (true) {
+                StringBuilder size = new StringBuilder();
+                for (int b = in.read(); b != '\n'; b = in.read()) {
+                    if (b < 0) {
+                        throw new java.io.EOFException("closed in a chunk size");
+                    }
+                    size.append((char) b);
+                }
+                int n = Integer.parseInt(size.toString().trim(), 16);
+                in.readNBytes(n + 2);
+                if (n == 0) {
+                    break;
+                }
+            }
+        }
+        return head.toString();
+    }
+
     /** Sends headers (and a first byte of body) of a POST /jobs; the caller closes the socket. */
     private static java.net.Socket held(long contentLength) throws java.io.IOException {
         java.net.Socket socket = new java.net.Socket("127.0.0.1", io.restassured.RestAssured.port);
