@@ -83,13 +83,14 @@
 #                                     holder's fault or not, lateness against fault + lease + 2 s.
 #                                     Exit 1 on a lost job or an unexplained duplicate; its files
 #                                     (faults, deliveries, replica logs, verdict) in bench/results/chaos/
-#   bench/run.sh outbox [--seconds 10] [--rates 100,2000] [--batch-size 100]
+#   bench/run.sh outbox [--seconds 10] [--warmup 15] [--rates 100,2000] [--batch-size 100]
 #                                     (on request only, alone; needs Debian's postgresql) the
 #                                     transactional outbox (OutboxScenario): its own PostgreSQL and
 #                                     redis-server, this jar run again as a service process per mode:
 #                                     outbox woken by LISTEN/NOTIFY, outbox polling only (1 s), and
 #                                     a plain enqueue after commit as the baseline; one row + one job
-#                                     per transaction at 100 and 2,000 tx/s: delay commit -> Redis
+#                                     per transaction at 100 and 2,000 tx/s, each after a warm-up at
+#                                     that rate (--warmup s, all arrived first): delay commit -> Redis
 #                                     and commit -> observer p50/p99/max (target p99 <= 200 ms with
 #                                     LISTEN/NOTIFY), the transaction's time and PostgreSQL's CPU per
 #                                     transaction; BENCH_OUTBOX_LOG=DEBUG logs the relay's passes

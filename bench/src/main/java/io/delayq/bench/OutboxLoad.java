@@ -29,7 +29,7 @@ import io.quarkus.runtime.QuarkusApplication;
  * The service process of {@link OutboxScenario}: this jar with a PostgreSQL datasource and
  * {@code delayq.transactions} set by the mode, placing orders (one row of its own and one job on
  * topic {@value #TOPIC} per transaction) at each rate, and writing one JSON row per rate.
- * Arguments: mode, Redis URI, JDBC URL, postmaster pid, results file, seconds, rates.
+ * Arguments: mode, Redis URI, JDBC URL, postmaster pid, results file, seconds, rates, warm-up seconds.
  */
 public class OutboxLoad implements QuarkusApplication {
     static final String TOPIC = "bench-outbox";
@@ -76,6 +76,7 @@ public class OutboxLoad implements QuarkusApplication {
         long postmaster = Long.parseLong(args[4]);
         Path out = Path.of(args[5]);
         int seconds = Integer.parseInt(args[6]);
+        int warmup = args.length > 8 ? Integer.parseInt(args[8]) : 3;
         try (Connection c = db.get().getConnection(); Statement s = c.createStatement()) {
             s.execute("CREATE TABLE IF NOT EXISTS bench_orders (id TEXT PRIMARY KEY)");
             s.execute("TRUNCATE bench_orders");
@@ -83,7 +84,7 @@ public class OutboxLoad implements QuarkusApplication {
         monitor(args[2], mode);
         for (String rateArg : args[7].split(",")) {
             int rate = Integer.parseInt(rateArg);
-            int warm = load(rate, 3, mode + "-warm" + rate + "-");
+            int warm = load(rate, warmup, mode + "-warm" + rate + "-");
             long warmUntil = System.nanoTime() + 120_000_000_000L;
             while (arrivedWith(mode + "-warm" + rate + "-") < warm && System.nanoTime() < warmUntil) {
                 Thread.sleep(20);
@@ -122,7 +123,7 @@ public class OutboxLoad implements QuarkusApplication {
             r.put("schema", "delayq-bench/v1");
             r.put("scenario", "outbox-" + (mode.startsWith("outbox-") ? mode.substring(7) : mode) + "-" + rate);
             r.put("mode", mode);
-            r.put("params", Map.of("seconds", seconds, "poll_interval", "1s", "pool_max", 40, "batch_size",
+            r.put("params", Map.of("seconds", seconds, "warmup_seconds", warmup, "poll_interval", "1s", "pool_max", 40, "batch_size",
                     org.eclipse.microprofile.config.ConfigProvider.getConfig().getValue("delayq.outbox.batch-size", Integer.class)));
             r.put("rate_target", rate);
             r.put("rate_reached", Math.round(done / loadS));

@@ -17,7 +17,7 @@ import io.delayq.dev.RedisProcess;
 
 /**
  * Scenario {@code outbox} (issue 34; on request only, alone: {@code bench/run.sh outbox [--seconds
- * 10] [--rates 100,2000] [--modes outbox-listen,outbox-poll,after-commit] [--batch-size 100]}):
+ * 10] [--warmup 15] [--rates 100,2000] [--modes outbox-listen,outbox-poll,after-commit] [--batch-size 100]}):
  * the transactional outbox's relay delay and its cost per transaction. This process starts a
  * PostgreSQL (Debian's, {@link PostgresProcess}) and a redis-server, then runs this jar again as a
  * service process ({@link OutboxLoad}) once per mode, each against the same servers:
@@ -26,7 +26,10 @@ import io.delayq.dev.RedisProcess;
  * and {@code after-commit} (the plain enqueue after commit, the baseline of cost). In each, a
  * transaction writes one row of the service's own and enqueues one job due at once, at 100 and
  * 2,000 transactions a second (paced; what the machine reached is reported) for N seconds after a
- * 3 s warm-up whose jobs must all have arrived first (a fresh JVM's first relay pass is slow).
+ * warm-up at the same rate ({@code --warmup}, default 15 s) whose jobs must all have arrived first:
+ * the figures are the steady state. A fresh JVM's JIT takes about 15 s to catch up on 2 cores (see
+ * the server-cold scenario): at 2,000 tx/s after only 3 s of warm-up the relay fell seconds behind
+ * (p99 6.8 s to Redis, one run on a quiet machine), and caught up once compiled.
  * Figures per row: delay from the commit's return to the enqueue script's arrival in Redis (seen
  * with MONITOR: the relay alone) and to the job's observer (relay, take and dispatch)
  * p50/p99/max, target p99 ≤ 200 ms with LISTEN/NOTIFY; the transaction's time (its own insert,
@@ -44,6 +47,7 @@ final class OutboxScenario {
 
     static int run(List<String> args) throws Exception {
         int seconds = Integer.parseInt(option(args, "--seconds", "10"));
+        int warmup = Integer.parseInt(option(args, "--warmup", "15"));
         String rates = option(args, "--rates", "100,2000");
         List<String> modes = List.of(option(args, "--modes", String.join(",", MODES)).split(","));
         String batchSize = option(args, "--batch-size", "100");
@@ -52,7 +56,7 @@ final class OutboxScenario {
             System.err.printf("delayq bench: outbox, PostgreSQL pid %d, Redis pid %d, %d s per rate%n", pg.pid(), redis.pid(),
                     seconds);
             for (String mode : modes) {
-                rows.addAll(child(mode, redis.uri(), pg, seconds, rates, batchSize));
+                rows.addAll(child(mode, redis.uri(), pg, seconds, warmup, rates, batchSize));
             }
         }
         for (Map<String, Object> r : rows) {
@@ -80,8 +84,8 @@ final class OutboxScenario {
         return at >= 0 && at + 1 < args.size() ? args.get(at + 1) : dflt;
     }
 
-    private static List<Map<String, Object>> child(String mode, String redisUri, PostgresProcess pg, int seconds, String rates,
-            String batchSize)
+    private static List<Map<String, Object>> child(String mode, String redisUri, PostgresProcess pg, int seconds, int warmup,
+            String rates, String batchSize)
             throws IOException, InterruptedException {
         Path results = Files.createTempFile("delayq-bench-outbox-", ".jsonl");
         String javaCmd = ProcessHandle.current().info().command().orElse("java");
@@ -89,7 +93,7 @@ final class OutboxScenario {
         Process p = new ProcessBuilder(javaCmd, "-Xmx1g", "-Ddelayq.outbox.batch-size=" + batchSize,
                 // BENCH_OUTBOX_LOG=DEBUG: the relay logs each pass's times and each wait
                 "-Dquarkus.log.category.\"io.delayq.outbox\".level=" + System.getenv().getOrDefault("BENCH_OUTBOX_LOG", "WARN"), "-jar", jar, "--outbox-load", mode, redisUri, pg.jdbcUrl(),
-                Long.toString(pg.pid()), results.toString(), Integer.toString(seconds), rates).inheritIO().start();
+                Long.toString(pg.pid()), results.toString(), Integer.toString(seconds), rates, Integer.toString(warmup)).inheritIO().start();
         int rc = p.waitFor();
         List<Map<String, Object>> rows = new ArrayList<>();
         for (String line : Files.readAllLines(results)) {
