@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -40,17 +41,22 @@ import io.delayq.core.JobState;
 import io.delayq.core.JobTopic;
 import io.delayq.core.Jobs;
 import io.delayq.core.ReactiveJobs;
+import io.delayq.dev.Resp;
 import io.delayq.outbox.OutboxReadiness;
 import io.delayq.outbox.OutboxRelay;
 import io.delayq.outbox.OutboxStatus;
+import io.delayq.store.JobQueue;
+import io.delayq.store.Keys;
+import io.delayq.store.Partition;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
  * The transactional outbox on a real PostgreSQL (Debian's, {@link OwnPostgres}) and a real Redis:
  * a commit gives one job, a rollback none, bad input fails before a row is written, relays beside
- * each other run no job twice, and the rows committed while Redis (or then the database) was down
- * are all relayed once it is back.
+ * each other run no job twice, a row refused while another enqueue of its id may still land waits
+ * for it, and the rows committed while Redis (or then the database) was down are all relayed once
+ * it is back. Two partitions, so that an id can be claimed by another partition's enqueue.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class OutboxTest {
@@ -60,7 +66,8 @@ class OutboxTest {
     static final QuarkusUnitTest app = OwnPostgres.datasource(new QuarkusUnitTest()
             .withApplicationRoot(jar -> jar.addClasses(Orders.class, Runs.class, OwnPostgres.class, OwnRedis.class)))
             .overrideConfigKey("quarkus.redis.hosts", OwnRedis.uri(REDIS))
-            .overrideConfigKey("delayq.transactions", "outbox");
+            .overrideConfigKey("delayq.transactions", "outbox")
+            .overrideConfigKey("delayq.partitions", "2");
 
     static final Map<String, AtomicInteger> RUNS = new ConcurrentHashMap<>();
     private static final Duration LONG = Duration.ofSeconds(60);
@@ -76,6 +83,10 @@ class OutboxTest {
         }
 
         void down(@Observes @JobTopic("outbox-down") Job job) {
+            ran(job);
+        }
+
+        void kept(@Observes @JobTopic("outbox-kept") Job job) {
             ran(job);
         }
 
@@ -144,6 +155,12 @@ class OutboxTest {
     @Inject
     @Readiness
     OutboxReadiness readiness;
+
+    @Inject
+    JobQueue queue;
+
+    @Inject
+    Keys keys;
 
     @Test
     void aCommitGivesOneJobAndARollbackNone() throws SQLException {
@@ -217,6 +234,41 @@ class OutboxTest {
         }
     }
 
+    /**
+     * An id is one job over a topic's partitions: an enqueue of it with a group that puts it in
+     * another partition first claims it in its home partition, and while that enqueue may still
+     * land (30 s from the claim) a relayed row of the id is refused with a retryable
+     * {@link io.delayq.core.IdTakenException}. The relay keeps that row (the other rows of its pass
+     * go on), and relays it once the claim is gone: here the other enqueue never lands (its
+     * replica died, say), its claim lapses, and the relay's next pass drops it and enqueues the row.
+     */
+    @Test
+    void aRowRefusedWhileAnotherEnqueueOfItsIdMayLandIsKeptAndRelayedOnceThatClaimIsGone() throws SQLException {
+        String topic = "outbox-kept";
+        String kept = "k0";
+        Partition home = queue.partitionOf(topic, kept);
+        String other = IntStream.range(1, 100).mapToObj(i -> "k" + i).filter(id -> queue.partitionOf(topic, id).equals(home))
+                .findFirst().orElseThrow();
+        int elsewhere = (home.index() + 1) % 2;
+        try (Resp redis = new Resp(OwnRedis.port(REDIS))) {
+            List<Object> time = redis.list("TIME");
+            long now = Long.parseLong(time.get(0).toString()) * 1000 + Long.parseLong(time.get(1).toString()) / 1000;
+            // The claim that enqueue wrote (claim.lua's "<partition>:<ms>:<group>"), its time ahead
+            // of Redis' clock so that it stands however slow this machine is.
+            redis.call("HSET", keys.claims(home), kept, elsewhere + ":" + (now + 600_000) + ":g");
+            orders.placeTwo(topic, kept, other);
+            await().atMost(LONG).until(() -> ran(topic + "/" + other) == 1 && rows(db) == 1);
+            assertEquals(List.of(kept), rowIds(), "the refused row stays");
+            assertTrue(jobs.get(topic, kept).isEmpty(), "and is not relayed while the claim stands");
+
+            // That enqueue never landed: its claim is older than 30 s and no job of the other partition backs it.
+            redis.call("HSET", keys.claims(home), kept, elsewhere + ":" + (now - 60_000) + ":g");
+            await().atMost(LONG).until(() -> ran(topic + "/" + kept) == 1 && rows(db) == 0);
+            assertNull(redis.call("HGET", keys.claims(home), kept), "the lapsed claim was dropped");
+            assertEquals(1, ran(topic + "/" + other));
+        }
+    }
+
     @Test
     @Order(Integer.MAX_VALUE) // the database restarts: the others would meet its closed connections
     void rowsCommittedWhileRedisAndThenTheDatabaseWereDownAreAllRelayed() throws SQLException {
@@ -253,6 +305,17 @@ class OutboxTest {
     private static int ran(String key) {
         AtomicInteger n = RUNS.get(key);
         return n == null ? 0 : n.get();
+    }
+
+    private List<String> rowIds() throws SQLException {
+        List<String> ids = new ArrayList<>();
+        try (Connection c = db.getConnection(); Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT job_id FROM delayq_outbox ORDER BY seq")) {
+            while (rs.next()) {
+                ids.add(rs.getString(1));
+            }
+        }
+        return ids;
     }
 
     static long rows(AgroalDataSource db) throws SQLException {

@@ -23,6 +23,12 @@ final class OwnRedis {
         return "redis://127.0.0.1:" + System.getProperty(key(name, "port"));
     }
 
+    /** The port of the server called {@code name}, started on first use. */
+    static int port(String name) {
+        uri(name);
+        return Integer.parseInt(System.getProperty(key(name, "port")));
+    }
+
     /** SIGKILLs the server and waits until it is gone. */
     static void kill(String name) {
         ProcessHandle.of(Long.parseLong(System.getProperty(key(name, "pid")))).ifPresent(p -> {
