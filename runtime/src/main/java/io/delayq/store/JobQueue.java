@@ -80,6 +80,8 @@ public class JobQueue extends StorePart {
     public static final class Claims {
         static final Claims NONE = new Claims(List.of());
         final List<IdClaims.Written> written;
+        /** The ids the enqueues answered as living in their partition (see {@link IdClaims#done(List, Set)}). */
+        final Set<String> live = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
         Claims(List<IdClaims.Written> written) {
             this.written = written;
@@ -115,12 +117,15 @@ public class JobQueue extends StorePart {
         if (claimed == Claims.NONE) {
             return enqueueAsync(p, jobs, trace);
         }
-        return enqueueScript(p, jobs, null, trace, "", 0, false).map(reply -> counted(p, parseEnqueue(p, jobs, reply)));
+        return enqueueScript(p, jobs, null, trace, "", 0, false).map(reply -> {
+            claimed.live.addAll(IdClaims.live(jobs, reply));
+            return counted(p, parseEnqueue(p, jobs, reply));
+        });
     }
 
     /** Marks the claims of {@link #claimAllAsync} done once their enqueues ran (or were refused). */
     public Future<Void> claimsDone(Claims claimed) {
-        return claims.done(claimed.written);
+        return claims.done(claimed.written, claimed.live);
     }
 
     /**
@@ -225,10 +230,11 @@ public class JobQueue extends StorePart {
         // An id is one job over the topic's partitions (see IdClaims): the jobs that go here
         // though their id's home is another partition are claimed there first; the claims are
         // marked done once this call ran, or was refused (a call whose outcome is unknown leaves
-        // them pending: they lapse).
+        // them pending: they lapse). A dead job of an id in its home goes only with the claim
+        // marked done after its new job was written here.
         return claims.claim(p, jobs).compose(written -> sendHome(script, p, days, args, jobs, 0)
                 .transform(ran -> (ran.succeeded() || ran.cause() instanceof io.delayq.core.IdTakenException
-                        ? claims.done(written)
+                        ? claims.done(written, ran.succeeded() ? IdClaims.live(jobs, ran.result()) : Set.of())
                         : Future.<Void> succeededFuture())
                         .transform(v -> ran.succeeded() ? Future.succeededFuture(ran.result()) : Future.<Response> failedFuture(ran.cause()))));
     }
