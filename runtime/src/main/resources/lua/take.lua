@@ -243,10 +243,14 @@ end
 local SCAN = 1000
 local looked, groups, recs_of, admit = 0, {}, {}, {}
 -- A due job whose expiresAt has passed is buried instead of taken (one find of the mark per job
--- met: a job without limits costs nothing more); an admitted one gives its slot back.
+-- met: a job without limits costs nothing more); an admitted one gives its slot back. The find
+-- looks in the record's head only (the mark lives there, see lib.lua's encode): an anchored
+-- pattern that stops at the first newline, so a job's payload, however large, is never scanned,
+-- and nothing is copied. A record of a release before limits has no mark: never expired.
+local LIMIT_IN_HEAD = '^[^\n]*' .. LIMIT_MARK
 local expired, trimmed, unadmit = {}, {}, {}
 local function expire(id, rec)
-  if not rec or not string.find(rec, LIMIT_MARK, 1, true) then return false end
+  if not rec or not string.find(rec, LIMIT_IN_HEAD) then return false end
   local r = decode(rec)
   if not expired_by(r, now) then return false end
   for _, g in ipairs(bury_expired(id, r, now, ARGV[A + 11], 'not started by expiresAt')) do trimmed[#trimmed + 1] = g end
