@@ -177,6 +177,7 @@ public class Inspection extends StorePart {
                 // Its new runAt was after its expiresAt: it went to the dead set instead.
                 layer.expired(p, 1);
                 layer.calledBack(p);
+                layer.trimmed(p, r, 2);
                 JobRecord rec = JobRecord.decode(r.get(1).toString());
                 yield new RescheduleResult(RescheduleResult.Outcome.RESCHEDULED, new JobInfo(id, topic,
                         Instant.ofEpochMilli(rec.runAt()), JobState.DEAD, rec.attempts(),

@@ -69,7 +69,7 @@ public class JobQueue extends StorePart {
 
     /** As {@link #enqueue}, holding no thread. */
     public Future<List<JobInfo>> enqueueAsync(Partition p, List<NewJob> jobs, String trace) {
-        return enqueueScript(p, jobs, trace, "", 0).map(reply -> counted(p, parseEnqueue(p, jobs, reply)));
+        return enqueueScript(p, jobs, trace, "", 0).map(reply -> counted(p, jobs, reply));
     }
 
     /**
@@ -119,7 +119,7 @@ public class JobQueue extends StorePart {
         }
         return enqueueScript(p, jobs, null, trace, "", 0, false).map(reply -> {
             claimed.live.addAll(IdClaims.live(jobs, reply));
-            return counted(p, parseEnqueue(p, jobs, reply));
+            return counted(p, jobs, reply);
         });
     }
 
@@ -140,7 +140,25 @@ public class JobQueue extends StorePart {
         if (tokens.size() != jobs.size()) {
             throw new IllegalArgumentException(tokens.size() + " tokens for " + jobs.size() + " jobs");
         }
-        return enqueueScript(p, jobs, tokens, trace, "", 0).map(reply -> counted(p, parseEnqueue(p, jobs, reply)));
+        return enqueueScript(p, jobs, tokens, trace, "", 0).map(reply -> counted(p, jobs, reply));
+    }
+
+    /**
+     * An enqueue's reply read ({@link #parseEnqueue}) and counted: the dead jobs its burials
+     * trimmed (k and their ids after the jobs' values, see enqueue.lua), then {@link #counted(Partition, List)}.
+     */
+    List<JobInfo> counted(Partition p, List<NewJob> jobs, Response reply) {
+        List<JobInfo> infos = parseEnqueue(p, jobs, reply);
+        int at = 1 + 4 * jobs.size();
+        if (reply.size() > at && !"relist".equals(reply.get(at).toString())) {
+            int k = reply.get(at).toInteger();
+            List<String> ids = new ArrayList<>(k);
+            for (int i = 1; i <= k; i++) {
+                ids.add(reply.get(at + i).toString());
+            }
+            layer.trimmed(p, ids);
+        }
+        return counted(p, infos);
     }
 
     /** Counts the new jobs of an enqueue for the history (ids kept or replaced are not new). */
@@ -338,8 +356,10 @@ public class JobQueue extends StorePart {
         addLeases(args, acks);
         // A reply that comes after we stopped waiting for it (Redis ran the take before the
         // deadline, the reply was slow): its jobs are leased to a token nobody holds. Put them
-        // back at once rather than let them lose an attempt when the lease expires.
+        // back at once rather than let them lose an attempt when the lease expires. Its burials
+        // of expired jobs happened all the same: counted, their callbacks and trims told.
         return runAsync("take", p, days, args, 0, late -> {
+            expiredInTake(p, late);
             List<Lease> orphans = parseTake(p, tokenPrefix, late).jobs().stream().map(TakenJob::lease).toList();
             if (!orphans.isEmpty()) {
                 Thread.ofVirtual().name("delayq-late-take").start(() -> requeueOrphans(p, orphans));
