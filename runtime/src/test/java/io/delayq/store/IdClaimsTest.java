@@ -336,21 +336,33 @@ class IdClaimsTest {
         assertEquals(List.of(true), idClaims.redis.await(idClaims.set(queue.partitionOf(topic, id), List.of(id, value, old))));
     }
 
+    /**
+     * A dead job of the id in its home, then the claim step of an enqueue of (id, ga) whose enqueue
+     * and done step never ran (its process died): the id and the claim written.
+     */
+    private record Crashed(String id, String claim) {
+    }
+
+    private Crashed crashedAfterItsClaim(String topic) {
+        String id = deadAtHome(topic, idAwayFrom(topic, "ga"));
+        List<IdClaims.Written> written = idClaims.redis.await(idClaims.claim(queue.partitionOf(topic, id, "ga"),
+                List.of(job(topic, id, "ga", HOUR))));
+        assertEquals(1, written.size());
+        return new Crashed(id, written.get(0).value());
+    }
+
     @Test
     void aCrashBetweenTheClaimAndItsEnqueue_leavesTheDeadJobOfItsIdAtHome_andTheSweepFreesIt() {
         String topic = HandBuiltStore.fresh("claims");
-        String id = deadAtHome(topic, idAwayFrom(topic, "ga"));
-        Partition q = queue.partitionOf(topic, id, "ga");
-        // The claim step of an enqueue of (id, ga) whose enqueue and done step never ran (its process died).
-        List<IdClaims.Written> written = idClaims.redis.await(idClaims.claim(q, List.of(job(topic, id, "ga", HOUR))));
-        assertEquals(1, written.size());
+        Crashed crashed = crashedAfterItsClaim(topic);
+        String id = crashed.id();
         assertDeadAtHome(topic, id, "no new job exists");
         // While the claim is pending its enqueue may still come: no requeue makes the id a live job here.
         assertTrue(inspection.revive(topic, id).isEmpty(), "the claim stands");
         assertEquals(0, new DeadSweep(STORE.layer).requeue(topic, DeadSweep.Filter.ALL), "the filtered requeue leaves it");
         assertDeadAtHome(topic, id, "a pending claim");
         // Its window passed: the sweep drops the claim, the dead job is the id's again, and a requeue works.
-        lapse(topic, id, written.get(0).value());
+        lapse(topic, id, crashed.claim());
         assertEquals(1, new DeadSweep(STORE.layer).sweepClaims(topic));
         assertEquals(0, claims(topic));
         assertDeadAtHome(topic, id, "after the sweep");
@@ -363,10 +375,9 @@ class IdClaimsTest {
     @Test
     void aStaleClaimLeftByACrash_isDroppedByTheRequeueOfItsDeadJob() {
         String topic = HandBuiltStore.fresh("claims");
-        String id = deadAtHome(topic, idAwayFrom(topic, "ga"));
-        Partition q = queue.partitionOf(topic, id, "ga");
-        List<IdClaims.Written> written = idClaims.redis.await(idClaims.claim(q, List.of(job(topic, id, "ga", HOUR))));
-        lapse(topic, id, written.get(0).value());
+        Crashed crashed = crashedAfterItsClaim(topic);
+        String id = crashed.id();
+        lapse(topic, id, crashed.claim());
         assertTrue(inspection.revive(topic, id).isPresent(), "the stale claim is dropped on the way");
         assertEquals(0, claims(topic));
         assertEquals(1, jobs(topic));
@@ -376,9 +387,8 @@ class IdClaimsTest {
     @Test
     void theEnqueueRetriedAfterTheCrash_replacesTheDeadJobOnceItsJobIsWritten() {
         String topic = HandBuiltStore.fresh("claims");
-        String id = deadAtHome(topic, idAwayFrom(topic, "ga"));
+        String id = crashedAfterItsClaim(topic).id();
         Partition q = queue.partitionOf(topic, id, "ga");
-        idClaims.redis.await(idClaims.claim(q, List.of(job(topic, id, "ga", HOUR))));
         assertDeadAtHome(topic, id, "after the claim alone");
         // The client retries its enqueue: claimed again by the same partition, written, marked done.
         assertTrue(enqueue(job(topic, id, "ga", HOUR)).created(), "a dead id is enqueued anew");
