@@ -111,6 +111,21 @@ class ExpiryScriptsTest {
     }
 
     @Test
+    void aDueJobWithAPayloadAbove32KbIsLookedAtByItsHeadOnly_andStillBuriedOrTaken() {
+        String topic = HandBuiltStore.fresh("exp-big");
+        Partition p = store.partitionsOf(topic).get(0);
+        String big = "x".repeat(40_000); // above take.lua's HEAD_ONLY_ABOVE (32 KB)
+        Instant expires = Instant.ofEpochMilli(redisNow() + 300);
+        schedule(JobRequest.topic(topic).id("late").payload(big).runAt(Instant.now().minusSeconds(60)).expiresAt(expires));
+        schedule(JobRequest.topic(topic).id("ok").payload(big).runAt(Instant.now().minusSeconds(30)));
+        awaitRedisPast(expires.toEpochMilli());
+        TakeResult r = store.take(p, 10, 30_000, "t:", new HashSet<>(), List.of(), 0);
+        assertEquals(List.of("ok"), r.jobs().stream().map(j -> j.lease().id()).toList());
+        assertEquals("expired: not started by expiresAt", job(topic, "late").lastError());
+        assertEquals(1, expired(topic));
+    }
+
+    @Test
     void aGroupsDueJobPastItsExpiresAtIsBuriedAndTheGroupsNextRuns() {
         String topic = "exp-grp";
         Partition p = store.partitionOf(topic, "g1", "g");
