@@ -15,7 +15,8 @@
 -- ARGV[A+8] = wake channel
 -- ARGV[A+9] = a burial's callback flag and dead-set bounds (see lib.lua's bury); absent = '0'.
 --             A job rescheduled after its expiresAt goes to dead instead (as reschedule.lua)
--- Returns {next HSCAN cursor ('0': the walk is done), jobs acted on, of them those that expired}.
+-- Returns {next HSCAN cursor ('0': the walk is done), jobs acted on, of them those that expired,
+--          then the ids their burials trimmed from the dead set}.
 local mode, cursor, count = ARGV[A], ARGV[A + 1], ARGV[A + 2]
 local prefix, group = ARGV[A + 3], ARGV[A + 4]
 local from = ARGV[A + 5] ~= '' and tonumber(ARGV[A + 5]) or nil
@@ -50,18 +51,20 @@ if err then return err end
 -- release in the middle of the loop could pick a held job later in this same list, which would
 -- then be acted on as held while it sits in today's shard, admitted (a job in two places).
 local admitted = admitted_of(free)
-local expired = 0
+local expired, trimmed = 0, {}
 for _, p in ipairs(picked) do
   local id, r, held = p[1], p[2], p[3]
   if mode == 'c' then
     cancel_scheduled(id, r, held, {}, now, channel)
   elseif expired_by(r, run_at) then
     cancel_scheduled(id, r, held, {}, now, channel)
-    bury_expired(id, r, now, ARGV[A + 9] or '0', 'rescheduled past expiresAt')
+    for _, t in ipairs(bury_expired(id, r, now, ARGV[A + 9] or '0', 'rescheduled past expiresAt')) do
+      trimmed[#trimmed + 1] = t
+    end
     expired = expired + 1
   else
     move_scheduled(id, r, held, {}, run_at, now, channel)
   end
 end
 group_release(admitted, now, channel)
-return { scan[1], #picked, expired }
+return { scan[1], #picked, expired, unpack(trimmed) }

@@ -8,9 +8,10 @@
 --          0 and the claim written, "<partition>:<ms>:<group>", ms = now, or one more than the ms
 --            of the claim it replaces, so that no two claims of an id are equal (the id is the
 --            caller's to enqueue there; a claim of that same partition is written again, pending);
---            a dead job of the id here goes (its record and its dead-set entry, as an enqueue of
---            the id here replaces it: an id that is dead is enqueued anew; its dead-job callback,
---            if any, keeps its own copy), so no requeue from the dead set nor a look by id meets it;
+--            a dead job of the id here stays until its new job exists: the enqueue's done step
+--            (claimset.lua) removes it with the claim marked done, so that an enqueue refused,
+--            failed or lost on its way (a crash between the two) leaves it dead, as it was
+--            (meanwhile a requeue from the dead set leaves it alone: see lib.lua's revive_dead);
 --          1 and the job's group ('' = none) when the id is a job here, scheduled or in flight
 --            (nothing written);
 --          2 and the claim found when another partition claimed the id (nothing written: Java
@@ -35,10 +36,6 @@ for i = 1, n do
     if claim then
       local was = math.abs(tonumber(string.match(claim, '^[^:]*:(-?%d+):')))
       if was >= ms then ms = was + 1 end
-    end
-    if dead then
-      rcall('ZREM', K_DEAD, id)
-      rcall('HDEL', K_JOBS, id)
     end
     claim = q .. string.format('%d', ms) .. ':' .. group
     rcall('HSET', K_CLAIMS, id, claim)

@@ -15,7 +15,9 @@
 -- that fails again too) scores after it and is not touched.
 -- A member whose record is missing or unreadable never matches, in every mode: it is left in place
 -- (nothing is lost, the walk goes on past it, and no call fails on it).
--- KEYS: see lib.lua; the day shard of Redis now (requeue)
+-- KEYS: see lib.lua; the day shard of Redis now (requeue); with several partitions the claims key
+-- after it (requeue: a dead job whose id another partition claims is left in place, see
+-- lib.lua's revive_dead)
 -- ARGV[A]   = mode: 'list' or 'count' (newest first, write nothing; count returns no jobs),
 --             'requeue' or 'purge' (oldest first)
 -- ARGV[A+1] = from: the cursor's score ('+inf' to start a list or count, '-inf' an action)
@@ -123,7 +125,9 @@ for i = 1, #batch, 2 do
     end
   end
   if match and mode == 'requeue' then
-    revive_dead(id, now, channel)
+    -- A dead job whose id another partition claims stays (see revive_dead): left in place.
+    match = revive_dead(id, now, channel)
+    if not match then after = id end
   elseif match and mode == 'purge' then
     purge_dead(id)
   else

@@ -31,7 +31,8 @@
 -- Returns {now, then 4 values per job: created (1), replaced (2) or already there (0), runAt ms
 --          (for state c: when it succeeded), attempts, state letter (s, i, d, c = succeeded, or x = in
 --          flight and cancelling: see cancel.lua)},
---          and last
+--          then, only when those burials trimmed the dead set (see lib.lua's bury), k and the k ids
+--          trimmed, and last
 --          'relist' when the topic was forgotten since the partition emptied (see forget.lua):
 --          Java lists the topic again before it answers.
 -- With the claims key after the day shards (several partitions, see lib.lua's K_CLAIMS):
@@ -187,7 +188,7 @@ if #admitted > 0 then days[#days + 1] = day_of(now) end
 local err = require_days(days)
 if err then return err end
 
-local fields, by_shard, earliest, left, revived = {}, {}, nil, {}, {}
+local fields, by_shard, earliest, left, revived, trimmed = {}, {}, nil, {}, {}, {}
 local head = tonumber(rcall('GET', K_NEXT))
 local head_left = false
 for _, id in ipairs(order) do
@@ -213,7 +214,9 @@ for _, id in ipairs(order) do
   -- (buried again below): out of the dead set it would be in no index at all.
   if e.dead and not e.expire then revived[#revived + 1] = id end
   if e.expire then
-    bury_expired(id, r, now, burial, 'replaced or extended past expiresAt')
+    for _, t in ipairs(bury_expired(id, r, now, burial, 'replaced or extended past expiresAt')) do
+      trimmed[#trimmed + 1] = t
+    end
   elseif not stays_held then
     local d = day_of(r.run_at)
     local shard = shard_of_day[d]
@@ -233,6 +236,10 @@ end
 if recurring ~= '' then rcall('HSET', K_TICKS, recurring, ARGV[A + 4]) end
 if #forget > 0 then variadic('ZREM', K_DONE, forget) end
 if #revived > 0 then variadic('ZREM', K_DEAD, revived) end
+if #trimmed > 0 then
+  out[#out + 1] = #trimmed
+  for _, t in ipairs(trimmed) do out[#out + 1] = t end
+end
 if #order > 0 then
   variadic('HSET', K_JOBS, fields)
   for shard, list in pairs(by_shard) do variadic('ZADD', shard, list) end

@@ -499,9 +499,13 @@ end
 
 -- Puts a dead job back to scheduled, due at now, its attempts and lost attempts reset, in one
 -- step: out of dead, into the shard of now (which must have been passed in). What revive.lua does
--- for one job and deadsweep.lua for each it matches. Returns false when the id is not dead.
+-- for one job and deadsweep.lua for each it matches. Returns false when the id is not dead, or
+-- when another partition claims it (the claims key passed, see K_CLAIMS): a job of a group is
+-- on its way there or lives there, and this dead one goes once it does (claimset.lua); revived,
+-- the id would be two live jobs.
 local function revive_dead(id, now, channel)
   if not rcall('ZSCORE', K_DEAD, id) then return false end
+  if K_CLAIMS and rcall('HEXISTS', K_CLAIMS, id) == 1 then return false end
   local r = decode(rcall('HGET', K_JOBS, id))
   r.attempts, r.lost, r.err, r.run_at = 0, 0, '', now
   -- A requeue from the dead set clears the job's expiresAt (it would send it straight back).

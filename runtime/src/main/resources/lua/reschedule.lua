@@ -11,8 +11,9 @@
 -- (it is a new candidate when due), else stays held under its new runAt; a released one moved later than now gives its slot to the group's next held job (lib.lua's group_release: today's shard).
 -- A job whose new runAt is after its expiresAt (lib.lua's expired_by) goes to dead instead, lastError
 -- "expired: <its last error, or rescheduled past expiresAt>".
--- Returns {1, record} when moved (the record as stored now), {2, record} when it went to dead so
--- (the record as it died), {0} when there is no such job,
+-- Returns {1, record} when moved (the record as stored now), {2, record, then the ids its burial
+-- trimmed from the dead set} when it went to dead so (the record as it died), {0} when there is no
+-- such job,
 -- {-1} when it is in flight, {-2} when it is dead (neither is moved).
 local id = ARGV[A]
 local rec = rcall('HGET', K_JOBS, id)
@@ -30,8 +31,8 @@ if expired_by(r, run_at) then
   if err then return err end
   -- Out of its shard (or gheld) as a cancel takes it, its slot given back; then dead.
   cancel_scheduled(id, r, held, admitted, now, ARGV[A + 3])
-  bury_expired(id, r, now, ARGV[A + 4] or '0', 'rescheduled past expiresAt')
-  return { 2, rcall('HGET', K_JOBS, id) }
+  local trimmed = bury_expired(id, r, now, ARGV[A + 4] or '0', 'rescheduled past expiresAt')
+  return { 2, rcall('HGET', K_JOBS, id), unpack(trimmed) }
 end
 -- A released job (admitted, waiting in its shard) rescheduled to a time already due keeps its
 -- admission: it starts next, as it would have.

@@ -243,10 +243,23 @@ end
 local SCAN = 1000
 local looked, groups, recs_of, admit = 0, {}, {}, {}
 -- A due job whose expiresAt has passed is buried instead of taken (one find of the mark per job
--- met: a job without limits costs nothing more); an admitted one gives its slot back.
+-- met: a job without limits costs nothing more); an admitted one gives its slot back. The mark
+-- lives in the record's head (see lib.lua's encode), and a JSON payload never holds the raw byte
+-- (control characters are escaped in JSON), so a plain find over the whole record never misreads.
+-- That find is a memchr: measured in one EVAL loop (loaded 2-core machine, noisy), 0.2 us on a
+-- 1 KB record against 0.6-1 us for an anchored pattern that stops at the head's newline; they
+-- meet near 30 KB (1.5 us), and at 100 KB the plain find takes 4 us. So a record above 32 KB is
+-- looked at up to its head only (the pattern: no payload byte read, nothing copied), smaller
+-- ones with the plain find. A record of a release before limits has no mark: never expired.
+local LIMIT_IN_HEAD, HEAD_ONLY_ABOVE = '^[^\n]*' .. LIMIT_MARK, 32768
 local expired, trimmed, unadmit = {}, {}, {}
 local function expire(id, rec)
-  if not rec or not string.find(rec, LIMIT_MARK, 1, true) then return false end
+  if not rec then return false end
+  if #rec > HEAD_ONLY_ABOVE then
+    if not string.find(rec, LIMIT_IN_HEAD) then return false end
+  elseif not string.find(rec, LIMIT_MARK, 1, true) then
+    return false
+  end
   local r = decode(rec)
   if not expired_by(r, now) then return false end
   for _, g in ipairs(bury_expired(id, r, now, ARGV[A + 11], 'not started by expiresAt')) do trimmed[#trimmed + 1] = g end

@@ -62,6 +62,7 @@ public class BulkActions extends StorePart {
                 if (expired > 0) {
                     layer.expired(p, expired);
                     layer.calledBack(p);
+                    layer.trimmed(p, r, 3);
                 }
             } while (!cursor.equals("0"));
         }

@@ -227,9 +227,10 @@ public class DeadSweep extends StorePart {
      * Public for the script-level tests, which act between two calls.
      */
     public Response step(String mode, Partition p, String from, String after, long diedByMs, int chunk, Filter filter) {
-        return run("deadsweep", p, REQUEUE.equals(mode) ? aroundNow() : Set.of(),
+        // A requeue gets the claims (several partitions): a dead job whose id is claimed stays (revive_dead).
+        return redis.await(runAsync("deadsweep", p, REQUEUE.equals(mode) ? aroundNow() : Set.of(),
                 args(mode, from, after, Long.toString(diedByMs), chunk, filter, REQUEUE.equals(mode) ? scriptChannel(p) : "",
-                        0));
+                        0), 0, null, partitions > 1 && REQUEUE.equals(mode)));
     }
 
     /** Dead jobs (and failed callbacks) one retention call removes at most, per partition. */

@@ -161,20 +161,35 @@ final class IdClaims extends StorePart {
         });
     }
 
-    /** Marks the claims done: they stand only while their job lives in its partition. Failures are ignored (a pending claim lapses). */
+    /** Marks the claims done, no job of theirs written ({@link #done(List, Set)} with none live). */
     Future<Void> done(List<Written> written) {
+        return done(written, Set.of());
+    }
+
+    /**
+     * Marks the claims done: they stand only while their job lives in its partition. The ids in
+     * {@code live} are those whose job now lives there (scheduled or in flight, the enqueue's
+     * answer): a dead job of theirs in the home goes in the same step (claimset.lua), not before,
+     * so that an enqueue refused, failed or lost on its way never takes it with it. Failures are
+     * ignored (a pending claim lapses; the dead job stays, and the sweep drops the claim).
+     */
+    Future<Void> done(List<Written> written, Set<String> live) {
         if (written.isEmpty()) {
             return Future.succeededFuture();
         }
         Map<Partition, List<String>> byHome = new LinkedHashMap<>();
+        Map<Partition, List<String>> replacing = new LinkedHashMap<>();
         for (Written w : written) {
             List<String> triples = byHome.computeIfAbsent(w.home(), h -> new ArrayList<>());
             triples.add(w.id());
             triples.add(w.value());
             triples.add(Claim.parse(w.value()).done());
+            if (live.contains(w.id())) {
+                replacing.computeIfAbsent(w.home(), h -> new ArrayList<>()).add(w.id());
+            }
         }
         List<Future<List<Boolean>>> calls = new ArrayList<>();
-        byHome.forEach((home, triples) -> calls.add(set(home, triples)));
+        byHome.forEach((home, triples) -> calls.add(set(home, triples, replacing.getOrDefault(home, List.of()))));
         return Future.join(calls).<Void> mapEmpty().otherwiseEmpty();
     }
 
@@ -264,12 +279,21 @@ final class IdClaims extends StorePart {
 
     /** claimset.lua on a home partition: {@code triples} are (id, expected, new; '' deletes). */
     Future<List<Boolean>> set(Partition home, List<String> triples) {
+        return set(home, triples, List.of());
+    }
+
+    /** As above; a dead job here of an id in {@code replaced} goes with its claim's change (see claimset.lua). */
+    private Future<List<Boolean>> set(Partition home, List<String> triples, List<String> replaced) {
         if (triples.isEmpty()) {
             return Future.succeededFuture(List.of());
         }
-        List<String> args = new ArrayList<>(1 + triples.size());
+        List<String> args = new ArrayList<>(2 + triples.size() + replaced.size());
         args.add(Integer.toString(triples.size() / 3));
         args.addAll(triples);
+        if (!replaced.isEmpty()) {
+            args.add(Integer.toString(replaced.size()));
+            args.addAll(replaced);
+        }
         return runAsync("claimset", home, Set.of(), args, 0, null, true).map(r -> {
             List<Boolean> out = new ArrayList<>(r.size());
             for (Response changed : r) {
@@ -325,5 +349,35 @@ final class IdClaims extends StorePart {
     /** Whether an enqueue script's reply is the claimed ids' (see enqueue.lua). */
     static boolean claimed(Response reply) {
         return reply.size() > 0 && "claimed".equals(reply.get(0).toString());
+    }
+
+    /**
+     * The ids of {@code jobs} that an enqueue script's {@code reply} answers as living in the
+     * partition (scheduled or in flight): those whose claim, marked done, takes a dead job of the
+     * id in its home with it ({@link #done(List, Set)}). None for a tick fired before ({@code {now, -1}}).
+     */
+    static Set<String> live(List<NewJob> jobs, Response reply) {
+        if (reply.size() < 1 + 4 * jobs.size()) {
+            return Set.of();
+        }
+        Set<String> out = new java.util.HashSet<>();
+        for (int i = 0; i < jobs.size(); i++) {
+            String state = reply.get(4 + 4 * i).toString();
+            if ("s".equals(state) || "i".equals(state) || "x".equals(state)) {
+                out.add(jobs.get(i).id());
+            }
+        }
+        return out;
+    }
+
+    /**
+     * revive.lua's {@code {'claimed', now, claim}} for {@code id}, dead in {@code p}, its home: true
+     * when the claim stands (the id's job is the one it names: this dead one is not revived); false
+     * once a stale one was dropped (compare-and-delete), so that the caller may try again.
+     */
+    Future<Boolean> claimStands(Partition p, String id, Response reply) {
+        Claim c = Claim.parse(reply.get(2).toString());
+        return stands(c, p.topic(), id, reply.get(1).toLong())
+                .compose(stands -> stands ? Future.succeededFuture(true) : set(p, List.of(id, c.value(), "")).map(false));
     }
 }

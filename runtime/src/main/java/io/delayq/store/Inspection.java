@@ -29,9 +29,12 @@ import io.vertx.redis.client.Response;
  */
 @Singleton
 public class Inspection extends StorePart {
+    private final IdClaims claims;
+
     @Inject
     public Inspection(StoreLayer layer) {
         super(layer);
+        this.claims = new IdClaims(layer);
     }
 
     // ---------------------------------------------------------------- one job
@@ -174,6 +177,7 @@ public class Inspection extends StorePart {
                 // Its new runAt was after its expiresAt: it went to the dead set instead.
                 layer.expired(p, 1);
                 layer.calledBack(p);
+                layer.trimmed(p, r, 2);
                 JobRecord rec = JobRecord.decode(r.get(1).toString());
                 yield new RescheduleResult(RescheduleResult.Outcome.RESCHEDULED, new JobInfo(id, topic,
                         Instant.ofEpochMilli(rec.runAt()), JobState.DEAD, rec.attempts(),
@@ -356,11 +360,23 @@ public class Inspection extends StorePart {
         return out.size() > limit ? out.subList(0, limit) : out;
     }
 
-    /** Dead job back to scheduled, due now, attempts reset; empty when the id is not dead. */
+    /**
+     * Dead job back to scheduled, due now, attempts reset; empty when the id is not dead, or when
+     * its id is now a job of a group in another partition (claimed in its home, see
+     * {@link IdClaims}: the dead one goes once that job is written; a stale claim is dropped first).
+     */
     public Optional<Instant> revive(String topic, String id) {
         Partition p = holder(topic, id);
-        Response r = run("revive", p, aroundNow(), List.of(id, scriptChannel(p)));
-        return r.size() == 0 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(r.get(0).toLong()));
+        for (int round = 0; round < IdClaims.ROUNDS; round++) {
+            Response r = redis.await(runAsync("revive", p, aroundNow(), List.of(id, scriptChannel(p)), 0, null, partitions > 1));
+            if (!IdClaims.claimed(r)) {
+                return r.size() == 0 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(r.get(0).toLong()));
+            }
+            if (redis.await(claims.claimStands(p, id, r))) {
+                return Optional.empty();
+            }
+        }
+        return Optional.empty();
     }
 
     public boolean purge(String topic, String id) {

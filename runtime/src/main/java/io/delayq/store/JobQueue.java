@@ -69,7 +69,7 @@ public class JobQueue extends StorePart {
 
     /** As {@link #enqueue}, holding no thread. */
     public Future<List<JobInfo>> enqueueAsync(Partition p, List<NewJob> jobs, String trace) {
-        return enqueueScript(p, jobs, trace, "", 0).map(reply -> counted(p, parseEnqueue(p, jobs, reply)));
+        return enqueueScript(p, jobs, trace, "", 0).map(reply -> counted(p, jobs, reply));
     }
 
     /**
@@ -80,6 +80,8 @@ public class JobQueue extends StorePart {
     public static final class Claims {
         static final Claims NONE = new Claims(List.of());
         final List<IdClaims.Written> written;
+        /** The ids the enqueues answered as living in their partition (see {@link IdClaims#done(List, Set)}). */
+        final Set<String> live = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
         Claims(List<IdClaims.Written> written) {
             this.written = written;
@@ -115,12 +117,15 @@ public class JobQueue extends StorePart {
         if (claimed == Claims.NONE) {
             return enqueueAsync(p, jobs, trace);
         }
-        return enqueueScript(p, jobs, null, trace, "", 0, false).map(reply -> counted(p, parseEnqueue(p, jobs, reply)));
+        return enqueueScript(p, jobs, null, trace, "", 0, false).map(reply -> {
+            claimed.live.addAll(IdClaims.live(jobs, reply));
+            return counted(p, jobs, reply);
+        });
     }
 
     /** Marks the claims of {@link #claimAllAsync} done once their enqueues ran (or were refused). */
     public Future<Void> claimsDone(Claims claimed) {
-        return claims.done(claimed.written);
+        return claims.done(claimed.written, claimed.live);
     }
 
     /**
@@ -135,7 +140,25 @@ public class JobQueue extends StorePart {
         if (tokens.size() != jobs.size()) {
             throw new IllegalArgumentException(tokens.size() + " tokens for " + jobs.size() + " jobs");
         }
-        return enqueueScript(p, jobs, tokens, trace, "", 0).map(reply -> counted(p, parseEnqueue(p, jobs, reply)));
+        return enqueueScript(p, jobs, tokens, trace, "", 0).map(reply -> counted(p, jobs, reply));
+    }
+
+    /**
+     * An enqueue's reply read ({@link #parseEnqueue}) and counted: the dead jobs its burials
+     * trimmed (k and their ids after the jobs' values, see enqueue.lua), then {@link #counted(Partition, List)}.
+     */
+    List<JobInfo> counted(Partition p, List<NewJob> jobs, Response reply) {
+        List<JobInfo> infos = parseEnqueue(p, jobs, reply);
+        int at = 1 + 4 * jobs.size();
+        if (reply.size() > at && !"relist".equals(reply.get(at).toString())) {
+            int k = reply.get(at).toInteger();
+            List<String> ids = new ArrayList<>(k);
+            for (int i = 1; i <= k; i++) {
+                ids.add(reply.get(at + i).toString());
+            }
+            layer.trimmed(p, ids);
+        }
+        return counted(p, infos);
     }
 
     /** Counts the new jobs of an enqueue for the history (ids kept or replaced are not new). */
@@ -225,10 +248,11 @@ public class JobQueue extends StorePart {
         // An id is one job over the topic's partitions (see IdClaims): the jobs that go here
         // though their id's home is another partition are claimed there first; the claims are
         // marked done once this call ran, or was refused (a call whose outcome is unknown leaves
-        // them pending: they lapse).
+        // them pending: they lapse). A dead job of an id in its home goes only with the claim
+        // marked done after its new job was written here.
         return claims.claim(p, jobs).compose(written -> sendHome(script, p, days, args, jobs, 0)
                 .transform(ran -> (ran.succeeded() || ran.cause() instanceof io.delayq.core.IdTakenException
-                        ? claims.done(written)
+                        ? claims.done(written, ran.succeeded() ? IdClaims.live(jobs, ran.result()) : Set.of())
                         : Future.<Void> succeededFuture())
                         .transform(v -> ran.succeeded() ? Future.succeededFuture(ran.result()) : Future.<Response> failedFuture(ran.cause()))));
     }
@@ -332,8 +356,10 @@ public class JobQueue extends StorePart {
         addLeases(args, acks);
         // A reply that comes after we stopped waiting for it (Redis ran the take before the
         // deadline, the reply was slow): its jobs are leased to a token nobody holds. Put them
-        // back at once rather than let them lose an attempt when the lease expires.
+        // back at once rather than let them lose an attempt when the lease expires. Its burials
+        // of expired jobs happened all the same: counted, their callbacks and trims told.
         return runAsync("take", p, days, args, 0, late -> {
+            expiredInTake(p, late);
             List<Lease> orphans = parseTake(p, tokenPrefix, late).jobs().stream().map(TakenJob::lease).toList();
             if (!orphans.isEmpty()) {
                 Thread.ofVirtual().name("delayq-late-take").start(() -> requeueOrphans(p, orphans));

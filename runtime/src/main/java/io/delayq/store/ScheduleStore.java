@@ -58,7 +58,7 @@ public class ScheduleStore extends StorePart {
         if (reply.size() == 2 && reply.get(1).toInteger() == -1) {
             return new TickOutcome(now, false, null);
         }
-        return new TickOutcome(now, true, job == null ? null : queue.counted(p, JobQueue.parseEnqueue(p, jobs, reply)).get(0));
+        return new TickOutcome(now, true, job == null ? null : queue.counted(p, jobs, reply).get(0));
     }
 
     /** What {@link #tick} did: {@code redisNowMs} is Redis' clock when it ran. */

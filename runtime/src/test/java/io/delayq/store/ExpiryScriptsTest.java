@@ -40,6 +40,17 @@ class ExpiryScriptsTest {
     static {
         STORE.layer.onExpired((topic, n) -> EXPIRED.computeIfAbsent(topic, t -> new AtomicInteger()).addAndGet(n));
     }
+    /** A topic that keeps one dead job: each burial trims the one before. */
+    private static final String TRIM = "exp-trim";
+    private static final HandBuiltStore CAPPED = HandBuiltStore.configured("delayq.topics." + TRIM + ".dead.max-jobs", "1");
+    /** A store whose calls give up after 300 ms: a take sent while Redis holds writes answers late. */
+    private static final HandBuiltStore IMPATIENT = HandBuiltStore.configured("delayq.redis-timeout", "300ms");
+    private static final List<String> TRIMMED = new java.util.concurrent.CopyOnWriteArrayList<>();
+    static {
+        CAPPED.layer.onExpired((topic, n) -> EXPIRED.computeIfAbsent(topic, t -> new AtomicInteger()).addAndGet(n));
+        CAPPED.layer.onDeadTrimmed((topic, ids) -> ids.forEach(id -> TRIMMED.add(topic + "/" + id)));
+        IMPATIENT.layer.onExpired((topic, n) -> EXPIRED.computeIfAbsent(topic, t -> new AtomicInteger()).addAndGet(n));
+    }
     private final JobQueue store = STORE.queue;
     private final Inspection inspection = STORE.inspection;
     private final JobValidator validator = new JobValidator(STORE.config, new RedisClock());
@@ -97,6 +108,21 @@ class ExpiryScriptsTest {
         assertEquals("expired: not started by expiresAt", late.lastError());
         assertEquals(1, expired(topic));
         assertEquals(0, store.take(p, 10, 30_000, "u:", new HashSet<>(), List.of(), 0).jobs().size(), "nothing left due");
+    }
+
+    @Test
+    void aDueJobWithAPayloadAbove32KbIsLookedAtByItsHeadOnly_andStillBuriedOrTaken() {
+        String topic = HandBuiltStore.fresh("exp-big");
+        Partition p = store.partitionsOf(topic).get(0);
+        String big = "x".repeat(40_000); // above take.lua's HEAD_ONLY_ABOVE (32 KB)
+        Instant expires = Instant.ofEpochMilli(redisNow() + 300);
+        schedule(JobRequest.topic(topic).id("late").payload(big).runAt(Instant.now().minusSeconds(60)).expiresAt(expires));
+        schedule(JobRequest.topic(topic).id("ok").payload(big).runAt(Instant.now().minusSeconds(30)));
+        awaitRedisPast(expires.toEpochMilli());
+        TakeResult r = store.take(p, 10, 30_000, "t:", new HashSet<>(), List.of(), 0);
+        assertEquals(List.of("ok"), r.jobs().stream().map(j -> j.lease().id()).toList());
+        assertEquals("expired: not started by expiresAt", job(topic, "late").lastError());
+        assertEquals(1, expired(topic));
     }
 
     @Test
@@ -208,6 +234,51 @@ class ExpiryScriptsTest {
         assertEquals(2, moved);
         assertEquals(JobState.DEAD, job(topic, "m1").state());
         assertEquals(JobState.SCHEDULED, job(topic, "m2").state());
+    }
+
+    @Test
+    void theDeadJobsTrimmedByTheBurialsOfARescheduleABulkRescheduleAndAnExtendAreCounted() {
+        JobValidator capped = new JobValidator(CAPPED.config, new RedisClock());
+        java.util.function.Function<JobRequest, NewJob> valid = r -> capped.validate(r, new ObjectMapper());
+        Instant expires = Instant.ofEpochMilli(redisNow() + 600_000);
+        for (String id : List.of("t1", "t2")) {
+            NewJob job = valid.apply(JobRequest.topic(TRIM).id(id).delay(Duration.ofMinutes(1)).expiresAt(expires));
+            CAPPED.queue.enqueue(CAPPED.queue.partitionOf(TRIM, id, null), List.of(job), "");
+        }
+        NewJob t3 = valid.apply(JobRequest.topic(TRIM).id("t3").delay(Duration.ofHours(1)));
+        CAPPED.queue.enqueue(CAPPED.queue.partitionOf(TRIM, "t3", null), List.of(t3), "");
+
+        assertEquals(JobState.DEAD, CAPPED.inspection.reschedule(TRIM, "t1", true, 3_600_000).job().state());
+        assertEquals(List.of(), TRIMMED, "the first dead job trims nothing");
+        new BulkActions(CAPPED.layer).reschedule(TRIM, new JobListing.Filter("t2", null, null, null), true, 3_600_000);
+        assertEquals(List.of(TRIM + "/t1"), TRIMMED, "the bulk reschedule's burial trimmed t1");
+        NewJob ext = valid.apply(JobRequest.topic(TRIM).id("t3").delay(Duration.ofMinutes(1)).expiresAt(expires)
+                .ifExists(IfExists.EXTEND));
+        assertEquals(JobState.DEAD, CAPPED.queue.enqueue(CAPPED.queue.partitionOf(TRIM, "t3", null), List.of(ext), "")
+                .get(0).state());
+        assertEquals(List.of(TRIM + "/t1", TRIM + "/t2"), TRIMMED, "the extend's burial trimmed t2");
+        assertEquals(3, expired(TRIM));
+    }
+
+    @Test
+    void aTakeThatAnswersAfterItsCallerGaveUpCountsTheJobsItBuriedAsExpired() {
+        String topic = HandBuiltStore.fresh("exp-late");
+        Partition p = IMPATIENT.queue.partitionsOf(topic).get(0);
+        // Its scripts loaded and its layout checked first, while nothing is due (a NOSCRIPT fallback
+        // would be a second call); a call slower than 300 ms on a loaded machine is tried again.
+        Awaitility.await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
+                .until(() -> IMPATIENT.queue.take(p, 1, 30_000, "warm:", new HashSet<>(), List.of(), 0).jobs().isEmpty());
+        Instant expires = Instant.ofEpochMilli(redisNow() + 300);
+        schedule(JobRequest.topic(topic).id("late").runAt(Instant.now().minusSeconds(60)).expiresAt(expires));
+        awaitRedisPast(expires.toEpochMilli());
+        try (Resp redis = HandBuiltStore.resp()) {
+            // Writes (scripts included) wait 2 s, well past the store's 300 ms: the take's caller gives up first.
+            redis.str("CLIENT", "PAUSE", "2000", "WRITE");
+            assertThrows(RuntimeException.class,
+                    () -> IMPATIENT.queue.take(p, 1, 30_000, "late:", new HashSet<>(), List.of(), 0));
+        }
+        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> expired(topic) == 1);
+        assertEquals(JobState.DEAD, job(topic, "late").state());
     }
 
     @Test

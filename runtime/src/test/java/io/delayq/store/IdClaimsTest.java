@@ -310,6 +310,143 @@ class IdClaimsTest {
         assertEquals(0, claims(topic));
     }
 
+    /** A dead job of the id in its home (no claim yet): enqueued with no group, taken, failed for good. */
+    private String deadAtHome(String topic, String id) {
+        Partition home = queue.partitionOf(topic, id);
+        assertTrue(enqueue(job(topic, id, null, 0)).created());
+        queue.fail(home, takeOne(home), 0, "boom", 5, true);
+        assertEquals(io.delayq.core.JobState.DEAD, inspection.get(topic, id).orElseThrow().state());
+        return id;
+    }
+
+    private void assertDeadAtHome(String topic, String id, String why) {
+        Partition home = queue.partitionOf(topic, id);
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(1, redis.num("HEXISTS", keys.jobs(home), id), "the dead record stays: " + why);
+            assertNotEquals(null, redis.str("ZSCORE", keys.dead(home), id), "and its dead-set entry: " + why);
+        }
+        assertEquals(io.delayq.core.JobState.DEAD, inspection.get(topic, id).orElseThrow().state(), why);
+        assertTrue(inspection.dead(topic, 100).stream().anyMatch(d -> d.id().equals(id)), "listed dead: " + why);
+    }
+
+    /** Lets a pending claim's window pass, as if it had been written that long ago (compare-and-set). */
+    private void lapse(String topic, String id, String value) {
+        String old = IdClaims.Claim.parse(value).partition() + ":" + (redisNow() - IdClaims.PENDING_MS - 1) + ":"
+                + IdClaims.Claim.parse(value).group();
+        assertEquals(List.of(true), idClaims.redis.await(idClaims.set(queue.partitionOf(topic, id), List.of(id, value, old))));
+    }
+
+    /**
+     * A dead job of the id in its home, then the claim step of an enqueue of (id, ga) whose enqueue
+     * and done step never ran (its process died): the id and the claim written.
+     */
+    private record Crashed(String id, String claim) {
+    }
+
+    private Crashed crashedAfterItsClaim(String topic) {
+        String id = deadAtHome(topic, idAwayFrom(topic, "ga"));
+        List<IdClaims.Written> written = idClaims.redis.await(idClaims.claim(queue.partitionOf(topic, id, "ga"),
+                List.of(job(topic, id, "ga", HOUR))));
+        assertEquals(1, written.size());
+        return new Crashed(id, written.get(0).value());
+    }
+
+    @Test
+    void aCrashBetweenTheClaimAndItsEnqueue_leavesTheDeadJobOfItsIdAtHome_andTheSweepFreesIt() {
+        String topic = HandBuiltStore.fresh("claims");
+        Crashed crashed = crashedAfterItsClaim(topic);
+        String id = crashed.id();
+        assertDeadAtHome(topic, id, "no new job exists");
+        // While the claim is pending its enqueue may still come: no requeue makes the id a live job here.
+        assertTrue(inspection.revive(topic, id).isEmpty(), "the claim stands");
+        assertEquals(0, new DeadSweep(STORE.layer).requeue(topic, DeadSweep.Filter.ALL), "the filtered requeue leaves it");
+        assertDeadAtHome(topic, id, "a pending claim");
+        // Its window passed: the sweep drops the claim, the dead job is the id's again, and a requeue works.
+        lapse(topic, id, crashed.claim());
+        assertEquals(1, new DeadSweep(STORE.layer).sweepClaims(topic));
+        assertEquals(0, claims(topic));
+        assertDeadAtHome(topic, id, "after the sweep");
+        assertTrue(inspection.revive(topic, id).isPresent());
+        assertEquals(io.delayq.core.JobState.SCHEDULED, inspection.get(topic, id).orElseThrow().state());
+        assertEquals(queue.partitionOf(topic, id), holder(topic, id));
+        assertEquals(1, jobs(topic));
+    }
+
+    @Test
+    void aStaleClaimLeftByACrash_isDroppedByTheRequeueOfItsDeadJob() {
+        String topic = HandBuiltStore.fresh("claims");
+        Crashed crashed = crashedAfterItsClaim(topic);
+        String id = crashed.id();
+        lapse(topic, id, crashed.claim());
+        assertTrue(inspection.revive(topic, id).isPresent(), "the stale claim is dropped on the way");
+        assertEquals(0, claims(topic));
+        assertEquals(1, jobs(topic));
+        assertThrows(IdTakenException.class, () -> enqueue(job(topic, id, "ga", HOUR)), "the id is a job at home again");
+    }
+
+    @Test
+    void theEnqueueRetriedAfterTheCrash_replacesTheDeadJobOnceItsJobIsWritten() {
+        String topic = HandBuiltStore.fresh("claims");
+        String id = crashedAfterItsClaim(topic).id();
+        Partition q = queue.partitionOf(topic, id, "ga");
+        assertDeadAtHome(topic, id, "after the claim alone");
+        // The client retries its enqueue: claimed again by the same partition, written, marked done.
+        assertTrue(enqueue(job(topic, id, "ga", HOUR)).created(), "a dead id is enqueued anew");
+        try (Resp redis = HandBuiltStore.resp()) {
+            Partition home = queue.partitionOf(topic, id);
+            assertEquals(0, redis.num("HEXISTS", keys.jobs(home), id), "the dead record went with the done step");
+            assertEquals(null, redis.str("ZSCORE", keys.dead(home), id));
+        }
+        assertEquals(io.delayq.core.JobState.SCHEDULED, inspection.get(topic, id).orElseThrow().state());
+        assertTrue(inspection.revive(topic, id).isEmpty(), "nothing dead to requeue");
+        assertEquals(q, holder(topic, id));
+        assertEquals(1, jobs(topic));
+    }
+
+    @Test
+    void anEnqueueRefusedAfterItsClaim_leavesTheDeadJobOfItsIdAtHome() {
+        String topic = HandBuiltStore.fresh("claims");
+        String dead = deadAtHome(topic, idAwayFrom(topic, "ga"));
+        String live = dead + "-live";
+        while (queue.partitionOf(topic, live).equals(queue.partitionOf(topic, "x", "ga"))) {
+            live = live + "l";
+        }
+        assertTrue(enqueue(job(topic, live, null, HOUR)).created());
+        Partition q = queue.partitionOf(topic, dead, "ga");
+        // One batch into ga's partition: the dead id is claimed, the live one refuses the batch.
+        List<NewJob> batch = List.of(job(topic, dead, "ga", HOUR), job(topic, live, "ga", HOUR));
+        assertThrows(IdTakenException.class, () -> queue.enqueue(q, batch, ""));
+        assertDeadAtHome(topic, dead, "the batch was refused");
+        assertEquals(2, jobs(topic));
+        // Its claim, marked done with no job behind it, is stale: a requeue drops it and revives the job.
+        assertTrue(inspection.revive(topic, dead).isPresent());
+        assertEquals(queue.partitionOf(topic, dead), holder(topic, dead));
+    }
+
+    @Test
+    void aBatchOverPartitions_replacesTheDeadJobOfAClaimedIdOnlyWhenItsClaimsAreDone() {
+        String topic = HandBuiltStore.fresh("claims");
+        String dead = deadAtHome(topic, idAwayFrom(topic, "ga"));
+        Partition q = queue.partitionOf(topic, dead, "ga");
+        Partition home = queue.partitionOf(topic, dead);
+        String other = "other-0";
+        for (int i = 1; !queue.partitionOf(topic, other).equals(home); i++) {
+            other = "other-" + i;
+        }
+        java.util.Map<Partition, List<NewJob>> parts = new java.util.LinkedHashMap<>();
+        parts.put(q, List.of(job(topic, dead, "ga", HOUR)));
+        parts.put(home, List.of(job(topic, other, null, HOUR)));
+        JobQueue.Claims claimed = queue.redis.await(queue.claimAllAsync(parts));
+        for (var e : parts.entrySet()) {
+            assertTrue(queue.redis.await(queue.enqueueAsync(e.getKey(), e.getValue(), "", claimed)).get(0).created());
+        }
+        assertDeadAtHome(topic, dead, "the batch's claims are not done yet");
+        queue.redis.await(queue.claimsDone(claimed));
+        assertEquals(io.delayq.core.JobState.SCHEDULED, inspection.get(topic, dead).orElseThrow().state());
+        assertEquals(q, holder(topic, dead));
+        assertEquals(2, jobs(topic));
+    }
+
     /** An id whose home is not the partition of {@code group}. */
     private String idAwayFrom(String topic, String group) {
         Partition q = queue.partitionOf(topic, "x", group);
