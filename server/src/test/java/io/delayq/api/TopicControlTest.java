@@ -153,15 +153,7 @@ class TopicControlTest {
     @Test
     void aBadGroupRateLimitIs400NamingTheFieldAndWritesNothing() {
         String topic = Topics.fresh("grate-rules");
-        String[][] cases = {
-                { "{}", "perSecond" },
-                { "{\"perSecond\":0}", "perSecond" },
-                { "{\"perSecond\":-0.5}", "perSecond" },
-                { "{\"perSecond\":\"5\"}", "perSecond" },
-                { "{\"perSecond\":2000000}", "perSecond" },
-                { "[5]", "body" },
-        };
-        for (String[] c : cases) {
+        for (String[] c : BAD_RATES) {
             putGroupRate(topic, c[0]).then().statusCode(400).contentType("application/problem+json")
                     .body("field", equalTo(c[1]));
         }
@@ -206,21 +198,23 @@ class TopicControlTest {
         }
     }
 
+    /** Bodies a rate limit (the topic's, or per group) refuses, with the field the 400 names. */
+    private static final String[][] BAD_RATES = {
+            { "{}", "perSecond" },
+            { "{\"perSecond\":null}", "perSecond" },
+            { "{\"perSecond\":0}", "perSecond" },
+            { "{\"perSecond\":-5}", "perSecond" },
+            { "{\"perSecond\":\"50\"}", "perSecond" },
+            { "{\"perSecond\":2000000}", "perSecond" },
+            { "{\"perSecond\":5,\"burst\":2}", "burst" },
+            { "[50]", "body" },
+            { "{\"perSecond\":", "body" },
+    };
+
     @Test
     void aBadRateLimitIs400NamingTheField() {
         String topic = Topics.fresh("rate-rules");
-        String[][] cases = {
-                { "{}", "perSecond" },
-                { "{\"perSecond\":null}", "perSecond" },
-                { "{\"perSecond\":0}", "perSecond" },
-                { "{\"perSecond\":-5}", "perSecond" },
-                { "{\"perSecond\":\"50\"}", "perSecond" },
-                { "{\"perSecond\":2000000}", "perSecond" },
-                { "{\"perSecond\":5,\"burst\":2}", "burst" },
-                { "[50]", "body" },
-                { "{\"perSecond\":", "body" },
-        };
-        for (String[] c : cases) {
+        for (String[] c : BAD_RATES) {
             putRate(topic, c[0]).then().statusCode(400).contentType("application/problem+json")
                     .body("field", equalTo(c[1]));
         }
