@@ -7,7 +7,7 @@
 --   "forgotten" (expiring) and drops "next", so that the first enqueue into the partition from
 --   now on sees nothing scheduled, finds the mark, and has Java list the topic again (lib.lua's
 --   forgotten_since) — a replica that believes the topic listed would not list it otherwise.
--- * 'clear' deletes what the partition keeps for its topic (flow state, rate-limit pace, tick
+-- * 'clear' deletes what the partition keeps for its topic (flow state, rate-limit pace and group rate-limit state, tick
 --   records, dedup ids, stale day and lease bounds, failed callbacks and their data), unless a job arrived since 'mark' (then the
 --   mark is gone, or the jobs hash is back): that topic is in use again, and Java lists it again.
 -- KEYS: see lib.lua (no day shards)
@@ -30,7 +30,8 @@ elseif what == 'clear' then
   if rcall('EXISTS', K_FORGOTTEN) == 0 then return { -1, 0, 0, 0 } end
   -- The day shards go with their jobs (Redis drops an empty sorted set); "days" may name stale ones.
   rcall('DEL', K_DAYS, K_NEXT, K_INFLIGHT, K_LEASES, K_DEAD, K_LEASE_NEXT, K_DONE, K_TICKS, K_PAUSED, K_RATE,
-    K_RATE_TAT, K_CBDATA, K_CBFAILED, K_CBNEXT, K_HELD, K_MAX_INFLIGHT, K_CAPPED, K_GROUPS, K_GHELD, K_GADMIT)
+    K_RATE_TAT, K_CBDATA, K_CBFAILED, K_CBNEXT, K_HELD, K_MAX_INFLIGHT, K_CAPPED, K_GROUPS, K_GHELD, K_GADMIT,
+    K_GROUP_RATE, K_GROUP_TAT)
   return { 0, 0, 0, 0 }
 end
 return redis.error_reply('forget.lua: unknown step ' .. what)

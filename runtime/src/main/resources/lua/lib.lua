@@ -56,7 +56,15 @@
 --   KEYS[24] -> relayed  ZSET   outbox row token -> when it was relayed, ms: the transactional
 --                               outbox's rows enqueued here in the last 24 h (see enqueue.lua);
 --                               expires 24 h after its last write
---   KEYS[25..24+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
+--   KEYS[25] -> grouprate STRING the topic's group-rate-limit set by an operator, jobs/s per group
+--                               (absent = the caller's configuration, passed in ARGV); a copy in
+--                               every partition (see flow.lua 'grouprate')
+--   KEYS[26] -> grouptat ZSET   the group rate limit's state (see take.lua): member <group> -> the
+--                               group's GCRA theoretical arrival time, ms; member "\0<job id>" -> the
+--                               time a job the limit put off was given (its turn, kept for it). The
+--                               take drops entries a minute past their time; the key expires a
+--                               minute after its latest
+--   KEYS[27..26+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
 -- ARGV[1] = k, the number of day shards passed; ARGV[2..1+k] = their days (yyyymmdd).
 -- A script that needs a shard it was not given fails with "DQNEEDDAY d1 d2 ..." before any write;
 -- Java then adds those keys and calls again. Scripts never build key names themselves.
@@ -70,13 +78,14 @@ local K_HELD = KEYS[18]
 local K_MAX_INFLIGHT, K_CAPPED = KEYS[19], KEYS[20]
 local K_GROUPS, K_GHELD, K_GADMIT = KEYS[21], KEYS[22], KEYS[23]
 local K_RELAYED = KEYS[24]
+local K_GROUP_RATE, K_GROUP_TAT = KEYS[25], KEYS[26]
 local DAY_MS = 86400000
 -- Lua's unpack() is bounded by the C stack (LUAI_MAXCSTACK 8000): variadic calls go in chunks.
 local CHUNK = 1000
 
 local shard_count = tonumber(ARGV[1])
 local shard_of_day = {}
-for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[24 + i] end
+for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[26 + i] end
 local A = 2 + shard_count -- first script-specific ARGV
 local floor = math.floor
 
@@ -90,7 +99,7 @@ local floor = math.floor
 -- claim): job id -> "<partition>:<ms>:<group>", an id whose job a group put in another partition
 -- (see claim.lua); ms is the Redis time of the claim while that enqueue is pending, negated once
 -- it is done (every claim of an id has its own ms: a compare-and-set never meets an equal later one).
-local K_CLAIMS = KEYS[25 + shard_count]
+local K_CLAIMS = KEYS[27 + shard_count]
 
 local function now_ms()
   local t = rcall('TIME')

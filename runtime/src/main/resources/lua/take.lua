@@ -25,7 +25,10 @@
 -- ARGV[A+11] = a burial's callback flag and dead-set bounds (see lib.lua's bury), for the due jobs
 --             whose expiresAt has passed: those are buried, not taken (lastError "expired: <last
 --             error, or not started by expiresAt>"); they use no slot of N, of the cap or of the rate
--- ARGV[A+12] = m, acks carried by this call; then m pairs: id, lease token
+-- ARGV[A+12] = the topic's group-rate-limit in the caller's configuration, jobs/s per group, 0 = none;
+--             one set by an operator (KEYS grouprate) wins: a due job its group's limit does not
+--             let start now is put off to its group's next turn (see "The group rate limit" below)
+-- ARGV[A+13] = m, acks carried by this call; then m pairs: id, lease token
 -- Returns {now, next, wait, held, s, stale ack id 1..s, x, expired id 1..x, t, id 1..t trimmed
 -- from the dead set by their burials, id1, record1, id2, record2, ...}: next =
 -- the earliest runAt still scheduled after this take (-1 when none); wait = -1 while the topic is
@@ -58,7 +61,7 @@ local BATCH_MS, SLACK_MS = 40, 10
 -- answering it, and the safety-net poll, which leaves a marked partition's takers asleep, then
 -- wakes them after this long at the latest.
 local CAPPED_MS = 30000
-local flow = rcall('MGET', K_PAUSED, K_RATE, K_RATE_TAT, K_HELD, K_MAX_INFLIGHT, K_CAPPED)
+local flow = rcall('MGET', K_PAUSED, K_RATE, K_RATE_TAT, K_HELD, K_MAX_INFLIGHT, K_CAPPED, K_GROUP_RATE)
 local wait, rate_tat, interval, allowed = 0, nil, nil, nil
 local held = tonumber(flow[4]) or 0
 if held <= now then held = 0 end
@@ -112,7 +115,7 @@ local function pace(taken)
   return math.ceil(rate_tat - SLACK_MS)
 end
 
-local stale, acked, released = ack_leases(A + 13, tonumber(ARGV[A + 12]), tonumber(ARGV[A + 4]), now, ARGV[A + 9])
+local stale, acked, released = ack_leases(A + 14, tonumber(ARGV[A + 13]), tonumber(ARGV[A + 4]), now, ARGV[A + 9])
 if not stale then return acked end
 -- The stored limit, which releases obey, follows the callers' configuration. Raised (or set again
 -- while jobs are still held), the groups that hold jobs start them up to the new limit now: their
@@ -266,10 +269,94 @@ local function expire(id, rec)
   expired[#expired + 1] = id
   return true
 end
+-- The group rate limit (delayq.topics.<t>.group-rate-limit, jobs/s per group; one set by an
+-- operator, KEYS grouprate, wins): a GCRA per group over Redis time, as the topic's limit (same
+-- batch and slack), its state in grouptat. A group lives in one partition, so the limit is the
+-- group's over all replicas. A due job that its group's limit does not let start now is put off,
+-- not held: its runAt becomes its group's next turn (record and shard entry move in this step) and
+-- that turn is kept for it in grouptat ("\0<id>"). So it waits as any scheduled job does: "next"
+-- wakes a taker at its turn (no poll, nothing when idle), and the other groups' jobs behind it are
+-- taken as usual, since it is out of their way. Each job is put off once, in its group's order; met
+-- at its turn it starts whatever the group's pace says then (its turn was counted when given). A
+-- turn past the days passed to this call (a group's backlog more than a day long) puts the job at
+-- the end of the last day passed, its turn kept: met there, it is put off again, towards its turn.
+local group_rate = tonumber(flow[7]) or tonumber(ARGV[A + 12])
+local g_interval, g_tolerance = nil, nil
+if group_rate > 0 then
+  g_interval = 1000 / group_rate
+  g_tolerance = (math.max(1, floor(BATCH_MS / g_interval)) - 1) * g_interval + SLACK_MS
+end
+-- Entries of grouptat live this long past their time: a job met later than that after its turn (its
+-- topic was paused meanwhile, or no replica served it) passes its group's limit again.
+local GRACE_MS = 60000
+-- group -> its theoretical arrival time as this call moved it (nil: not read yet).
+local gtat, g_touched = {}, false
+-- nil when a due job (id) of group g may start now (the group's pace moves on), else the time it
+-- is put off to: its turn, given now or by an earlier call.
+local function group_turn(g, id)
+  g_touched = true
+  local tat = gtat[g]
+  if tat == nil then tat = tonumber(rcall('ZSCORE', K_GROUP_TAT, g)) or 0 end
+  -- Only a group whose pace is ahead of now can have given turns that are still kept.
+  if tat > now then
+    local member = '\0' .. id
+    local turn = tonumber(rcall('ZSCORE', K_GROUP_TAT, member))
+    if turn then
+      gtat[g] = tat
+      if turn > now then return turn end
+      rcall('ZREM', K_GROUP_TAT, member)
+      return nil
+    end
+  end
+  tat = math.max(tat, now)
+  gtat[g] = tat + g_interval
+  if tat <= now + g_tolerance then return nil end
+  local turn = math.ceil(tat - g_tolerance)
+  rcall('ZADD', K_GROUP_TAT, turn, '\0' .. id)
+  return turn
+end
+-- The last millisecond of the latest day passed to this call (today's at least).
+local function last_passed_ms()
+  local last = today
+  for d in pairs(shard_of_day) do
+    if d > last then last = d end
+  end
+  return day_start(last) + DAY_MS - 1
+end
+-- Puts a due job (its record rec) off to its turn, as the scheduled job it stays (its admission,
+-- when it has one, stays with it): written by flush_offs, once the job is out of its shard or
+-- gheld (a round of pull removes the jobs it met after looking at them all).
+local offs = {}
+local function put_off(id, rec, turn)
+  local at = turn
+  if not shard_of_day[day_of(at)] then at = math.min(turn, last_passed_ms()) end
+  offs[#offs + 1] = { id, rec, at }
+end
+local function flush_offs()
+  for _, o in ipairs(offs) do
+    local id, at = o[1], o[3]
+    local day = day_of(at)
+    rcall('HSET', K_JOBS, id, with_run_at(o[2], at))
+    rcall('ZADD', shard_of_day[day], at, id)
+    rcall('ZADD', K_DAYS, day, day)
+  end
+  offs = {}
+end
+-- put_off when the group rate limit does not let a due job (id, its record rec) of group g
+-- ('' or false = none) start now; true when it was put off.
+local function off_by_rate(g, id, rec)
+  if not g_interval or not g or g == '' or not rec then return false end
+  local turn = group_turn(g, id)
+  if not turn then return false end
+  put_off(id, rec, turn)
+  return true
+end
+
 -- A group below its limit that holds jobs back (its limit was raised, or a release found a member
 -- without a record) starts those due no later than upto (the job the take met) first, taken
--- straight out of gheld in runAt order, up to room. Returns how many were taken, and what is known
--- of the group's held jobs left: the runAt of the first, false when none is left.
+-- straight out of gheld in runAt order, up to room. Returns how many were admitted, what is known
+-- of the group's held jobs left (the runAt of the first, false when none is left), and how many of
+-- the admitted the group rate limit put off (admitted, not taken).
 local function take_held(g, room, upto, taken)
   local members = held_of(g, room + 1)
   local ids, runs = {}, {}
@@ -280,30 +367,37 @@ local function take_held(g, room, upto, taken)
   local n = 0
   while n < #members and n < room and runs[n + 1] <= upto do n = n + 1 end
   local first_left = runs[n + 1] or false
-  if n == 0 then return 0, first_left end
+  if n == 0 then return 0, first_left, 0 end
   rcall('ZREM', K_GHELD, unpack(members, 1, n))
   local recs = rcall('HMGET', K_JOBS, unpack(ids, 1, n))
-  local got = 0
+  local got, off = 0, 0
   for k = 1, n do
     local id = ids[k]
     if recs[k] and expire(id, recs[k]) then
       -- not admitted: a held job has no slot yet
     elseif recs[k] then
-      taken[#taken + 1] = id
-      recs_of[id] = recs[k]
+      if off_by_rate(g, id, recs[k]) then
+        off = off + 1
+      else
+        taken[#taken + 1] = id
+        recs_of[id] = recs[k]
+      end
       admit[#admit + 1] = id
       admit[#admit + 1] = g
       got = got + 1
     end
   end
-  return got, first_left
+  -- Its put-offs are written with the round's (flush_offs, after the round's ZREM): they came out
+  -- of gheld, not out of the shard that ZREM empties.
+  return got, first_left, off
 end
 -- Moves up to want due jobs of a shard into taken (held ones aside); true when the shard has no
 -- due job left. A round reads want jobs, and twice as many as the last when that one held jobs
 -- back: a big group's backlog is set aside in a few rounds even by a take with one free slot.
 local function pull(shard, want, taken)
   if group_limit <= 0 then
-    -- Expired jobs take no slot: the round reads again for them, up to SCAN jobs met in all.
+    -- Expired jobs, and those put off by the group rate limit, take no slot: the round reads again
+    -- for them, up to SCAN jobs met in all.
     while true do
       local ids = rcall('ZRANGEBYSCORE', shard, '-inf', now, 'LIMIT', 0, want)
       if #ids > 0 then variadic('ZREM', shard, ids) end
@@ -312,13 +406,14 @@ local function pull(shard, want, taken)
         local part = { unpack(ids, i, math.min(i + CHUNK - 1, #ids)) }
         local recs = rcall('HMGET', K_JOBS, unpack(part))
         for j = 1, #part do
-          if not expire(part[j], recs[j]) then
+          if not expire(part[j], recs[j]) and not off_by_rate(recs[j] and group_of(recs[j]), part[j], recs[j]) then
             taken[#taken + 1] = part[j]
             recs_of[part[j]] = recs[j] or ''
             got = got + 1
           end
         end
       end
+      flush_offs()
       looked = looked + #ids
       if #ids < want then return true end
       want = want - got
@@ -370,9 +465,9 @@ local function pull(shard, want, taken)
         -- order). What it holds matters only there: at its limit, the job is held anyway.
         -- st.held: nil = not looked yet, false = holds none, else the runAt of its first held job.
         if st.c < group_limit and st.held ~= false and (st.held == nil or st.held <= run) then
-          local got
-          got, st.held = take_held(g, math.min(group_limit - st.c, want, SCAN), run, taken)
-          st.c, st.added, want = st.c + got, st.added + got, want - got
+          local got, off
+          got, st.held, off = take_held(g, math.min(group_limit - st.c, want, SCAN), run, taken)
+          st.c, st.added, want = st.c + got, st.added + got, want - got + off
         end
         if st.c >= group_limit or want <= 0 then
           held[#held + 1] = 0
@@ -384,6 +479,9 @@ local function pull(shard, want, taken)
           admit[#admit + 1] = g
         end
       end
+      -- Admitted (now, or released earlier), a job its group's rate limit does not let start is put
+      -- off with its admission: the group's cap counts it until it has run.
+      if take_it and off_by_rate(g ~= '' and g or admitted[i], id, recs[i]) then take_it = false end
       if take_it then
         taken[#taken + 1] = id
         recs_of[id] = recs[i] or ''
@@ -392,6 +490,7 @@ local function pull(shard, want, taken)
     end
     looked = looked + done
     rcall('ZREM', shard, unpack(ids, 1, done))
+    flush_offs()
     if #held > 0 then
       rcall('ZADD', K_GHELD, unpack(held))
       ask = ask * 2
@@ -425,6 +524,19 @@ else
 end
 for g, st in pairs(groups) do
   if st.added > 0 then rcall('HINCRBY', K_GROUPS, g, st.added) end
+end
+-- The groups' pace as this call moved it; entries past their time (and a minute) go, and the key
+-- goes a minute after its latest: a group's state lasts while it is busy.
+if g_touched then
+  local tats = {}
+  for g, tat in pairs(gtat) do
+    tats[#tats + 1] = string.format('%.3f', tat)
+    tats[#tats + 1] = g
+  end
+  variadic('ZADD', K_GROUP_TAT, tats)
+  rcall('ZREMRANGEBYSCORE', K_GROUP_TAT, '-inf', now - GRACE_MS)
+  local last = rcall('ZRANGE', K_GROUP_TAT, -1, -1, 'WITHSCORES')
+  if last[2] then rcall('PEXPIRE', K_GROUP_TAT, math.max(0, math.ceil(tonumber(last[2]) - now)) + GRACE_MS) end
 end
 if #admit > 0 then variadic('HSET', K_GADMIT, admit) end
 -- Released jobs (admitted, waiting in their shard) that expired leave their admissions: their

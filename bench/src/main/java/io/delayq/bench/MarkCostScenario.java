@@ -59,7 +59,7 @@ final class MarkCostScenario {
         if (!old.get("lib").contains(shards)) {
             throw new IllegalStateException("lib.lua of " + commit + " does not read its day shards as expected");
         }
-        old.put("lib", old.get("lib").replace(shards, shards.replace("KEYS[23 + i]", "KEYS[24 + i]")));
+        old.put("lib", old.get("lib").replace(shards, shards.replace("KEYS[23 + i]", "KEYS[26 + i]")));
         Scripts scripts = new Scripts(gateway, new SimpleMeterRegistry(), name -> old.getOrDefault(name, Scripts.read(name)));
         return new JobQueue(new StoreLayer(gateway, scripts, keys, config));
     }

@@ -21,7 +21,7 @@ class TopicsCommand extends ApiCommand {
                 new Column("FLOW", TopicsCommand::flow)));
     }
 
-    /** "paused, 50/s (api), 3/5 in flight", or "-" for a topic taken freely. */
+    /** "paused, 50/s (api), 5/s per group (config), 3/5 in flight", or "-" for a topic taken freely. */
     static String flow(JsonNode t) {
         List<String> parts = new ArrayList<>();
         if (t.path("paused").asBoolean(false)) {
@@ -30,6 +30,10 @@ class TopicsCommand extends ApiCommand {
         JsonNode rate = t.path("rateLimit");
         if (rate.hasNonNull("perSecond")) {
             parts.add(number(rate.get("perSecond")) + "/s (" + rate.path("source").asText("?") + ")");
+        }
+        JsonNode groupRate = t.path("groupRateLimit");
+        if (groupRate.hasNonNull("perSecond")) {
+            parts.add(number(groupRate.get("perSecond")) + "/s per group (" + groupRate.path("source").asText("?") + ")");
         }
         JsonNode max = t.path("maxInFlight");
         if (max.hasNonNull("max")) {

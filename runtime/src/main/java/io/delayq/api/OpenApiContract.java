@@ -68,6 +68,8 @@ public class OpenApiContract implements OASFilter {
             new Op("DELETE", "/topics/{topic}/rate-limit", "clearRateLimit", 400),
             new Op("PUT", "/topics/{topic}/max-in-flight", "setMaxInFlight", 400, 415),
             new Op("DELETE", "/topics/{topic}/max-in-flight", "clearMaxInFlight", 400),
+            new Op("PUT", "/topics/{topic}/group-rate-limit", "setGroupRateLimit", 400, 415),
+            new Op("DELETE", "/topics/{topic}/group-rate-limit", "clearGroupRateLimit", 400),
             new Op("GET", "/topics/{topic}/jobs", "listJobs", 400),
             new Op("POST", "/topics/{topic}/jobs/cancel", "cancelJobs", 400, 415),
             new Op("POST", "/topics/{topic}/jobs/reschedule", "rescheduleJobs", 400, 415),
@@ -92,17 +94,18 @@ public class OpenApiContract implements OASFilter {
     record Body(String schema, boolean required) {
     }
 
-    private static final Map<String, Body> BODIES = Map.of(
-            "enqueueJob", new Body("NewJob", true),
-            "enqueueBatch", new Body("NewJobs", true),
-            "rescheduleJob", new Body("Reschedule", true),
-            "setRateLimit", new Body("RateLimitBody", true),
-            "setMaxInFlight", new Body("MaxInFlightBody", true),
-            "putSchedule", new Body("ScheduleBody", true),
-            "requeueDeadJobs", new Body("DeadFilter", false),
-            "purgeDeadJobs", new Body("DeadFilter", false),
-            "cancelJobs", new Body("JobFilter", false),
-            "rescheduleJobs", new Body("JobMove", true));
+    private static final Map<String, Body> BODIES = Map.ofEntries(
+            Map.entry("enqueueJob", new Body("NewJob", true)),
+            Map.entry("enqueueBatch", new Body("NewJobs", true)),
+            Map.entry("rescheduleJob", new Body("Reschedule", true)),
+            Map.entry("setRateLimit", new Body("RateLimitBody", true)),
+            Map.entry("setGroupRateLimit", new Body("RateLimitBody", true)),
+            Map.entry("setMaxInFlight", new Body("MaxInFlightBody", true)),
+            Map.entry("putSchedule", new Body("ScheduleBody", true)),
+            Map.entry("requeueDeadJobs", new Body("DeadFilter", false)),
+            Map.entry("purgeDeadJobs", new Body("DeadFilter", false)),
+            Map.entry("cancelJobs", new Body("JobFilter", false)),
+            Map.entry("rescheduleJobs", new Body("JobMove", true)));
 
     /**
      * Properties written as raw JSON ({@code @JsonRawValue}): any JSON value, where the annotations'
@@ -361,7 +364,7 @@ public class OpenApiContract implements OASFilter {
                                 .format("date-time")),
                 "RateLimitBody", OASFactory.createSchema().addType(Schema.SchemaType.OBJECT).addRequired("perSecond")
                         .addProperty("perSecond", type(Schema.SchemaType.NUMBER,
-                                "Jobs per second over all replicas").exclusiveMinimum(java.math.BigDecimal.ZERO)),
+                                "Jobs per second over all replicas (of each group, for a group rate limit)").exclusiveMinimum(java.math.BigDecimal.ZERO)),
                 "MaxInFlightBody", OASFactory.createSchema().addType(Schema.SchemaType.OBJECT).addRequired("max")
                         .addProperty("max", type(Schema.SchemaType.INTEGER, "Jobs of the topic in flight at once over all"
                                 + " replicas; at least delayq.partitions").minimum(java.math.BigDecimal.ONE).format("int32")),

@@ -75,12 +75,13 @@ public class TopicsResource {
      *        or 503 with Retry-After, null when it is not throttled
      * @param maxInFlight the concurrency cap in force ({@code max}, its {@code source}) and the jobs in
      *        flight now over all replicas ({@code inflight}); null when there is none
+     * @param groupRateLimit the limit each group's jobs are taken at, null when none
      */
     @RegisterForReflection
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record TopicView(String topic, long scheduled, long inflight, long dead, String nextDueAt, boolean served,
             String servedBy, Integer runningHere, boolean paused, String pausedAt, TopicFlow.RateLimit rateLimit,
-            String throttledUntil, TopicFlow.MaxInFlight maxInFlight) {
+            String throttledUntil, TopicFlow.MaxInFlight maxInFlight, TopicFlow.RateLimit groupRateLimit) {
     }
 
     @RegisterForReflection
@@ -91,7 +92,8 @@ public class TopicsResource {
 
     @GET
     @Operation(summary = "Every topic with scheduled, inflight and dead counts, next due time, whether this replica "
-            + "serves it, whether it is paused, its rate limit, its concurrency cap with the jobs in flight, and until "
+            + "serves it, whether it is paused, its rate limit, its concurrency cap with the jobs in flight, its rate "
+            + "limit per group, and until "
             + "when its HTTP target throttled it")
     public List<TopicView> topics() {
         Map<String, Integer> running = dispatcher.runningByTopic();
@@ -120,7 +122,8 @@ public class TopicsResource {
                 served ? registry.handlers().get(s.topic()).describe() : null,
                 served ? running.getOrDefault(s.topic(), 0) : null,
                 flow.paused(), flow.pausedAt() == null ? null : flow.pausedAt().toString(), flow.rateLimit(),
-                flow.throttledUntil() == null ? null : flow.throttledUntil().toString(), flow.maxInFlight());
+                flow.throttledUntil() == null ? null : flow.throttledUntil().toString(), flow.maxInFlight(),
+                flow.groupRateLimit());
     }
 
     @POST
@@ -154,6 +157,24 @@ public class TopicsResource {
             + "with the topic's flow control")
     public TopicFlow clearRateLimit(@PathParam("topic") String topic) {
         return control.clearRateLimit(topic);
+    }
+
+    @PUT
+    @Path("/{topic}/group-rate-limit")
+    @Operation(summary = "Set a topic's rate limit per group, jobs of one group per second over all replicas",
+            description = "Body: {\"perSecond\": 5}. Kept in Redis, it wins over delayq.topics.<t>.group-rate-limit. "
+                    + "200 with the topic's flow control")
+    public TopicFlow setGroupRateLimit(@PathParam("topic") String topic, String body) {
+        JobValidator.checkTopic("topic", topic);
+        return control.setGroupRateLimit(topic, parser.perSecond(body));
+    }
+
+    @DELETE
+    @Path("/{topic}/group-rate-limit")
+    @Operation(summary = "Remove the rate limit per group set over REST: the configuration's applies again",
+            description = "200 with the topic's flow control")
+    public TopicFlow clearGroupRateLimit(@PathParam("topic") String topic) {
+        return control.clearGroupRateLimit(topic);
     }
 
     @PUT

@@ -508,6 +508,20 @@ public interface DelayqConfig {
          */
         OptionalInt groupMaxInFlight();
 
+        /**
+         * Most jobs of one group of this topic taken per second, over all replicas together ("at
+         * most 5 calls per second per tenant"); a fraction is allowed ({@code 0.5}: one job of the
+         * group every 2 s). A GCRA per group in Redis time, kept in the group's partition, beside
+         * {@code group-max-in-flight} (both apply). A due job of a group at its limit is put off to
+         * the group's next turn (state {@code scheduled}, its runAt that turn) without delaying any
+         * other group's job; only the topic's own limits (pause, {@code rate-limit},
+         * {@code max-in-flight}) hold every group back. A group's limiter state expires about a
+         * minute after its last turn. A limit set by an operator ({@code PUT
+         * /topics/<t>/group-rate-limit}, kept in Redis) wins over this one until it is deleted. Give
+         * every replica that serves the topic the same value. Unset (the default): no limit per group.
+         */
+        OptionalDouble groupRateLimit();
+
         /** An HTTP endpoint that runs this topic's jobs (see {@code io.delayq.http}). */
         Http http();
 

@@ -54,6 +54,16 @@ public interface TopicControl {
     TopicFlow clearRateLimit(String topic);
 
     /**
+     * Limits each group of the topic to {@code perSecond} jobs taken per second by all replicas
+     * together, from its next take on and over any {@code delayq.topics.<t>.group-rate-limit}; kept
+     * in Redis until {@link #clearGroupRateLimit}. A group at its limit never delays another group.
+     */
+    TopicFlow setGroupRateLimit(String topic, double perSecond);
+
+    /** Removes the limit set by {@link #setGroupRateLimit}: the configuration's (if any) applies again. */
+    TopicFlow clearGroupRateLimit(String topic);
+
+    /**
      * Caps the topic at {@code max} jobs in flight at once over all replicas, from its next take
      * on and over any {@code delayq.topics.<t>.max-in-flight}; kept in Redis until
      * {@link #clearMaxInFlight}. Jobs already in flight run to their end (a lower cap only holds

@@ -18,15 +18,23 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
  *        or 503 with {@code Retry-After} (Redis time, capped by {@code http.max-retry-after}); null
  *        when it is not throttled
  * @param maxInFlight the concurrency cap in force, with the jobs in flight now; null when there is none
+ * @param groupRateLimit the rate limit per group in force (jobs of one group per second), null when
+ *        there is none
  */
 @RegisterForReflection
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record TopicFlow(String topic, boolean paused, Instant pausedAt, RateLimit rateLimit, Instant throttledUntil,
-        MaxInFlight maxInFlight) {
+        MaxInFlight maxInFlight, RateLimit groupRateLimit) {
 
     /** As before the concurrency cap: none. */
     public TopicFlow(String topic, boolean paused, Instant pausedAt, RateLimit rateLimit, Instant throttledUntil) {
-        this(topic, paused, pausedAt, rateLimit, throttledUntil, null);
+        this(topic, paused, pausedAt, rateLimit, throttledUntil, null, null);
+    }
+
+    /** As before the group rate limit: none. */
+    public TopicFlow(String topic, boolean paused, Instant pausedAt, RateLimit rateLimit, Instant throttledUntil,
+            MaxInFlight maxInFlight) {
+        this(topic, paused, pausedAt, rateLimit, throttledUntil, maxInFlight, null);
     }
 
     /**
@@ -40,7 +48,8 @@ public record TopicFlow(String topic, boolean paused, Instant pausedAt, RateLimi
 
     /**
      * A rate limit: at most {@code perSecond} jobs of the topic taken per second by all replicas
-     * together (with P partitions, a P-th of it per partition).
+     * together (with P partitions, a P-th of it per partition); as a group rate limit, at most
+     * {@code perSecond} jobs of each group.
      */
     @RegisterForReflection
     public record RateLimit(double perSecond, Source source) {
@@ -50,10 +59,14 @@ public record TopicFlow(String topic, boolean paused, Instant pausedAt, RateLimi
     public enum Source {
         /**
          * Set by an operator ({@link TopicControl#setRateLimit}, {@code PUT /topics/{topic}/rate-limit};
-         * {@link TopicControl#setMaxInFlight}, {@code PUT /topics/{topic}/max-in-flight}), kept in Redis.
+         * {@link TopicControl#setMaxInFlight}, {@code PUT /topics/{topic}/max-in-flight};
+         * {@link TopicControl#setGroupRateLimit}, {@code PUT /topics/{topic}/group-rate-limit}), kept in Redis.
          */
         API,
-        /** {@code delayq.topics.<t>.rate-limit} (or {@code max-in-flight}) of this replica's configuration. */
+        /**
+         * {@code delayq.topics.<t>.rate-limit} (or {@code max-in-flight}, {@code group-rate-limit}) of this
+         * replica's configuration.
+         */
         CONFIG;
 
         @JsonValue

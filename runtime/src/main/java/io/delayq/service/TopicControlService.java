@@ -79,6 +79,19 @@ public class TopicControlService implements TopicControl {
     }
 
     @Override
+    public TopicFlow setGroupRateLimit(String topic, double perSecond) {
+        JobValidator.checkTopic("topic", topic);
+        TopicControl.checkRate("perSecond", perSecond);
+        return view(topic, store.setGroupRateLimit(topic, perSecond));
+    }
+
+    @Override
+    public TopicFlow clearGroupRateLimit(String topic) {
+        JobValidator.checkTopic("topic", topic);
+        return view(topic, store.clearGroupRateLimit(topic));
+    }
+
+    @Override
     public TopicFlow setMaxInFlight(String topic, int max) {
         JobValidator.checkTopic("topic", topic);
         TopicControl.checkMaxInFlight("max", max, store.partitionCount());
@@ -108,6 +121,14 @@ public class TopicControlService implements TopicControl {
                 : null;
     }
 
+    private TopicFlow.RateLimit groupRateLimit(String topic, FlowSettings s) {
+        if (s.groupRateLimit() != null) {
+            return new TopicFlow.RateLimit(s.groupRateLimit(), TopicFlow.Source.API);
+        }
+        OptionalDouble configured = store.configuredGroupRateLimit(topic);
+        return configured.isPresent() ? new TopicFlow.RateLimit(configured.getAsDouble(), TopicFlow.Source.CONFIG) : null;
+    }
+
     private TopicFlow view(String topic, FlowSettings s) {
         TopicFlow.RateLimit rate = null;
         if (s.rateLimit() != null) {
@@ -119,6 +140,6 @@ public class TopicControlService implements TopicControl {
             }
         }
         return new TopicFlow(topic, s.paused(), s.paused() ? Instant.ofEpochMilli(s.pausedAt()) : null, rate,
-                s.held() ? Instant.ofEpochMilli(s.heldUntil()) : null, maxInFlight(topic, s));
+                s.held() ? Instant.ofEpochMilli(s.heldUntil()) : null, maxInFlight(topic, s), groupRateLimit(topic, s));
     }
 }

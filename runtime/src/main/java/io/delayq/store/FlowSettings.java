@@ -12,9 +12,12 @@ package io.delayq.store;
  * @param maxInFlight the concurrency cap set over REST, jobs in flight at once; null when the
  *        configuration's applies
  * @param inflight jobs of the topic in flight now, summed over its partitions
+ * @param groupRateLimit the group rate limit set over REST, jobs/s per group; null when the
+ *        configuration's applies
  */
-public record FlowSettings(long pausedAt, Double rateLimit, long heldUntil, Integer maxInFlight, long inflight) {
-    static final FlowSettings NONE = new FlowSettings(-1, null, -1, null, 0);
+public record FlowSettings(long pausedAt, Double rateLimit, long heldUntil, Integer maxInFlight, long inflight,
+        Double groupRateLimit) {
+    static final FlowSettings NONE = new FlowSettings(-1, null, -1, null, 0, null);
 
     public boolean paused() {
         return pausedAt >= 0;

@@ -353,6 +353,7 @@ public class JobQueue extends StorePart {
         args.add(scriptChannel(p));
         args.add(Integer.toString(groupMaxInFlights.getOrDefault(p.topic(), 0)));
         args.add(layer.burial(p)); // for the due jobs whose expiresAt has passed
+        args.add(Double.toString(groupRateLimits.getOrDefault(p.topic(), 0.0)));
         addLeases(args, acks);
         // A reply that comes after we stopped waiting for it (Redis ran the take before the
         // deadline, the reply was slow): its jobs are leased to a token nobody holds. Put them

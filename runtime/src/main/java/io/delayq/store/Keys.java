@@ -219,6 +219,25 @@ public class Keys {
     }
 
     /**
+     * STRING: the topic's group rate limit set by an operator, jobs per second per group (a copy in
+     * every partition, for the take script); absent = the replicas' configuration
+     * ({@code delayq.topics.<t>.group-rate-limit}).
+     */
+    public String groupRateLimit(Partition p) {
+        return base(p) + "grouprate";
+    }
+
+    /**
+     * ZSET: the state of the group rate limit of the partition's groups: group → its GCRA
+     * theoretical arrival time (ms, with a fraction), and {@code "\0<job id>"} → the turn a job put
+     * off by the limit was given. The take drops entries a minute past their time; the key expires
+     * a minute after its latest.
+     */
+    public String groupRateTat(Partition p) {
+        return base(p) + "grouptat";
+    }
+
+    /**
      * HASH job id → {@code <partition>:<ms>:<group>}: the ids whose home partition this is (see
      * {@link StorePart#partitionOf(String, String)}) that live, as jobs of a group, in another
      * partition of the topic. The id's home is where every enqueue of the id meets, whatever its

@@ -42,6 +42,7 @@ public class StoreLayer {
     /** Concurrency cap of the topics that configure one ({@code delayq.topics.<t>.max-in-flight}). */
     private final Map<String, Integer> maxInFlights = new HashMap<>();
     private final Map<String, Integer> groupMaxInFlights = new HashMap<>();
+    private final Map<String, Double> groupRateLimits = new HashMap<>();
     /** Topics with {@code delayq.topics.<t>.dead-url}: their burials record a dead-job callback. */
     private final Set<String> callbackTopics = new java.util.HashSet<>();
     /** Dead-set bounds: {@code delayq.dead.*}, and the topics that override them. */
@@ -110,6 +111,13 @@ public class StoreLayer {
             }
             groupMaxInFlights.put(topic, n);
         }));
+        config.topics().forEach((topic, t) -> t.groupRateLimit().ifPresent(r -> {
+            if (!(r >= io.delayq.core.TopicControl.MIN_RATE) || r > io.delayq.core.TopicControl.MAX_RATE) {
+                throw new IllegalStateException("delayq.topics." + topic + ".group-rate-limit must be a number of jobs"
+                        + " per second from 0.001 to 1000000, not " + r + " (leave it unset for no limit per group)");
+            }
+            groupRateLimits.put(topic, r);
+        }));
     }
 
     RedisGateway redis() {
@@ -158,6 +166,11 @@ public class StoreLayer {
     /** Group limit (group-max-in-flight) of the topics that configure one. */
     Map<String, Integer> groupMaxInFlights() {
         return groupMaxInFlights;
+    }
+
+    /** Rate limit per group in jobs/s of the topics that configure one. */
+    Map<String, Double> groupRateLimits() {
+        return groupRateLimits;
     }
 
     TopicListing listing() {

@@ -43,6 +43,8 @@ public abstract class StorePart {
     /** Concurrency cap of the topics that configure one ({@code delayq.topics.<t>.max-in-flight}). */
     protected final Map<String, Integer> maxInFlights;
     protected final Map<String, Integer> groupMaxInFlights;
+    /** Rate limit per group in jobs/s of the topics that configure one ({@code delayq.topics.<t>.group-rate-limit}). */
+    protected final Map<String, Double> groupRateLimits;
 
     protected StorePart(StoreLayer layer) {
         this.layer = layer;
@@ -57,6 +59,7 @@ public abstract class StorePart {
         this.rateLimits = layer.rateLimits();
         this.maxInFlights = layer.maxInFlights();
         this.groupMaxInFlights = layer.groupMaxInFlights();
+        this.groupRateLimits = layer.groupRateLimits();
     }
 
     /**
@@ -202,7 +205,7 @@ public abstract class StorePart {
 
     /**
      * As above; with {@code claims} the partition's {@link Keys#claims} key goes after the day
-     * shards (KEYS[25 + k]: the scripts that read it, only with several partitions, see
+     * shards (KEYS[27 + k]: the scripts that read it, only with several partitions, see
      * {@link IdClaims}).
      */
     protected Future<Response> runAsync(String script, Partition p, Set<Integer> days, List<String> args, int replicas,
@@ -214,7 +217,7 @@ public abstract class StorePart {
 
     private Future<Response> runWithDays(String script, Partition p, Set<Integer> shardDays, List<String> args,
             int replicas, Consumer<Response> late, boolean claims, int attempt) {
-        List<String> k = new ArrayList<>(24 + shardDays.size());
+        List<String> k = new ArrayList<>(27 + shardDays.size());
         k.add(keys.jobs(p));
         k.add(keys.days(p));
         k.add(keys.next(p));
@@ -239,6 +242,8 @@ public abstract class StorePart {
         k.add(keys.groupsHeld(p));
         k.add(keys.groupsAdmitted(p));
         k.add(keys.relayed(p));
+        k.add(keys.groupRateLimit(p));
+        k.add(keys.groupRateTat(p));
         List<String> a = new ArrayList<>(1 + shardDays.size() + args.size());
         a.add(Integer.toString(shardDays.size()));
         for (int day : shardDays) {

@@ -62,6 +62,19 @@ public class TopicAdmin extends StorePart {
     }
 
     /**
+     * Sets the topic's group rate limit (jobs/s per group over all replicas), winning over the
+     * configuration's; the groups' pace kept under the old limit is dropped.
+     */
+    public FlowSettings setGroupRateLimit(String topic, double perSecond) {
+        return flow(topic, "grouprate", Double.toString(perSecond));
+    }
+
+    /** Clears the group rate limit set by {@link #setGroupRateLimit}: the configuration's applies again. */
+    public FlowSettings clearGroupRateLimit(String topic) {
+        return flow(topic, "ungrouprate", "");
+    }
+
+    /**
      * Caps the topic at {@code max} jobs in flight at once over all replicas, winning over the
      * configuration's; takers it held back are woken (a higher cap may let them take now).
      */
@@ -104,8 +117,10 @@ public class TopicAdmin extends StorePart {
             Response r = run("flow", p, Set.of(), List.of(what, value, scriptChannel(p)));
             String rate = r.get(1).toString();
             String cap = r.get(3).toString();
+            String groupRate = r.get(5).toString();
             each.add(new FlowSettings(r.get(0).toLong(), rate.isEmpty() ? null : Double.valueOf(rate), r.get(2).toLong(),
-                    cap.isEmpty() ? null : Integer.valueOf(cap), r.get(4).toLong()));
+                    cap.isEmpty() ? null : Integer.valueOf(cap), r.get(4).toLong(),
+                    groupRate.isEmpty() ? null : Double.valueOf(groupRate)));
         }
         return merged(each);
     }
@@ -116,6 +131,7 @@ public class TopicAdmin extends StorePart {
         long heldUntil = -1;
         Double rate = null;
         Integer cap = null;
+        Double groupRate = null;
         long inflight = 0;
         for (FlowSettings f : each) {
             heldUntil = Math.max(heldUntil, f.heldUntil());
@@ -129,9 +145,13 @@ public class TopicAdmin extends StorePart {
             if (rate == null) {
                 rate = f.rateLimit();
             }
+            if (groupRate == null) {
+                groupRate = f.groupRateLimit();
+            }
         }
-        return pausedAt < 0 && rate == null && heldUntil < 0 && cap == null && inflight == 0 ? FlowSettings.NONE
-                : new FlowSettings(pausedAt, rate, heldUntil, cap, inflight);
+        return pausedAt < 0 && rate == null && heldUntil < 0 && cap == null && inflight == 0 && groupRate == null
+                ? FlowSettings.NONE
+                : new FlowSettings(pausedAt, rate, heldUntil, cap, inflight, groupRate);
     }
 
     /**
@@ -158,7 +178,7 @@ public class TopicAdmin extends StorePart {
             boolean count = !inflightKnown.containsKey(topic);
             for (Partition p : partitionsOf(topic)) {
                 reads.add(Request.cmd(Command.MGET).arg(keys.paused(p)).arg(keys.rateLimit(p)).arg(keys.held(p))
-                        .arg(keys.maxInFlight(p)));
+                        .arg(keys.maxInFlight(p)).arg(keys.groupRateLimit(p)));
                 if (count) {
                     reads.add(Request.cmd(Command.ZCARD).arg(keys.inflight(p)));
                 }
@@ -176,7 +196,8 @@ public class TopicAdmin extends StorePart {
                         four.get(1) == null ? null : Double.valueOf(four.get(1).toString()),
                         four.get(2) == null ? -1 : four.get(2).toLong(),
                         four.get(3) == null ? null : Integer.valueOf(four.get(3).toString()),
-                        inflight));
+                        inflight,
+                        four.get(4) == null ? null : Double.valueOf(four.get(4).toString())));
             }
             out.put(topic, merged(each));
         }
@@ -186,6 +207,12 @@ public class TopicAdmin extends StorePart {
     /** The topic's rate limit in this replica's configuration (jobs/s), empty when none. */
     public OptionalDouble configuredRateLimit(String topic) {
         Double rate = rateLimits.get(topic);
+        return rate == null ? OptionalDouble.empty() : OptionalDouble.of(rate);
+    }
+
+    /** The topic's group rate limit in this replica's configuration (jobs/s per group), empty when none. */
+    public OptionalDouble configuredGroupRateLimit(String topic) {
+        Double rate = groupRateLimits.get(topic);
         return rate == null ? OptionalDouble.empty() : OptionalDouble.of(rate);
     }
 

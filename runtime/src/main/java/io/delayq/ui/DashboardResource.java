@@ -599,7 +599,8 @@ public class DashboardResource {
                 s.inflightCount(), s.dead(), flow.paused(), throttledUntil(flow), rateLimit(flow), maxInFlight(flow),
                 servedBy(live, topic), bars,
                 next, s.heldCount(), held, running, dead,
-                failedCallbacks, TIME.format(Instant.ofEpochMilli(s.redisNowMs())) + " UTC", deadFilter);
+                failedCallbacks, TIME.format(Instant.ofEpochMilli(s.redisNowMs())) + " UTC", deadFilter,
+                perSecond(flow.groupRateLimit()));
     }
 
     /**
@@ -642,12 +643,16 @@ public class DashboardResource {
     }
 
     private static String rateLimit(TopicFlow flow) {
-        if (flow == null || flow.rateLimit() == null) {
+        return perSecond(flow == null ? null : flow.rateLimit());
+    }
+
+    /** "5/s (api)", "0.5/s (config)"; "none" without a limit. */
+    private static String perSecond(TopicFlow.RateLimit limit) {
+        if (limit == null) {
             return "none";
         }
-        double r = flow.rateLimit().perSecond();
-        return (r == Math.rint(r) ? Long.toString((long) r) : Double.toString(r)) + "/s ("
-                + flow.rateLimit().source().json() + ")";
+        double r = limit.perSecond();
+        return (r == Math.rint(r) ? Long.toString((long) r) : Double.toString(r)) + "/s (" + limit.source().json() + ")";
     }
 
     /** "3/5 in flight (api)" under a concurrency cap (its jobs in flight over all replicas, the cap, its source); "—" without. */

@@ -44,7 +44,7 @@ public final class Views {
             long dead, boolean paused, String throttledUntil, String rateLimit, String maxInFlight, String servedBy,
             List<Bar> timeline, List<JobRow> next, long heldCount, List<HeldRow> held,
             List<InflightRow> running, List<DeadRow> deadJobs, List<FailedCallbackRow> failedCallbacks, String at,
-            DeadFilter deadFilter) {
+            DeadFilter deadFilter, String groupRateLimit) {
     }
 
     /**

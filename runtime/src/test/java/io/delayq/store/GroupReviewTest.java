@@ -67,6 +67,7 @@ class GroupReviewTest {
         args.add(store.wakeChannel(p));
         args.add(Integer.toString(m));
         args.add("0"); // burial of expired jobs
+        args.add("0.0"); // group rate limit
         args.add(Integer.toString(acks.size()));
         for (Lease l : acks) {
             args.add(l.id());

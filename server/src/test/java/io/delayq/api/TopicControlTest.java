@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 
 import jakarta.inject.Inject;
 
@@ -34,7 +35,8 @@ import io.restassured.response.Response;
 
 /**
  * Pause, resume and rate limits over REST and {@link TopicControl}. "rate-config" has
- * {@code delayq.topics.rate-config.rate-limit=5} in the test configuration and no observer.
+ * {@code delayq.topics.rate-config.rate-limit=5} and {@code group-rate-limit=2} in the test
+ * configuration and no observer.
  */
 @QuarkusTest
 @QuarkusTestResource(RedisTestResource.class)
@@ -120,21 +122,99 @@ class TopicControlTest {
         given().get("/topics").then().body(inTopics(fresh, "rateLimit"), nullValue());
     }
 
+    static Response putGroupRate(String topic, String body) {
+        return given().contentType(ContentType.JSON).body(body).put("/topics/" + topic + "/group-rate-limit");
+    }
+
+    @Test
+    void aGroupRateLimitSetOverRestWinsOverTheConfigurationsUntilDeleted() {
+        String topic = "rate-config";
+        given().delete("/topics/" + topic + "/group-rate-limit").then().statusCode(200)
+                .body("groupRateLimit.perSecond", equalTo(2.0f)).body("groupRateLimit.source", equalTo("config"))
+                .body("rateLimit.perSecond", equalTo(5.0f));
+        putGroupRate(topic, "{\"perSecond\": 0.5}").then().statusCode(200).body("topic", equalTo(topic))
+                .body("groupRateLimit.perSecond", equalTo(0.5f)).body("groupRateLimit.source", equalTo("api"))
+                .body("rateLimit.perSecond", equalTo(5.0f));
+        given().get("/topics").then().body(inTopics(topic, "groupRateLimit.perSecond"), equalTo(0.5f))
+                .body(inTopics(topic, "groupRateLimit.source"), equalTo("api"));
+        assertEquals(new TopicFlow.RateLimit(0.5, TopicFlow.Source.API), control.flow(topic).groupRateLimit());
+        given().delete("/topics/" + topic + "/group-rate-limit").then().statusCode(200)
+                .body("groupRateLimit.perSecond", equalTo(2.0f)).body("groupRateLimit.source", equalTo("config"));
+
+        String fresh = Topics.fresh("grate-rest");
+        assertEquals(3.0, control.setGroupRateLimit(fresh, 3).groupRateLimit().perSecond());
+        assertEquals(3.0, control.setRateLimit(fresh, 7).groupRateLimit().perSecond(), "the topic's own limit is apart");
+        assertNull(control.clearGroupRateLimit(fresh).groupRateLimit(), "no configuration: no limit");
+        assertEquals(7.0, control.flow(fresh).rateLimit().perSecond());
+        control.clearRateLimit(fresh);
+        given().get("/topics").then().body(inTopics(fresh, "groupRateLimit"), nullValue());
+    }
+
+    @Test
+    void aBadGroupRateLimitIs400NamingTheFieldAndWritesNothing() {
+        String topic = Topics.fresh("grate-rules");
+        for (String[] c : BAD_RATES) {
+            putGroupRate(topic, c[0]).then().statusCode(400).contentType("application/problem+json")
+                    .body("field", equalTo(c[1]));
+        }
+        putGroupRate("No", "{\"perSecond\":5}").then().statusCode(400).body("field", equalTo("topic"));
+        assertNull(control.flow(topic).groupRateLimit(), "nothing was set");
+        InvalidJobException e = assertThrows(InvalidJobException.class, () -> control.setGroupRateLimit(topic, 0));
+        assertEquals("perSecond", e.field());
+    }
+
+    /**
+     * The in-process replica serves "rec" (jobs without a group there are not limited): a group's
+     * jobs put off by its limit are started at their turns by the replica's own taker, woken by
+     * the partition's "next" as for any scheduled job, while another group's job runs at once.
+     */
+    @Test
+    void aServedGroupsJobsPutOffByItsLimitRunAtTheirTurnsAndAnotherGroupsAtOnce() {
+        String group = Topics.fresh("g").replace('-', '_');
+        String other = group + "_other";
+        control.setGroupRateLimit("rec", 2);
+        try (Resp redis = RedisTestResource.resp()) {
+            // The turns count from the first job's take, which comes after this (Redis time): job i
+            // never runs before (i - 1) turns of 500 ms from here, however late job 1 itself ran.
+            List<Object> time = redis.list("TIME");
+            long enqueuedAt = Long.parseLong(time.get(0).toString()) * 1000 + Long.parseLong(time.get(1).toString()) / 1000;
+            for (int i = 1; i <= 4; i++) {
+                jobs.schedule(JobRequest.topic("rec").id(group + "_" + i).group(group).delay(Duration.ZERO));
+            }
+            jobs.schedule(JobRequest.topic("rec").id(other).group(other).delay(Duration.ZERO));
+            Awaitility.await().atMost(Duration.ofSeconds(30))
+                    .until(() -> TestObservers.RECORDED.containsKey(group + "_4") && TestObservers.RECORDED.containsKey(other));
+            for (int i = 2; i <= 4; i++) {
+                long at = TestObservers.RECORDED.get(group + "_" + i).get(0).redisMs() - enqueuedAt;
+                assertTrue(at >= (i - 1) * 500L - 20, group + "_" + i + " ran " + at + " ms after the enqueue, at 2/s");
+                assertEquals(1, TestObservers.RECORDED.get(group + "_" + i).size(), "once");
+            }
+            long lastAt = TestObservers.RECORDED.get(group + "_4").get(0).redisMs();
+            long otherAt = TestObservers.RECORDED.get(other).get(0).redisMs();
+            assertTrue(otherAt < lastAt, "the other group's job did not wait for the busy group's turns: ran "
+                    + (otherAt - enqueuedAt) + " ms after the enqueue, the busy group's last " + (lastAt - enqueuedAt));
+        } finally {
+            control.clearGroupRateLimit("rec");
+        }
+    }
+
+    /** Bodies a rate limit (the topic's, or per group) refuses, with the field the 400 names. */
+    private static final String[][] BAD_RATES = {
+            { "{}", "perSecond" },
+            { "{\"perSecond\":null}", "perSecond" },
+            { "{\"perSecond\":0}", "perSecond" },
+            { "{\"perSecond\":-5}", "perSecond" },
+            { "{\"perSecond\":\"50\"}", "perSecond" },
+            { "{\"perSecond\":2000000}", "perSecond" },
+            { "{\"perSecond\":5,\"burst\":2}", "burst" },
+            { "[50]", "body" },
+            { "{\"perSecond\":", "body" },
+    };
+
     @Test
     void aBadRateLimitIs400NamingTheField() {
         String topic = Topics.fresh("rate-rules");
-        String[][] cases = {
-                { "{}", "perSecond" },
-                { "{\"perSecond\":null}", "perSecond" },
-                { "{\"perSecond\":0}", "perSecond" },
-                { "{\"perSecond\":-5}", "perSecond" },
-                { "{\"perSecond\":\"50\"}", "perSecond" },
-                { "{\"perSecond\":2000000}", "perSecond" },
-                { "{\"perSecond\":5,\"burst\":2}", "burst" },
-                { "[50]", "body" },
-                { "{\"perSecond\":", "body" },
-        };
-        for (String[] c : cases) {
+        for (String[] c : BAD_RATES) {
             putRate(topic, c[0]).then().statusCode(400).contentType("application/problem+json")
                     .body("field", equalTo(c[1]));
         }

@@ -105,6 +105,10 @@ class RoleMatrixTest {
                 r -> r.contentType(ContentType.JSON).body("{\"max\":5}").put("/topics/" + topic + "/max-in-flight")));
         all.add(new Endpoint("DELETE /topics/{topic}/max-in-flight", DelayqRole.OPERATOR, 200,
                 r -> r.delete("/topics/" + topic + "/max-in-flight")));
+        all.add(new Endpoint("PUT /topics/{topic}/group-rate-limit", DelayqRole.OPERATOR, 200,
+                r -> r.contentType(ContentType.JSON).body("{\"perSecond\":5}").put("/topics/" + topic + "/group-rate-limit")));
+        all.add(new Endpoint("DELETE /topics/{topic}/group-rate-limit", DelayqRole.OPERATOR, 200,
+                r -> r.delete("/topics/" + topic + "/group-rate-limit")));
         all.add(new Endpoint("GET /schedules", DelayqRole.VIEWER, 200, r -> r.get("/schedules")));
         all.add(new Endpoint("GET /schedules/{name}", DelayqRole.VIEWER, 200, r -> r.get("/schedules/test-nightly")));
         all.add(new Endpoint("PUT /schedules/{name}", DelayqRole.OPERATOR, 201,
