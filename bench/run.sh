@@ -32,7 +32,12 @@
 #                                     its AOT cache) as a fresh process per figure, plain JVM, AOT
 #                                     cache and warm: exec to ready, POST /jobs over the first 15 s
 #                                     of wrk -t2 -c64 (5 s windows), a 20,000-job HTTP-target burst
-#                                     due at start (ServerColdScenario)
+#                                     due at start (ServerColdScenario); BENCH_COLD_REPS (default 3)
+#                                     fresh processes per variant, BENCH_SERVER_APP another quarkus-app
+#                                     directory, BENCH_COLD_FLAGS JVM flags added to every variant
+#                                     (warm included: a flag tried before it is shipped),
+#                                     BENCH_COLD_VARIANTS='name=flags;name=flags' more AOT-cache
+#                                     variants, alternating with the others (ratio to plain's warm)
 #   bench/run.sh burst,dedup          dedup (on request only): a burst on a topic with a dedup
 #                                     window, memory per remembered id, the ids enqueued again
 #   bench/run.sh listing --n 5000000  listing (on request only): Redis ms of one 1,000-job page of

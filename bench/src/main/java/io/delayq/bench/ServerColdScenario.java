@@ -122,13 +122,28 @@ final class ServerColdScenario {
         Files.writeString(script, WrkScenario.SCRIPT);
         Map<String, Map<String, Object>> rows = new LinkedHashMap<>();
         int reps = Integer.parseInt(System.getenv().getOrDefault("BENCH_COLD_REPS", "3"));
+        // BENCH_COLD_FLAGS: JVM flags added to every variant, warm included (a flag tried before it
+        // is shipped); BENCH_COLD_VARIANTS: more AOT-cache variants, "name=flags;name=flags", each
+        // alternating with the others (its ratio is to the plain variant's warm rate).
+        List<String> common = words(System.getenv().getOrDefault("BENCH_COLD_FLAGS", ""));
         Map<String, List<String>> variants = new LinkedHashMap<>();
-        variants.put("plain", List.of());
+        variants.put("plain", common);
         if (aot) {
-            variants.put("aot", List.of("-XX:AOTCache=" + dir.resolve("app.aot")));
+            List<String> cached = new ArrayList<>(common);
+            cached.add("-XX:AOTCache=" + dir.resolve("app.aot"));
+            variants.put("aot", cached);
+            for (String v : System.getenv().getOrDefault("BENCH_COLD_VARIANTS", "").split(";")) {
+                if (!v.isBlank()) {
+                    int eq = v.indexOf('=');
+                    List<String> flags = new ArrayList<>(cached);
+                    flags.addAll(words(v.substring(eq + 1)));
+                    variants.put(v.substring(0, eq).strip(), flags);
+                }
+            }
         } else {
             System.err.println("  server-cold: no " + dir.resolve("app.aot") + " (package the server with -Paot): no AOT figures");
         }
+        System.err.println("  server-cold variants: " + variants);
         Map<String, List<Map<String, Object>>> runs = new LinkedHashMap<>();
         try {
             // the variants alternate, rep by rep, so that drift on a shared machine falls on both
@@ -224,6 +239,10 @@ final class ServerColdScenario {
             return c;
         }).toList());
         return m;
+    }
+
+    private static List<String> words(String s) {
+        return s.isBlank() ? List.of() : List.of(s.strip().split("\\s+"));
     }
 
     private static double median(List<Double> values) {
