@@ -69,7 +69,7 @@ public class JobQueue extends StorePart {
 
     /** As {@link #enqueue}, holding no thread. */
     public Future<List<JobInfo>> enqueueAsync(Partition p, List<NewJob> jobs, String trace) {
-        return enqueueScript(p, jobs, trace, "", 0).map(reply -> counted(p, parseEnqueue(p, jobs, reply)));
+        return enqueueScript(p, jobs, trace, "", "0").map(reply -> counted(p, parseEnqueue(p, jobs, reply)));
     }
 
     /**
@@ -115,7 +115,7 @@ public class JobQueue extends StorePart {
         if (claimed == Claims.NONE) {
             return enqueueAsync(p, jobs, trace);
         }
-        return enqueueScript(p, jobs, null, trace, "", 0, false).map(reply -> counted(p, parseEnqueue(p, jobs, reply)));
+        return enqueueScript(p, jobs, null, trace, "", "0", false).map(reply -> counted(p, parseEnqueue(p, jobs, reply)));
     }
 
     /** Marks the claims of {@link #claimAllAsync} done once their enqueues ran (or were refused). */
@@ -135,7 +135,7 @@ public class JobQueue extends StorePart {
         if (tokens.size() != jobs.size()) {
             throw new IllegalArgumentException(tokens.size() + " tokens for " + jobs.size() + " jobs");
         }
-        return enqueueScript(p, jobs, tokens, trace, "", 0).map(reply -> counted(p, parseEnqueue(p, jobs, reply)));
+        return enqueueScript(p, jobs, tokens, trace, "", "0").map(reply -> counted(p, parseEnqueue(p, jobs, reply)));
     }
 
     /** Counts the new jobs of an enqueue for the history (ids kept or replaced are not new). */
@@ -168,20 +168,24 @@ public class JobQueue extends StorePart {
         return layer.history();
     }
 
-    /** The enqueue script's call; {@code schedule} non-empty when it fires that schedule's tick. */
-    Future<Response> enqueueScript(Partition p, List<NewJob> jobs, String trace, String schedule, long tickMs) {
-        return enqueueScript(p, jobs, null, trace, schedule, tickMs);
+    /**
+     * The enqueue script's call; {@code schedule} non-empty when it fires that schedule's tick,
+     * {@code tick} its epoch ms, with an {@code o} after it when the schedule's overlap is skip
+     * (see enqueue.lua).
+     */
+    Future<Response> enqueueScript(Partition p, List<NewJob> jobs, String trace, String schedule, String tick) {
+        return enqueueScript(p, jobs, null, trace, schedule, tick);
     }
 
     /** As above; {@code tokens} (null: none) the outbox rows' tokens of {@link #relayAsync}. */
     private Future<Response> enqueueScript(Partition p, List<NewJob> jobs, List<String> tokens, String trace, String schedule,
-            long tickMs) {
-        return enqueueScript(p, jobs, tokens, trace, schedule, tickMs, true);
+            String tick) {
+        return enqueueScript(p, jobs, tokens, trace, schedule, tick, true);
     }
 
     /** As above; {@code claim} false when the caller claimed the ids already ({@link #claimAllAsync}). */
     private Future<Response> enqueueScript(Partition p, List<NewJob> jobs, List<String> tokens, String trace, String schedule,
-            long tickMs, boolean claim) {
+            String tick, boolean claim) {
         Set<Integer> days = new TreeSet<>();
         long localNow = System.currentTimeMillis();
         List<String> args = new ArrayList<>(7 + jobs.size() * 11);
@@ -189,7 +193,7 @@ public class JobQueue extends StorePart {
         args.add(JobRecord.storableTrace(trace));
         args.add(dedupWindow(p.topic()));
         args.add(schedule);
-        args.add(Long.toString(tickMs));
+        args.add(tick);
         args.add(Integer.toString(jobs.size()));
         for (int i = 0; i < jobs.size(); i++) {
             NewJob job = jobs.get(i);
