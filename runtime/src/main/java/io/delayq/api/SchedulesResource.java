@@ -119,7 +119,7 @@ public class SchedulesResource {
     public Response put(@PathParam("name") String name, String body) {
         Schedule s = parse(name, body);
         boolean created = schedules.put(s);
-        View v = view(s);
+        View v = view(schedules.find(name).orElse(s)); // as stored: a paused schedule stays paused
         return created ? Response.created(URI.create("/schedules/" + name)).entity(v).build() : Response.ok(v).build();
     }
 
