@@ -90,7 +90,7 @@ class SchedulesIT extends OwnRedisTest {
                         + "\"}").statusCode());
                 Awaitility.await().atMost(Duration.ofSeconds(30))
                         .until(() -> ticks(receiver, "paused-one", new HashMap<>()).size() >= 2);
-                assertEquals(200, c.post("/schedules/paused-one/pause", null).statusCode());
+                assertEquals(200, c.send("POST", "/schedules/paused-one/pause", null).statusCode());
                 pausedAt = System.currentTimeMillis();
                 long started = System.currentTimeMillis();
                 Awaitility.await().atMost(Duration.ofSeconds(30))
