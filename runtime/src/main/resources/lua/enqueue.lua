@@ -7,7 +7,11 @@
 -- ARGV[A+3] = recurring schedule name when this call fires one of its ticks, else ''
 -- ARGV[A+4] = that tick, epoch ms: when the schedule already fired (or skipped) a tick at or
 --             after it into this partition, nothing is written and the reply is {now, -1};
---             otherwise the tick is recorded with the jobs (n = 0 records a skipped tick)
+--             otherwise the tick is recorded with the jobs (n = 0 records a skipped tick). Followed
+--             by 'o' when the schedule's overlap is skip (all its ticks come to this partition): while
+--             the job of the last tick it enqueued here (field '<name>:job' of ticks) is scheduled or
+--             running, the tick is recorded as skipped, no job written, and the reply is {now, -2}
+--             (a dead job does not block; ':' is in no schedule name, so the field is no name's)
 -- ARGV[A+5] = n, the number of jobs; then 11 values per job:
 --             id, mode ('d' = runAt is Redis now + value, 'a' = runAt is value), value ms,
 --             maxAttempts (0 = topic default), payload json, ifExists: what an id that exists does
@@ -44,6 +48,7 @@ local channel = ARGV[A]
 local trace = ARGV[A + 1]
 local window = tonumber(ARGV[A + 2])
 local recurring = ARGV[A + 3]
+local tick, no_overlap = string.match(ARGV[A + 4], '^(-?%d+)(o?)$')
 local n = tonumber(ARGV[A + 5])
 local now = now_ms()
 local J = A + 6 -- first job's values
@@ -54,7 +59,17 @@ local burial = ARGV[J + n * STRIDE] or '0'
 -- partition (the tick's job lives here, so the record and the job are written together).
 if recurring ~= '' then
   local last = tonumber(rcall('HGET', K_TICKS, recurring))
-  if last and last >= tonumber(ARGV[A + 4]) then return { now, -1 } end
+  if last and last >= tonumber(tick) then return { now, -1 } end
+  -- Overlap skip: the previous tick's job, when it still lives here and is not dead, holds this
+  -- tick back; checked and recorded in this one step, so no replica can slip a tick in between.
+  if no_overlap == 'o' and n > 0 then
+    local prev = rcall('HGET', K_TICKS, recurring .. ':job')
+    local prev_id = prev and recurring .. ':' .. prev
+    if prev_id and rcall('HEXISTS', K_JOBS, prev_id) == 1 and not rcall('ZSCORE', K_DEAD, prev_id) then
+      rcall('HSET', K_TICKS, recurring, tick)
+      return { now, -2 }
+    end
+  end
 end
 
 local ids, modes = {}, {}
@@ -233,7 +248,10 @@ for _, id in ipairs(order) do
   end
 end
 
-if recurring ~= '' then rcall('HSET', K_TICKS, recurring, ARGV[A + 4]) end
+if recurring ~= '' then
+  rcall('HSET', K_TICKS, recurring, tick)
+  if no_overlap == 'o' and n > 0 then rcall('HSET', K_TICKS, recurring .. ':job', tick) end
+end
 if #forget > 0 then variadic('ZREM', K_DONE, forget) end
 if #revived > 0 then variadic('ZREM', K_DEAD, revived) end
 if #trimmed > 0 then

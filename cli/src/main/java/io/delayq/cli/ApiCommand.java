@@ -1,5 +1,8 @@
 package io.delayq.cli;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
 import picocli.CommandLine;
@@ -36,6 +39,24 @@ abstract class ApiCommand implements Callable<Integer> {
 
     CommandLine.ParameterException usage(String message) {
         return new CommandLine.ParameterException(spec.commandLine(), message);
+    }
+
+    /** A payload option's JSON, as given ({@code @FILE} reads it from a file), checked to be JSON. */
+    String payload(String option, String given) {
+        String text = given;
+        if (text.startsWith("@")) {
+            try {
+                text = Files.readString(Path.of(text.substring(1)));
+            } catch (IOException e) {
+                throw usage(option + " " + given + ": cannot read " + text.substring(1) + ": " + e.getMessage());
+            }
+        }
+        try {
+            Api.JSON.readTree(text);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw usage(option + " must be JSON (a string is \"quoted\"): " + e.getOriginalMessage());
+        }
+        return text.strip();
     }
 
     static String topicPath(String topic) {

@@ -3,8 +3,6 @@ package io.delayq.cli;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -158,7 +156,7 @@ class JobCommand {
             if (ifExists != null && !(ifExists.equals("keep") || ifExists.equals("replace") || ifExists.equals("extend"))) {
                 throw usage("--if-exists must be keep, replace or extend, not '" + ifExists + "'");
             }
-            String raw = payload == null ? null : payload();
+            String raw = payload == null ? null : payload("--payload", payload);
             String body = body(raw);
             Api.Reply r = api.post("/jobs", body);
             JsonNode job = r.body();
@@ -170,23 +168,6 @@ class JobCommand {
                 out.said(what + ": " + job.path("topic").asText() + "/" + job.path("id").asText(), job);
                 out.object(job);
             }
-        }
-
-        private String payload() {
-            String text = payload;
-            if (text.startsWith("@")) {
-                try {
-                    text = Files.readString(Path.of(text.substring(1)));
-                } catch (IOException e) {
-                    throw usage("--payload " + payload + ": cannot read " + text.substring(1) + ": " + e.getMessage());
-                }
-            }
-            try {
-                Api.JSON.readTree(text);
-            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-                throw usage("--payload must be JSON (a string is \"quoted\"): " + e.getOriginalMessage());
-            }
-            return text.strip();
         }
 
         /** The enqueue body, the payload written byte for byte as given (the server stores it so). */

@@ -436,9 +436,9 @@ class CliIT {
     @Test
     void schedulesListAndTrigger() {
         Run table = cli("schedules", "list").exits(0);
-        assertTrue(table.out().lines().findFirst().orElseThrow().matches("NAME +SOURCE +WHEN +TOPIC +LAST TICK +NEXT TICK"),
+        assertTrue(table.out().lines().findFirst().orElseThrow().matches("NAME +SOURCE +WHEN +TOPIC +STATE +LAST TICK +NEXT TICK"),
                 table.out());
-        assertTrue(table.out().lines().anyMatch(l -> l.matches("cli-tick +config +every 1h +ticks +.*\\(in .*\\)")),
+        assertTrue(table.out().lines().anyMatch(l -> l.matches("cli-tick +config +every 1h +ticks +running +.*\\(in .*\\)")),
                 table.out());
         JsonNode tick = find(cli("--output", "json", "schedules", "list").exits(0).lines(), "name", "cli-tick");
         assertEquals("ticks", tick.path("topic").asText());
@@ -450,6 +450,33 @@ class CliIT {
         assertTrue(said.out().startsWith("triggered cli-tick: ticks/cli-tick:trigger:"), said.out());
         Run unknown = cli("schedules", "trigger", "no-such-schedule").exits(1);
         assertTrue(unknown.err().contains("404"), unknown.err());
+    }
+
+    @Test
+    void schedulesPutPauseResumeBackfillDelete() {
+        String name = topic("cli-sched");
+        Run put = cli("schedules", "put", name, "--every", "1h", "--topic", "ticks", "--payload", "{\"n\":1}",
+                "--overlap", "skip", "--end", "2099-01-01T00:00:00Z").exits(0);
+        assertTrue(put.out().startsWith("created " + name), put.out());
+        JsonNode replaced = cli("--output", "json", "schedules", "put", name, "--every", "1h", "--topic", "ticks",
+                "--overlap", "skip").exits(0).json();
+        assertEquals("skip", replaced.path("overlap").asText());
+        assertTrue(cli("schedules", "pause", name).exits(0).out().startsWith("paused " + name));
+        assertTrue(cli("schedules", "list").exits(0).out().lines().anyMatch(l -> l.matches(name + " +api +every 1h +ticks +paused +.*")));
+        JsonNode resumed = cli("--output", "json", "schedules", "resume", name).exits(0).json();
+        assertEquals(false, resumed.path("paused").asBoolean(true));
+        Run backfill = cli("schedules", "backfill", name, "--from", "2026-06-01T00:00:00Z", "--to", "2026-06-01T02:00:00Z").exits(0);
+        assertEquals("backfilled " + name + ": 3 enqueued, 0 skipped", backfill.out().strip());
+        JsonNode again = cli("--output", "json", "schedules", "backfill", name, "--from", "2026-06-01T00:00:00Z", "--to",
+                "2026-06-01T02:00:00Z").exits(0).json();
+        assertEquals(0, again.path("enqueued").asInt());
+        assertEquals(3, again.path("skipped").asInt());
+        Run tooMany = cli("schedules", "backfill", name, "--from", "2026-01-01T00:00:00Z", "--to", "2026-06-01T00:00:00Z").exits(2);
+        assertTrue(tooMany.err().startsWith("delayq: 400 Bad Request: ") && tooMany.err().contains("(field to)"), tooMany.err());
+        Run config = cli("schedules", "pause", "cli-tick").exits(1);
+        assertTrue(config.err().contains("409"), config.err());
+        assertTrue(cli("schedules", "delete", name).exits(0).out().startsWith("deleted " + name));
+        assertTrue(cli("schedules", "delete", name).exits(1).err().contains("404"));
     }
 
     @Test
@@ -514,7 +541,12 @@ class CliIT {
                 List.of("dead", "requeue", "failing", "--all", "--error", "x"), List.of("dead", "list", "t", "--limit", "many"),
                 List.of("rate-limit", "t"), List.of("rate-limit", "t", "5", "--clear"), List.of("rate-limit", "t", "fast"),
                 List.of("rate-limit", "t", "0"), List.of("max-in-flight", "t", "zero"), List.of("max-in-flight", "t", "0"),
-                List.of("max-in-flight", "t"), List.of("history", "t", "--minutes", "soon"), List.of("schedules", "trigger"));
+                List.of("max-in-flight", "t"), List.of("history", "t", "--minutes", "soon"), List.of("schedules", "trigger"),
+                List.of("schedules", "put", "s", "--topic", "t"), List.of("schedules", "put", "s", "--every", "1h"),
+                List.of("schedules", "put", "s", "--every", "1h", "--cron", "0 * * * * ?", "--topic", "t"),
+                List.of("schedules", "put", "s", "--every", "1h", "--topic", "t", "--payload", "{not json"),
+                List.of("schedules", "backfill", "s", "--from", "yesterday", "--to", "2030-01-01T00:00:00Z"),
+                List.of("schedules", "backfill", "s", "--from", "2030-01-01T00:00:00Z"));
         for (List<String> args : usages) {
             StringWriter err = new StringWriter();
             CommandLine cmd = new CommandLine(new Delayq());

@@ -84,7 +84,10 @@ public class OpenApiContract implements OASFilter {
             new Op("GET", "/schedules/{name}", "getSchedule", 400, 404),
             new Op("PUT", "/schedules/{name}", "putSchedule", 400, 409, 413, 415),
             new Op("DELETE", "/schedules/{name}", "deleteSchedule", 400, 404, 409),
-            new Op("POST", "/schedules/{name}/trigger", "triggerSchedule", 400, 404));
+            new Op("POST", "/schedules/{name}/trigger", "triggerSchedule", 400, 404),
+            new Op("POST", "/schedules/{name}/pause", "pauseSchedule", 400, 404, 409),
+            new Op("POST", "/schedules/{name}/resume", "resumeSchedule", 400, 404, 409),
+            new Op("POST", "/schedules/{name}/backfill", "backfillSchedule", 400, 404, 415));
 
     /** An operation of the API by method and path template, its operationId and its own error statuses. */
     record Op(String method, String path, String operationId, int... statuses) {
@@ -102,6 +105,7 @@ public class OpenApiContract implements OASFilter {
             Map.entry("setGroupRateLimit", new Body("RateLimitBody", true)),
             Map.entry("setMaxInFlight", new Body("MaxInFlightBody", true)),
             Map.entry("putSchedule", new Body("ScheduleBody", true)),
+            Map.entry("backfillSchedule", new Body("BackfillBody", true)),
             Map.entry("requeueDeadJobs", new Body("DeadFilter", false)),
             Map.entry("purgeDeadJobs", new Body("DeadFilter", false)),
             Map.entry("cancelJobs", new Body("JobFilter", false)),
@@ -376,7 +380,19 @@ public class OpenApiContract implements OASFilter {
                         .addProperty("payload", OASFactory.createSchema().description("Any JSON value, the payload of each job"))
                         .addProperty("timeZone", type(Schema.SchemaType.STRING, "For cron only; default UTC"))
                         .addProperty("misfire", type(Schema.SchemaType.STRING, "What a missed tick does; default fire-once")
-                                .enumeration(List.of("fire-once", "skip"))),
+                                .enumeration(List.of("fire-once", "skip")))
+                        .addProperty("overlap", type(Schema.SchemaType.STRING, "allow (the default): every tick fires; "
+                                + "skip: a tick is skipped while the previous tick's job is scheduled or running")
+                                .enumeration(List.of("allow", "skip")))
+                        .addProperty("start", type(Schema.SchemaType.STRING, "No tick before this instant").format("date-time"))
+                        .addProperty("end", type(Schema.SchemaType.STRING, "No tick after this instant; after start")
+                                .format("date-time")),
+                "BackfillBody", OASFactory.createSchema().addType(Schema.SchemaType.OBJECT)
+                        .description("The ticks to enqueue now: those from from to to, both included, at most "
+                                + io.delayq.schedule.Schedules.MAX_BACKFILL).addRequired("from").addRequired("to")
+                        .addProperty("from", type(Schema.SchemaType.STRING, "The first instant of the range").format("date-time"))
+                        .addProperty("to", type(Schema.SchemaType.STRING, "The last instant of the range; not before from")
+                                .format("date-time")),
                 "DeadFilter", OASFactory.createSchema().addType(Schema.SchemaType.OBJECT)
                         .description("Which dead jobs; an empty body means all of them")
                         .addProperty("idPrefix", type(Schema.SchemaType.STRING, "Jobs whose id starts with this"))

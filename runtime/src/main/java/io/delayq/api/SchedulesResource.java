@@ -2,6 +2,9 @@ package io.delayq.api;
 
 import java.net.URI;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
@@ -49,7 +52,8 @@ import io.quarkus.runtime.configuration.DurationConverter;
 @Produces(MediaType.APPLICATION_JSON)
 @Consumes(MediaType.WILDCARD)
 public class SchedulesResource {
-    private static final Set<String> FIELDS = Set.of("cron", "every", "topic", "payload", "timeZone", "misfire");
+    private static final Set<String> FIELDS = Set.of("cron", "every", "topic", "payload", "timeZone", "misfire", "overlap", "start",
+            "end");
     private final Schedules schedules;
     private final JobBodyParser parser;
 
@@ -61,19 +65,28 @@ public class SchedulesResource {
     /**
      * A schedule as the API shows it: {@code source} {@code config} (this replica's configuration)
      * or {@code api}; {@code lastTick} the latest tick fired or skipped (absent: none yet);
-     * {@code nextTick} the next one.
+     * {@code nextTick} the next one (absent while paused, or past its end); {@code start} and
+     * {@code end} absent when unbounded.
      */
     @RegisterForReflection
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record View(String name, String source, String cron, String every, String timeZone, String topic,
-            @JsonRawValue String payload, String misfire, String lastTick, String nextTick) {
+            @JsonRawValue String payload, String misfire, String overlap, String start, String end, boolean paused,
+            String lastTick, String nextTick) {
     }
 
     private View view(Schedule s) {
         Schedules.Ticks t = schedules.ticks(s);
+        Schedule.Steering b = s.steering();
         return new View(s.name(), s.source().json(), s.cron(), s.every() == null ? null : Schedule.format(s.every()),
-                s.zone() == null ? null : s.zone().getId(), s.topic(), s.payloadJson(), s.misfire().json(),
-                t.last() == null ? null : t.last().toString(), t.next() == null ? null : t.next().toString());
+                s.zone() == null ? null : s.zone().getId(), s.topic(), s.payloadJson(), s.misfire().json(), s.overlap().json(),
+                b.start() == null ? null : b.start().toString(), b.end() == null ? null : b.end().toString(), s.paused(),
+                t.last() == null ? null : t.last().toString(), t.next() == null || s.paused() ? null : t.next().toString());
+    }
+
+    /** What a backfill did. */
+    @RegisterForReflection
+    public record BackfillView(int enqueued, int skipped) {
     }
 
     @GET
@@ -94,8 +107,10 @@ public class SchedulesResource {
     @Path("/{name}")
     @Operation(summary = "Create or replace a recurring schedule", description = "Body: {\"cron\" (Quartz, with seconds)"
             + " | \"every\" (\"30s\", \"1h\"), \"topic\", \"payload\"?, \"timeZone\"? (cron only, default UTC), \"misfire\"?"
-            + " (fire-once, the default, or skip)}. Each tick becomes one job of the topic, id <name>:<tick epoch ms>. "
-            + "409 for a schedule of the configuration.")
+            + " (fire-once, the default, or skip), \"overlap\"? (allow, the default, or skip: no tick while the previous"
+            + " tick's job is scheduled or running), \"start\"?, \"end\"? (instants that bound when it fires; end after"
+            + " start)}. Each tick becomes one job of the topic, id <name>:<tick epoch ms>. A replaced schedule stays paused"
+            + " if it was. 409 for a schedule of the configuration.")
     @RequestBody(description = "the schedule")
     @APIResponse(responseCode = "201", description = "created", content = @Content(mediaType = MediaType.APPLICATION_JSON,
             schema = @Schema(implementation = View.class)))
@@ -104,7 +119,7 @@ public class SchedulesResource {
     public Response put(@PathParam("name") String name, String body) {
         Schedule s = parse(name, body);
         boolean created = schedules.put(s);
-        View v = view(s);
+        View v = view(schedules.find(name).orElse(s)); // as stored: a paused schedule stays paused
         return created ? Response.created(URI.create("/schedules/" + name)).entity(v).build() : Response.ok(v).build();
     }
 
@@ -135,6 +150,85 @@ public class SchedulesResource {
         return info.created()
                 ? Response.created(URI.create("/jobs/" + info.topic() + "/" + info.id())).entity(Enqueued.of(info)).build()
                 : Response.ok(Enqueued.of(info)).build();
+    }
+
+    @POST
+    @Path("/{name}/pause")
+    @Operation(summary = "Pause a schedule made over REST", description = "It enqueues nothing, on any replica, until "
+            + "resumed (the state is kept in Redis with it); a tick enqueued ahead is cancelled. Pausing a paused schedule "
+            + "changes nothing. 404 unknown; 409 for a schedule of the configuration.")
+    @APIResponse(responseCode = "200", description = "the schedule, paused", content = @Content(mediaType =
+            MediaType.APPLICATION_JSON, schema = @Schema(implementation = View.class)))
+    public View pause(@PathParam("name") String name) {
+        return paused(name, true);
+    }
+
+    @POST
+    @Path("/{name}/resume")
+    @Operation(summary = "Resume a paused schedule", description = "Its ticks go on; those it missed while paused "
+            + "follow its misfire rule (fire-once: the latest once, at once; skip: none). Resuming a running schedule "
+            + "changes nothing. 404 unknown; 409 for a schedule of the configuration.")
+    @APIResponse(responseCode = "200", description = "the schedule, running", content = @Content(mediaType =
+            MediaType.APPLICATION_JSON, schema = @Schema(implementation = View.class)))
+    public View resume(@PathParam("name") String name) {
+        return paused(name, false);
+    }
+
+    private View paused(String name, boolean paused) {
+        checkName(name);
+        return view(schedules.setPaused(name, paused).orElseThrow(() -> new NotFound("no schedule " + name)));
+    }
+
+    @POST
+    @Path("/{name}/backfill")
+    @Operation(summary = "Enqueue the ticks of a past (or future) range now", description = "Body: {\"from\", \"to\"} "
+            + "(instants, to not before from). One job per tick in the range, at most " + Schedules.MAX_BACKFILL
+            + ", each with its tick's id <name>:<tick epoch ms>, due now; a tick whose job exists or ran within the "
+            + "topic's dedup window is skipped, so repeating a backfill enqueues nothing new. Paused or not. 404 unknown.")
+    @RequestBody(description = "the range")
+    @APIResponse(responseCode = "200", description = "how many ticks were enqueued and skipped", content = @Content(
+            mediaType = MediaType.APPLICATION_JSON, schema = @Schema(implementation = BackfillView.class)))
+    public BackfillView backfill(@PathParam("name") String name, String body) {
+        checkName(name);
+        JsonNode node = parser.tree(body);
+        if (node == null || !node.isObject()) {
+            throw new InvalidJobException("body", "a backfill is a JSON object {\"from\", \"to\"}");
+        }
+        for (Iterator<String> names = node.fieldNames(); names.hasNext();) {
+            String f = names.next();
+            if (!f.equals("from") && !f.equals("to")) {
+                throw new InvalidJobException(f, "unknown field " + f + "; known fields are [from, to]");
+            }
+        }
+        Instant from = instant(node, "from", true);
+        Instant to = instant(node, "to", true);
+        Schedules.Backfill b = schedules.backfill(find(name), from, to);
+        return new BackfillView(b.enqueued(), b.skipped());
+    }
+
+    private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59Z");
+
+    /** An instant field ({@code 2026-12-01T08:00:00Z}), null when absent and not required. */
+    private static Instant instant(JsonNode node, String field, boolean required) {
+        String text = JobBodyParser.text(node, field);
+        if (text == null) {
+            if (required) {
+                throw new InvalidJobException(field, field + " is required (an instant such as 2026-12-01T08:00:00Z)");
+            }
+            return null;
+        }
+        Instant at;
+        try {
+            at = OffsetDateTime.parse(text).toInstant();
+        } catch (DateTimeParseException e) {
+            throw new InvalidJobException(field, field + " must be an instant such as 2026-12-01T08:00:00Z, not " + text);
+        }
+        // Tick arithmetic is in epoch ms: keep far from where a long of ms overflows.
+        if (at.isBefore(Instant.EPOCH) || at.isAfter(LATEST)) {
+            throw new InvalidJobException(field, field + " must be between 1970-01-01T00:00:00Z and " + LATEST + ", not "
+                    + text);
+        }
+        return at;
     }
 
     private Schedule find(String name) {
@@ -181,7 +275,8 @@ public class SchedulesResource {
         // since 0: Schedules.put sets the definition time (Redis time)
         return Schedule.of(name, JobBodyParser.text(node, "cron"), every, JobBodyParser.text(node, "topic"), payload,
                 JobBodyParser.text(node, "timeZone"), JobBodyParser.text(node, "misfire"), Schedule.Source.API, 0,
-                Fields.JSON);
+                Fields.JSON).with(Schedule.Steering.of(JobBodyParser.text(node, "overlap"), instant(node, "start", false),
+                        instant(node, "end", false), Fields.JSON));
     }
 
     /** Errors of this resource as problem bodies: a schedule of the configuration is a 409. */

@@ -150,6 +150,20 @@ public interface DelayqConfig {
          */
         @WithDefault("fire-once")
         String misfire();
+
+        /**
+         * {@code allow} (the default): every tick fires, even while the previous tick's job still
+         * runs; {@code skip}: a tick is skipped while the previous tick's job is scheduled or
+         * running (a dead one does not hold it back).
+         */
+        @WithDefault("allow")
+        String overlap();
+
+        /** No tick before this instant (ISO-8601, {@code 2027-01-01T00:00:00Z}). Default: none. */
+        Optional<String> start();
+
+        /** No tick after this instant (ISO-8601), which is after {@code start}. Default: none. */
+        Optional<String> end();
     }
 
     interface Api {

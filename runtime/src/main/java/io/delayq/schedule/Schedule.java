@@ -74,6 +74,60 @@ public final class Schedule {
         }
     }
 
+    /** Whether a tick fires while the previous tick's job still exists (scheduled or running). */
+    public enum Overlap {
+        /** Every tick fires (the default). */
+        ALLOW("allow"),
+        /**
+         * A tick whose previous tick's job is still scheduled or running is skipped (a dead one does
+         * not block); all the schedule's ticks go to the partition of its name, so the enqueue
+         * script checks the previous job in the step that would write the next.
+         */
+        SKIP("skip");
+
+        private final String json;
+
+        Overlap(String json) {
+            this.json = json;
+        }
+
+        public String json() {
+            return json;
+        }
+
+        static Overlap of(String field, String value) {
+            if (value == null) {
+                return ALLOW;
+            }
+            for (Overlap o : values()) {
+                if (o.json.equals(value)) {
+                    return o;
+                }
+            }
+            throw new InvalidJobException(field, field + " must be allow or skip, not " + value);
+        }
+    }
+
+    /** How a schedule is steered: its overlap policy, and the instants that bound when it fires. */
+    public record Steering(Overlap overlap, Instant start, Instant end) {
+        /** Today's behaviour: every tick, unbounded. */
+        public static final Steering NONE = new Steering(Overlap.ALLOW, null, null);
+
+        /**
+         * Checked steering; {@code overlap} as the API spells it (null = allow).
+         *
+         * @throws InvalidJobException naming the field at fault (end not after start)
+         */
+        public static Steering of(String overlap, Instant start, Instant end, Fields fields) {
+            Overlap o = Overlap.of(fields.overlap(), overlap);
+            if (start != null && end != null && !end.isAfter(start)) {
+                throw new InvalidJobException(fields.end(), fields.end() + " must be after " + fields.start() + " (" + start
+                        + "), not " + end);
+            }
+            return new Steering(o, start, end);
+        }
+    }
+
     private final String name;
     private final String cron;
     private final Duration every;
@@ -84,9 +138,11 @@ public final class Schedule {
     private final Source source;
     private final long since;
     private final ExecutionTime execution;
+    private final Steering steering;
+    private final boolean paused;
 
     private Schedule(String name, String cron, Duration every, String topic, String payloadJson, ZoneId zone,
-            Misfire misfire, Source source, long since, ExecutionTime execution) {
+            Misfire misfire, Source source, long since, ExecutionTime execution, Steering steering, boolean paused) {
         this.name = name;
         this.cron = cron;
         this.every = every;
@@ -97,6 +153,8 @@ public final class Schedule {
         this.source = source;
         this.since = since;
         this.execution = execution;
+        this.steering = steering;
+        this.paused = paused;
     }
 
     /**
@@ -149,25 +207,52 @@ public final class Schedule {
             zone = UTC;
         }
         Misfire m = Misfire.of(fields.misfire, misfire);
-        return new Schedule(name, cron, every, topic, payloadJson, zone, m, source, since, execution);
+        return new Schedule(name, cron, every, topic, payloadJson, zone, m, source, since, execution, Steering.NONE, false);
+    }
+
+    /** The same schedule with its overlap policy and bounds (see {@link Steering#of}). */
+    public Schedule with(Steering s) {
+        return new Schedule(name, cron, every, topic, payloadJson, zone, misfire, source, since, execution, s, paused);
+    }
+
+    /** The same schedule, paused (fires nothing) or not. */
+    public Schedule withPaused(boolean p) {
+        return new Schedule(name, cron, every, topic, payloadJson, zone, misfire, source, since, execution, steering, p);
     }
 
     /** The names of a schedule's fields in error messages. */
     public record Fields(String name, String cron, String every, String topic, String payload, String timeZone,
-            String misfire) {
+            String misfire, String overlap, String start, String end) {
         /** As the REST API spells them. */
-        public static final Fields JSON = new Fields("name", "cron", "every", "topic", "payload", "timeZone", "misfire");
+        public static final Fields JSON = new Fields("name", "cron", "every", "topic", "payload", "timeZone", "misfire",
+                "overlap", "start", "end");
 
         /** As the configuration of schedule {@code name} spells them. */
         public static Fields config(String name) {
             String p = "delayq.schedules." + (NAME.matcher(name).matches() ? name : "\"" + name + "\"") + ".";
             return new Fields("delayq.schedules.<name>", p + "cron", p + "every", p + "topic", p + "payload",
-                    p + "time-zone", p + "misfire");
+                    p + "time-zone", p + "misfire", p + "overlap", p + "start", p + "end");
         }
     }
 
-    /** The first tick strictly after {@code ms} (epoch ms); {@link Long#MAX_VALUE} when none is left. */
+    /**
+     * The first tick strictly after {@code ms} (epoch ms) within the schedule's start and end;
+     * {@link Long#MAX_VALUE} when none is left.
+     */
     public long nextAfter(long ms) {
+        long from = steering.start() == null ? ms : Math.max(ms, steering.start().toEpochMilli() - 1);
+        long next = unboundedNextAfter(from);
+        return steering.end() != null && next > steering.end().toEpochMilli() ? Long.MAX_VALUE : next;
+    }
+
+    /** The latest tick at or before {@code ms} within the start and end, {@link Long#MIN_VALUE} when there is none. */
+    public long latestAtOrBefore(long ms) {
+        long to = steering.end() == null ? ms : Math.min(ms, steering.end().toEpochMilli());
+        long at = unboundedLatestAtOrBefore(to);
+        return steering.start() != null && at < steering.start().toEpochMilli() ? Long.MIN_VALUE : at;
+    }
+
+    private long unboundedNextAfter(long ms) {
         if (every != null) {
             long e = every.toMillis();
             return Math.addExact(Math.floorDiv(ms, e) * e, e);
@@ -188,8 +273,7 @@ public final class Schedule {
         return Long.MAX_VALUE;
     }
 
-    /** The latest tick at or before {@code ms}, {@link Long#MIN_VALUE} when there is none. */
-    public long latestAtOrBefore(long ms) {
+    private long unboundedLatestAtOrBefore(long ms) {
         if (every != null) {
             long e = every.toMillis();
             return Math.floorDiv(ms, e) * e;
@@ -206,7 +290,7 @@ public final class Schedule {
             }
             at = earlier.get().toInstant().toEpochMilli();
         }
-        for (long next = nextAfter(at); next <= ms; next = nextAfter(at)) {
+        for (long next = unboundedNextAfter(at); next <= ms; next = unboundedNextAfter(at)) {
             at = next;
         }
         return at;
@@ -218,7 +302,8 @@ public final class Schedule {
 
     /** The same schedule, defined at {@code sinceMs}: no tick at or before it fires. */
     public Schedule withSince(long sinceMs) {
-        return new Schedule(name, cron, every, topic, payloadJson, zone, misfire, source, sinceMs, execution);
+        return new Schedule(name, cron, every, topic, payloadJson, zone, misfire, source, sinceMs, execution, steering,
+                paused);
     }
 
     /** The id of the job of the tick at {@code tickMs}. */
@@ -236,7 +321,7 @@ public final class Schedule {
         return o != null && name.equals(o.name) && java.util.Objects.equals(cron, o.cron)
                 && java.util.Objects.equals(every, o.every) && topic.equals(o.topic)
                 && java.util.Objects.equals(payloadJson, o.payloadJson) && java.util.Objects.equals(zone, o.zone)
-                && misfire == o.misfire;
+                && misfire == o.misfire && steering.equals(o.steering) && paused == o.paused;
     }
 
     /** {@code 90s} as {@code 1m30s}: the way the configuration spells durations. */
@@ -292,6 +377,20 @@ public final class Schedule {
 
     public Source source() {
         return source;
+    }
+
+    /** Its overlap policy and the instants that bound when it fires. */
+    public Steering steering() {
+        return steering;
+    }
+
+    public Overlap overlap() {
+        return steering.overlap();
+    }
+
+    /** True while paused: it fires nothing (a resume applies its misfire rule to what it missed). */
+    public boolean paused() {
+        return paused;
     }
 
     /** When it was defined, epoch ms; 0 for a schedule of the configuration. */

@@ -250,6 +250,9 @@ public class ScheduleTicker {
     /** Fires the schedule's ticks due by {@code now} (+ the lead); returns when the next one is. */
     private long advance(State st, long now) {
         Schedule s = st.schedule;
+        if (s.paused()) {
+            return Long.MAX_VALUE; // fires nothing; a resume is a new definition, with its own state
+        }
         if (!st.loaded) {
             long last = store.lastTick(s.name(), s.topic());
             // Never fired and defined in the configuration: its ticks start now, none was missed.
@@ -273,7 +276,10 @@ public class ScheduleTicker {
             boolean fire = !missed || s.misfire() == Schedule.Misfire.FIRE_ONCE;
             NewJob job = fire ? new NewJob(s.topic(), s.jobId(tick), false, tick, 0, s.payloadJson()) : null;
             long before = clock.monotonicNanos();
-            TickOutcome outcome = store.tick(store.partitionOf(s.topic(), s.jobId(tick)), s.name(), tick, job);
+            // Overlap skip: every tick in the partition of the name, where the script sees the previous one.
+            boolean noOverlap = s.overlap() == Schedule.Overlap.SKIP;
+            TickOutcome outcome = store.tick(store.partitionOf(s.topic(), noOverlap ? s.name() : s.jobId(tick)), s.name(),
+                    tick, job, noOverlap);
             clock.observe(outcome.redisNowMs(), before, clock.monotonicNanos());
             if (outcome.fired()) {
                 recorded(s, first, tick, missed, outcome);
@@ -288,14 +294,22 @@ public class ScheduleTicker {
         // Tagged by topic, as every delayq metric (a schedule's name is in its jobs' ids and the log);
         // a REST schedule's topic that this replica neither serves nor configures counts under "other".
         boolean fired = outcome.job() != null;
-        Counter.builder(fired ? "delayq.schedule.ticks.fired" : "delayq.schedule.ticks.skipped")
-                .description(fired ? "Ticks of recurring schedules this replica enqueued as jobs"
-                        : "Missed ticks of recurring schedules this replica skipped (misfire=skip)")
-                .tag("topic", metrics.tagOf(s.topic())).register(registry).increment();
+        if (fired) {
+            Counter.builder("delayq.schedule.ticks.fired").description("Ticks of recurring schedules this replica enqueued as jobs")
+                    .tag("topic", metrics.tagOf(s.topic())).register(registry).increment();
+        } else {
+            // Tagged by schedule too: a schedule's name is chosen by its operator (not per job), and
+            // "which schedule skips" is the question this counter answers.
+            Counter.builder("delayq.schedule.ticks.skipped")
+                    .description("Ticks of recurring schedules this replica skipped: missed (misfire=skip), or "
+                            + "the previous tick's job still there (overlap=skip)")
+                    .tag("topic", metrics.tagOf(s.topic())).tag("schedule", s.name())
+                    .tag("reason", outcome.overlapped() ? "overlap" : "misfire").register(registry).increment();
+        }
         if (created) {
             metrics.enqueued(s.topic(), 1);
         }
-        if (missed) {
+        if (missed && !outcome.overlapped()) {
             LOG.infof("recurring schedule %s missed its ticks from %s to %s (no replica could fire them): %s", s.name(),
                     Instant.ofEpochMilli(first), Instant.ofEpochMilli(tick),
                     outcome.job() != null ? "fired the latest once (misfire=fire-once), job " + s.jobId(tick)

@@ -28,6 +28,7 @@ import io.delayq.core.JobInfo;
 import io.delayq.core.JobValidator;
 import io.delayq.core.Jobs;
 import io.delayq.core.NewJob;
+import io.delayq.ops.DelayqMetrics;
 import io.delayq.schedule.Schedule.Fields;
 import io.delayq.schedule.Schedule.Source;
 import io.delayq.store.ScheduleStore;
@@ -47,6 +48,7 @@ public class Schedules {
     private final JobValidator validator;
     private final Jobs jobs;
     private final ObjectMapper mapper;
+    private final DelayqMetrics metrics;
     private final int maxPayloadBytes;
     private final Map<String, Schedule> configured = new TreeMap<>();
     /** The definitions read from Redis last, by name (config names included: they are ignored). */
@@ -55,8 +57,10 @@ public class Schedules {
     /** Definitions in Redis this release cannot read (warned about once each). */
     private volatile Set<String> unreadable = Set.of();
 
-    public Schedules(DelayqConfig config, ScheduleStore store, JobValidator validator, Jobs jobs, ObjectMapper mapper) {
+    public Schedules(DelayqConfig config, ScheduleStore store, JobValidator validator, Jobs jobs, ObjectMapper mapper,
+            DelayqMetrics metrics) {
         this.store = store;
+        this.metrics = metrics;
         this.validator = validator;
         this.jobs = jobs;
         this.mapper = mapper;
@@ -67,11 +71,22 @@ public class Schedules {
                 String payload = c.payload().filter(p -> !p.isBlank()).orElse(null);
                 checkPayload(payload, fields.payload());
                 configured.put(name, Schedule.of(name, c.cron().orElse(null), c.every().orElse(null), c.topic(),
-                        payload, c.timeZone().orElse(null), c.misfire(), Source.CONFIG, 0, fields));
+                        payload, c.timeZone().orElse(null), c.misfire(), Source.CONFIG, 0, fields)
+                        .with(Schedule.Steering.of(c.overlap(), instant(c.start(), fields.start()),
+                                instant(c.end(), fields.end()), fields)));
             } catch (InvalidJobException e) {
                 throw new IllegalStateException("recurring schedule " + name + ": " + e.getMessage(), e);
             }
         });
+    }
+
+    private static Instant instant(Optional<String> text, String field) {
+        try {
+            return text.map(Instant::parse).orElse(null);
+        } catch (java.time.format.DateTimeParseException e) {
+            throw new InvalidJobException(field, field + " must be an instant such as 2027-01-01T00:00:00Z, not "
+                    + text.get());
+        }
     }
 
     /** A payload is JSON and within the payload limit, as a job's. */
@@ -164,10 +179,13 @@ public class Schedules {
         }
         long now = store.redisTimeMs();
         Schedule before = storedNow(schedule.name());
-        Schedule defined = schedule.withSince(now);
-        if (before != null && !before.topic().equals(schedule.topic())) {
+        // A change keeps the pause: only resume ends it.
+        Schedule defined = schedule.withSince(now).withPaused(before != null && before.paused());
+        // A new topic, or a new overlap policy (skip puts every tick in the partition of the name,
+        // allow in that of its job): the old definition's ticks land elsewhere, so fence them off.
+        if (before != null && (!before.topic().equals(schedule.topic()) || before.overlap() != schedule.overlap())) {
             store.fenceTicks(schedule.name(), before.topic(), now + FENCE_MS);
-            defined = schedule.withSince(now + FENCE_MS);
+            defined = defined.withSince(now + FENCE_MS);
         }
         boolean created = store.putSchedule(schedule.name(), encode(defined));
         changed();
@@ -190,16 +208,92 @@ public class Schedules {
         if (s == null) {
             return false;
         }
-        long now = store.redisTimeMs();
         store.deleteSchedule(name);
-        store.fenceTicks(name, s.topic(), now + FENCE_MS);
+        stopTicks(s);
+        changed();
+        return true;
+    }
+
+    /**
+     * Fences a schedule that stops firing (deleted, or paused) off its topic for {@value #FENCE_MS}
+     * ms and cancels the job of a tick already enqueued ahead: nothing of it runs after this call (a
+     * job already due or running goes on).
+     */
+    private void stopTicks(Schedule s) {
+        long now = store.redisTimeMs();
+        store.fenceTicks(s.name(), s.topic(), now + FENCE_MS);
         long next = s.nextAfter(now);
         for (int i = 0; i < 3 && next <= now + ScheduleTicker.LEAD_MS; i++) {
             jobs.cancel(s.topic(), s.jobId(next));
             next = s.nextAfter(next);
         }
+    }
+
+    /**
+     * Pauses or resumes a schedule made over REST; empty when there is none of that name, else
+     * the schedule as it is now. Paused, it fires nothing on any replica (the state is its
+     * definition's, in Redis): the tick records are fenced and a tick enqueued ahead is cancelled,
+     * as for a deletion. Resumed, the ticks it missed meanwhile follow its misfire rule (its
+     * definition time is kept, so they count as missed). Pausing a paused schedule, or resuming
+     * a running one, changes nothing.
+     *
+     * @throws ConfiguredScheduleException for a schedule of this replica's configuration
+     */
+    public synchronized Optional<Schedule> setPaused(String name, boolean paused) {
+        if (configured.containsKey(name)) {
+            throw new ConfiguredScheduleException(name);
+        }
+        Schedule s = storedNow(name);
+        if (s == null) {
+            return Optional.empty();
+        }
+        if (s.paused() == paused) {
+            return Optional.of(s);
+        }
+        Schedule changed = s.withPaused(paused);
+        store.putSchedule(name, encode(changed));
+        if (paused) {
+            stopTicks(s);
+        }
         changed();
-        return true;
+        return Optional.of(changed);
+    }
+
+    /** The most ticks one backfill enqueues. */
+    public static final int MAX_BACKFILL = 1000;
+
+    /** What a backfill did: jobs enqueued, and ticks skipped (their job exists, or ran within the dedup window). */
+    public record Backfill(int enqueued, int skipped) {
+    }
+
+    /**
+     * Enqueues one job per tick of {@code s} in [{@code from}, {@code to}], each with its tick's
+     * ordinary id, due now: past ticks too (the ticker's guard that refuses them is not asked). A
+     * tick whose job still exists, or is remembered by the topic's dedup window, is skipped, so a
+     * backfill repeated meanwhile enqueues nothing new. Paused or not, the schedule's tick records
+     * are left as they are.
+     *
+     * @throws InvalidJobException naming {@code to} when it is before {@code from}, or when the range
+     *         holds more than {@value #MAX_BACKFILL} ticks (nothing written)
+     */
+    public Backfill backfill(Schedule s, Instant from, Instant to) {
+        if (to.isBefore(from)) {
+            throw new InvalidJobException("to", "to must not be before from (" + from + "), not " + to);
+        }
+        List<Long> ticks = new ArrayList<>();
+        for (long t = s.nextAfter(from.toEpochMilli() - 1); t <= to.toEpochMilli(); t = s.nextAfter(t)) {
+            if (ticks.size() == MAX_BACKFILL) {
+                throw new InvalidJobException("to", "from " + from + " to " + to + " holds more than " + MAX_BACKFILL
+                        + " ticks of schedule " + s.name() + ": backfill at most " + MAX_BACKFILL + " at a time");
+            }
+            ticks.add(t);
+        }
+        List<NewJob> due = ticks.stream().map(t -> new NewJob(s.topic(), s.jobId(t), true, 0, 0, s.payloadJson())).toList();
+        int created = store.backfill(s.topic(), s.overlap() == Schedule.Overlap.SKIP ? s.name() : null, due);
+        if (created > 0) {
+            metrics.enqueued(s.topic(), created);
+        }
+        return new Backfill(created, ticks.size() - created);
     }
 
     /** The definition in Redis now, null when none (or unreadable). */
@@ -262,13 +356,18 @@ public class Schedules {
     /** How a REST-created schedule is kept in Redis. */
     @RegisterForReflection
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    record Stored(String cron, String every, String topic, String payload, String timeZone, String misfire, long since) {
+    record Stored(String cron, String every, String topic, String payload, String timeZone, String misfire, long since,
+            String overlap, String start, String end, Boolean paused) {
     }
 
     String encode(Schedule s) {
         try {
             return mapper.writeValueAsString(new Stored(s.cron(), s.every() == null ? null : s.every().toString(),
-                    s.topic(), s.payloadJson(), s.cron() == null ? null : s.zone().getId(), s.misfire().json(), s.since()));
+                    s.topic(), s.payloadJson(), s.cron() == null ? null : s.zone().getId(), s.misfire().json(), s.since(),
+                    // Absent when unset: a definition that steers nothing reads the same to an older release.
+                    s.overlap() == Schedule.Overlap.ALLOW ? null : s.overlap().json(),
+                    s.steering().start() == null ? null : s.steering().start().toString(),
+                    s.steering().end() == null ? null : s.steering().end().toString(), s.paused() ? Boolean.TRUE : null));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
@@ -282,7 +381,10 @@ public class Schedules {
             throw new IllegalArgumentException(e.getOriginalMessage(), e);
         }
         return Schedule.of(name, d.cron(), d.every() == null ? null : Duration.parse(d.every()), d.topic(), d.payload(),
-                d.timeZone(), d.misfire(), Source.API, d.since(), Fields.JSON);
+                d.timeZone(), d.misfire(), Source.API, d.since(), Fields.JSON)
+                .with(Schedule.Steering.of(d.overlap(), d.start() == null ? null : Instant.parse(d.start()),
+                        d.end() == null ? null : Instant.parse(d.end()), Fields.JSON))
+                .withPaused(Boolean.TRUE.equals(d.paused()));
     }
 
     /** A REST change to a schedule that this replica's configuration declares. */

@@ -69,7 +69,7 @@ public class JobQueue extends StorePart {
 
     /** As {@link #enqueue}, holding no thread. */
     public Future<List<JobInfo>> enqueueAsync(Partition p, List<NewJob> jobs, String trace) {
-        return enqueueScript(p, jobs, trace, "", 0).map(reply -> counted(p, jobs, reply));
+        return enqueueScript(p, jobs, trace, "", "0").map(reply -> counted(p, jobs, reply));
     }
 
     /**
@@ -117,7 +117,7 @@ public class JobQueue extends StorePart {
         if (claimed == Claims.NONE) {
             return enqueueAsync(p, jobs, trace);
         }
-        return enqueueScript(p, jobs, null, trace, "", 0, false).map(reply -> {
+        return enqueueScript(p, jobs, null, trace, "", "0", false).map(reply -> {
             claimed.live.addAll(IdClaims.live(jobs, reply));
             return counted(p, jobs, reply);
         });
@@ -140,7 +140,7 @@ public class JobQueue extends StorePart {
         if (tokens.size() != jobs.size()) {
             throw new IllegalArgumentException(tokens.size() + " tokens for " + jobs.size() + " jobs");
         }
-        return enqueueScript(p, jobs, tokens, trace, "", 0).map(reply -> counted(p, jobs, reply));
+        return enqueueScript(p, jobs, tokens, trace, "", "0").map(reply -> counted(p, jobs, reply));
     }
 
     /**
@@ -191,20 +191,24 @@ public class JobQueue extends StorePart {
         return layer.history();
     }
 
-    /** The enqueue script's call; {@code schedule} non-empty when it fires that schedule's tick. */
-    Future<Response> enqueueScript(Partition p, List<NewJob> jobs, String trace, String schedule, long tickMs) {
-        return enqueueScript(p, jobs, null, trace, schedule, tickMs);
+    /**
+     * The enqueue script's call; {@code schedule} non-empty when it fires that schedule's tick,
+     * {@code tick} its epoch ms, with an {@code o} after it when the schedule's overlap is skip
+     * (see enqueue.lua).
+     */
+    Future<Response> enqueueScript(Partition p, List<NewJob> jobs, String trace, String schedule, String tick) {
+        return enqueueScript(p, jobs, null, trace, schedule, tick);
     }
 
     /** As above; {@code tokens} (null: none) the outbox rows' tokens of {@link #relayAsync}. */
     private Future<Response> enqueueScript(Partition p, List<NewJob> jobs, List<String> tokens, String trace, String schedule,
-            long tickMs) {
-        return enqueueScript(p, jobs, tokens, trace, schedule, tickMs, true);
+            String tick) {
+        return enqueueScript(p, jobs, tokens, trace, schedule, tick, true);
     }
 
     /** As above; {@code claim} false when the caller claimed the ids already ({@link #claimAllAsync}). */
     private Future<Response> enqueueScript(Partition p, List<NewJob> jobs, List<String> tokens, String trace, String schedule,
-            long tickMs, boolean claim) {
+            String tick, boolean claim) {
         Set<Integer> days = new TreeSet<>();
         long localNow = System.currentTimeMillis();
         List<String> args = new ArrayList<>(7 + jobs.size() * 11);
@@ -212,7 +216,7 @@ public class JobQueue extends StorePart {
         args.add(JobRecord.storableTrace(trace));
         args.add(dedupWindow(p.topic()));
         args.add(schedule);
-        args.add(Long.toString(tickMs));
+        args.add(tick);
         args.add(Integer.toString(jobs.size()));
         for (int i = 0; i < jobs.size(); i++) {
             NewJob job = jobs.get(i);

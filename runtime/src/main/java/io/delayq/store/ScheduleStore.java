@@ -36,13 +36,15 @@ public class ScheduleStore extends StorePart {
      * Fires one tick of a recurring schedule into the partition of its job: enqueues {@code job}
      * (or, when null, records the tick as skipped) unless the schedule already fired or skipped a
      * tick at or after {@code tickMs} into this partition. Every replica may call this for the
-     * same tick; one of them enqueues it.
+     * same tick; one of them enqueues it. With {@code noOverlap} (the schedule's overlap is skip,
+     * and {@code p} the partition of its name, where all its ticks go) the tick is recorded as
+     * skipped instead while the job of the schedule's previous tick there is scheduled or running.
      */
-    public TickOutcome tick(Partition p, String schedule, long tickMs, NewJob job) {
+    public TickOutcome tick(Partition p, String schedule, long tickMs, NewJob job, boolean noOverlap) {
         List<NewJob> jobs = job == null ? List.of() : List.of(job);
         Response reply;
         try {
-            reply = redis.await(queue.enqueueScript(p, jobs, "", schedule, tickMs));
+            reply = redis.await(queue.enqueueScript(p, jobs, "", schedule, tickMs + (noOverlap ? "o" : "")));
         } catch (io.delayq.core.IdTakenException e) {
             if (e.retryable()) {
                 // Only an enqueue of the id on its way elsewhere, which may never land: the tick is
@@ -52,17 +54,57 @@ public class ScheduleStore extends StorePart {
             // The tick's job id is a job of the topic with a group, in another partition (an
             // enqueue took it): the tick cannot fire. Recorded as skipped, so no replica tries again.
             LOG.warnf("recurring schedule %s: tick %d not fired: %s", schedule, tickMs, e.getMessage());
-            return tick(p, schedule, tickMs, null);
+            return tick(p, schedule, tickMs, null, false);
         }
         long now = reply.get(0).toLong();
         if (reply.size() == 2 && reply.get(1).toInteger() == -1) {
-            return new TickOutcome(now, false, null);
+            return new TickOutcome(now, false, null, false);
         }
-        return new TickOutcome(now, true, job == null ? null : queue.counted(p, jobs, reply).get(0));
+        if (reply.size() == 2 && reply.get(1).toInteger() == -2) {
+            return new TickOutcome(now, true, null, true);
+        }
+        return new TickOutcome(now, true, job == null ? null : queue.counted(p, jobs, reply).get(0), false);
     }
 
-    /** What {@link #tick} did: {@code redisNowMs} is Redis' clock when it ran. */
-    public record TickOutcome(long redisNowMs, boolean fired, JobInfo job) {
+    /**
+     * What {@link #tick} did: {@code redisNowMs} is Redis' clock when it ran; {@code fired} this
+     * call settled the tick (its job, or none: a missed tick skipped, or {@code overlapped}, skipped
+     * because the previous tick's job was still there).
+     */
+    public record TickOutcome(long redisNowMs, boolean fired, JobInfo job, boolean overlapped) {
+    }
+
+    /**
+     * Enqueues the jobs of a backfill (ids of ticks, due now) with ifExists keep: an id whose job
+     * exists, or that the topic's dedup window remembers, writes nothing. Into the partition of
+     * {@code name} when given (a schedule whose overlap is skip keeps its ticks there), else each
+     * into its id's. Returns how many were created. An id found taken in another partition (a tick
+     * fired before the schedule's overlap policy changed) counts as existing.
+     */
+    public int backfill(String topic, String name, List<NewJob> jobs) {
+        java.util.Map<Partition, List<NewJob>> parts = new java.util.LinkedHashMap<>();
+        for (NewJob job : jobs) {
+            parts.computeIfAbsent(partitionOf(topic, name != null ? name : job.id()), x -> new ArrayList<>()).add(job);
+        }
+        int created = 0;
+        for (var e : parts.entrySet()) {
+            try {
+                created += created(redis.await(queue.enqueueAsync(e.getKey(), e.getValue(), "")));
+            } catch (io.delayq.core.IdTakenException taken) {
+                for (NewJob job : e.getValue()) { // one by one: the others still go in
+                    try {
+                        created += created(redis.await(queue.enqueueAsync(e.getKey(), List.of(job), "")));
+                    } catch (io.delayq.core.IdTakenException alsoTaken) {
+                        // exists elsewhere: skipped
+                    }
+                }
+            }
+        }
+        return created;
+    }
+
+    private static int created(List<JobInfo> infos) {
+        return (int) infos.stream().filter(JobInfo::created).count();
     }
 
     /** The schedules created over REST: name → definition (JSON, see io.delayq.schedule). */

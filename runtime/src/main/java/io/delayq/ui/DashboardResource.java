@@ -413,13 +413,45 @@ public class DashboardResource {
     @Operation(hidden = true)
     public Response trigger(@PathParam("name") String name, @Context UriInfo uri, @Context SecurityContext security,
             @HeaderParam(UI_HEADER) String ui, @HeaderParam("Sec-Fetch-Site") String site) {
+        return scheduleAction(uri, security, ui, site,
+                () -> schedules.trigger(name).map(j -> "triggered " + name + ": job " + j.id()).orElse("no schedule " + name));
+    }
+
+    @POST
+    @Path("/schedules/{name}/pause")
+    @Operation(hidden = true)
+    public Response pauseSchedule(@PathParam("name") String name, @Context UriInfo uri, @Context SecurityContext security,
+            @HeaderParam(UI_HEADER) String ui, @HeaderParam("Sec-Fetch-Site") String site) {
+        return scheduleAction(uri, security, ui, site, () -> setPaused(name, true));
+    }
+
+    @POST
+    @Path("/schedules/{name}/resume")
+    @Operation(hidden = true)
+    public Response resumeSchedule(@PathParam("name") String name, @Context UriInfo uri, @Context SecurityContext security,
+            @HeaderParam(UI_HEADER) String ui, @HeaderParam("Sec-Fetch-Site") String site) {
+        return scheduleAction(uri, security, ui, site, () -> setPaused(name, false));
+    }
+
+    private String setPaused(String name, boolean paused) {
+        try {
+            return schedules.setPaused(name, paused).map(s -> (paused ? "paused " : "resumed ") + name)
+                    .orElse("no schedule " + name);
+        } catch (Schedules.ConfiguredScheduleException e) {
+            return e.getMessage();
+        }
+    }
+
+    /** Runs an operator's action on a schedule and answers the refreshed overview with what happened. */
+    private Response scheduleAction(UriInfo uri, SecurityContext security, String ui, String site,
+            java.util.function.Supplier<String> action) {
         Response refused = refuse(security, ui, site, true);
         if (refused != null) {
             return refused;
         }
         Views.Page page = page(uri, security);
+        String msg = action.get();
         Views.Overview o = overview(page);
-        String msg = schedules.trigger(name).map(j -> "triggered " + name + ": job " + j.id()).orElse("no schedule " + name);
         return Response.ok(pages.render("topics", new Views.Overview(page, o.topics(), o.replicas(), o.schedules(),
                 o.at() + " — " + msg))).build();
     }
@@ -538,7 +570,8 @@ public class DashboardResource {
         for (Schedule s : schedules.all()) {
             Schedules.Ticks t = schedules.ticks(s);
             sched.add(new Views.ScheduleRow(s.name(), s.source().json(), s.describe(), s.topic(),
-                    t.last() == null ? "—" : TIME.format(t.last()), t.next() == null ? "—" : TIME.format(t.next())));
+                    t.last() == null ? "—" : TIME.format(t.last()),
+                    t.next() == null || s.paused() ? "—" : TIME.format(t.next()), s.paused()));
         }
         return new Views.Overview(page, rows, live.size(), sched, TIME.format(Instant.now()) + " UTC"
                 + (capped ? " · the first " + MAX_TOPICS + " topics by name (find the others with their topic page)" : ""));

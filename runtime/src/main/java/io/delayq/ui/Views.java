@@ -36,7 +36,8 @@ public final class Views {
     }
 
     @RegisterForReflection
-    public record ScheduleRow(String name, String source, String when, String topic, String lastTick, String nextTick) {
+    public record ScheduleRow(String name, String source, String when, String topic, String lastTick, String nextTick,
+            boolean paused) {
     }
 
     @RegisterForReflection

@@ -138,4 +138,35 @@ class ScheduleTest {
         assertEquals("1d", Schedule.format(Duration.ofDays(1)));
         assertEquals("1500ms", Schedule.format(Duration.ofMillis(1500)));
     }
+
+    @Test
+    void startAndEndBoundTheTicksBothWays() {
+        Schedule s = every(Duration.ofHours(1)).with(Schedule.Steering.of(null, Instant.parse("2026-12-01T10:30:00Z"),
+                Instant.parse("2026-12-01T13:00:00Z"), Fields.JSON));
+        long ms = Instant.parse("2026-12-01T08:00:00Z").toEpochMilli();
+        assertEquals(List.of(Instant.parse("2026-12-01T11:00:00Z"), Instant.parse("2026-12-01T12:00:00Z"),
+                Instant.parse("2026-12-01T13:00:00Z")), ticks(s, "2026-12-01T08:00:00Z", 3), "the end itself is a tick");
+        assertEquals(Long.MAX_VALUE, s.nextAfter(Instant.parse("2026-12-01T13:00:00Z").toEpochMilli()), "none after end");
+        assertEquals(Long.MIN_VALUE, s.latestAtOrBefore(Instant.parse("2026-12-01T10:59:00Z").toEpochMilli()),
+                "none before start");
+        assertEquals(Instant.parse("2026-12-01T13:00:00Z").toEpochMilli(),
+                s.latestAtOrBefore(Instant.parse("2026-12-02T00:00:00Z").toEpochMilli()), "the last before end");
+        Schedule c = cron("0 0 9 * * ?", "Europe/Berlin").with(Schedule.Steering.of(null,
+                Instant.parse("2026-12-03T00:00:00Z"), null, Fields.JSON));
+        assertEquals(Instant.parse("2026-12-03T08:00:00Z").toEpochMilli(), c.nextAfter(ms));
+        assertTrue(!s.sameAs(every(Duration.ofHours(1))), "bounds are part of what a schedule fires");
+        assertTrue(!every(Duration.ofHours(1)).withPaused(true).sameAs(every(Duration.ofHours(1))), "so is the pause");
+    }
+
+    @Test
+    void steeringRulesNameTheirField() {
+        InvalidJobException end = assertThrows(InvalidJobException.class, () -> Schedule.Steering.of(null,
+                Instant.parse("2026-12-01T10:00:00Z"), Instant.parse("2026-12-01T10:00:00Z"), Fields.JSON));
+        assertEquals("end", end.field());
+        assertEquals("overlap", assertThrows(InvalidJobException.class,
+                () -> Schedule.Steering.of("queue", null, null, Fields.JSON)).field());
+        assertEquals("delayq.schedules.x.overlap", assertThrows(InvalidJobException.class,
+                () -> Schedule.Steering.of("never", null, null, Fields.config("x"))).field());
+        assertEquals(Schedule.Overlap.ALLOW, Schedule.Steering.of(null, null, null, Fields.JSON).overlap());
+    }
 }

@@ -35,6 +35,11 @@ class AccessRulesTest {
         expected.put("PUT /schedules/nightly", OPERATOR);
         expected.put("DELETE /schedules/nightly", OPERATOR);
         expected.put("POST /schedules/nightly/trigger", OPERATOR);
+        expected.put("POST /schedules/nightly/pause", OPERATOR);
+        expected.put("POST /schedules/nightly/resume", OPERATOR);
+        expected.put("POST /schedules/nightly/backfill", OPERATOR);
+        expected.put("POST /delayq/schedules/nightly/pause", OPERATOR);
+        expected.put("POST /delayq/schedules/nightly/resume", OPERATOR);
         expected.put("GET /delayq", VIEWER);
         expected.put("GET /delayq/topics/order-close", VIEWER);
         expected.put("GET /delayq/job", VIEWER);

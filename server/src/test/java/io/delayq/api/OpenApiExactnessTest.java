@@ -152,6 +152,21 @@ class OpenApiExactnessTest {
                 Call.of("GET", "/schedules/" + s + "-none", 404),
                 Call.of("POST", "/schedules/" + s + "/trigger", 201),
                 Call.of("POST", "/schedules/" + s + "-none/trigger", 404),
+                Call.json("PUT", "/schedules/" + s, "{\"every\":\"1h\",\"topic\":\"" + t + "\",\"overlap\":\"skip\","
+                        + "\"start\":\"2026-01-01T00:00:00Z\",\"end\":\"2036-01-01T00:00:00Z\"}", 200),
+                Call.json("PUT", "/schedules/" + s, "{\"every\":\"1h\",\"topic\":\"" + t + "\",\"start\":\"2030-01-01T00:00:00Z\","
+                        + "\"end\":\"2029-01-01T00:00:00Z\"}", 400),
+                Call.of("POST", "/schedules/" + s + "/pause", 200),
+                Call.of("POST", "/schedules/" + s + "/resume", 200),
+                Call.of("POST", "/schedules/" + s + "-none/pause", 404),
+                Call.of("POST", "/schedules/test-nightly/pause", 409),
+                Call.of("POST", "/schedules/test-nightly/resume", 409),
+                Call.json("POST", "/schedules/" + s + "/backfill", "{\"from\":\"2026-06-01T00:00:00Z\",\"to\":"
+                        + "\"2026-06-01T05:00:00Z\"}", 200),
+                Call.json("POST", "/schedules/" + s + "/backfill", "{\"from\":\"2026-06-01T00:00:00Z\",\"to\":"
+                        + "\"2026-08-01T00:00:00Z\"}", 400),
+                Call.json("POST", "/schedules/" + s + "-none/backfill", "{\"from\":\"2026-06-01T00:00:00Z\",\"to\":"
+                        + "\"2026-06-01T05:00:00Z\"}", 404),
                 Call.of("DELETE", "/schedules/" + s, 204),
                 Call.of("DELETE", "/schedules/" + s, 404)));
         return rows;

@@ -85,6 +85,14 @@ class SchedulesApiTest {
                 "{\"cron\":\"0 0 2 * * ?\",\"timeZone\":\"Mars/Olympus\",\"topic\":\"t\"}", "timeZone",
                 "{\"every\":\"1m\",\"topic\":\"t\",\"misfire\":\"later\"}", "misfire",
                 "{\"every\":\"1m\",\"topic\":\"t\",\"runAt\":\"2026-12-01T00:00:00Z\"}", "runAt");
+        Map<String, String> steering = Map.of(
+                "{\"every\":\"1m\",\"topic\":\"t\",\"overlap\":\"queue\"}", "overlap",
+                "{\"every\":\"1m\",\"topic\":\"t\",\"start\":\"tomorrow\"}", "start",
+                "{\"every\":\"1m\",\"topic\":\"t\",\"end\":12}", "end",
+                "{\"every\":\"1m\",\"topic\":\"t\",\"start\":\"2030-01-01T00:00:00Z\",\"end\":\"2030-01-01T00:00:00Z\"}",
+                "end");
+        cases = new java.util.HashMap<>(cases);
+        cases.putAll(steering);
         cases.forEach((body, field) -> json(body).put("/schedules/" + name).then().statusCode(400)
                 .contentType("application/problem+json").body("field", equalTo(field)));
         // A Duration, but no long of milliseconds (it overflowed into a 500), and one just past the maximum.
@@ -171,6 +179,98 @@ class SchedulesApiTest {
                 assertTrue(!inOld.contains(id.toString()), "tick " + id + " ran in the old topic and was enqueued in the new");
             }
         }
+    }
+
+    @Test
+    void overlapStartAndEndAreKeptAndShown() {
+        String name = Topics.fresh("bounded");
+        String topic = Topics.fresh("sched-bounded");
+        json("{\"every\":\"1h\",\"topic\":\"" + topic + "\",\"overlap\":\"skip\",\"start\":\"2099-01-01T00:00:00+01:00\","
+                + "\"end\":\"2099-12-31T00:00:00Z\"}").put("/schedules/" + name).then().statusCode(201)
+                .body("overlap", equalTo("skip")).body("start", equalTo("2098-12-31T23:00:00Z"))
+                .body("end", equalTo("2099-12-31T00:00:00Z")).body("paused", equalTo(false));
+        // The first tick is the first hour at or after start; and one that has ended has no next tick.
+        given().get("/schedules/" + name).then().statusCode(200).body("nextTick", equalTo("2098-12-31T23:00:00Z"));
+        json("{\"every\":\"1h\",\"topic\":\"" + topic + "\",\"end\":\"2020-01-01T00:00:00Z\"}").put("/schedules/" + name)
+                .then().statusCode(200).body("overlap", equalTo("allow")).body("start", nullValue()).body("nextTick", nullValue());
+        given().delete("/schedules/" + name).then().statusCode(204);
+    }
+
+    @Test
+    void aPausedScheduleFiresNothingUntilResumed() {
+        String name = Topics.fresh("pausing");
+        json("{\"every\":\"1s\",\"topic\":\"rec\",\"misfire\":\"skip\"}").put("/schedules/" + name).then().statusCode(201);
+        Awaitility.await().atMost(Duration.ofSeconds(15)).until(() -> ticks(name).size() >= 2);
+        given().post("/schedules/" + name + "/pause").then().statusCode(200).body("paused", equalTo(true))
+                .body("nextTick", nullValue());
+        given().post("/schedules/" + name + "/pause").then().statusCode(200).body("paused", equalTo(true));
+        given().get("/schedules").then().statusCode(200).body("find { it.name == '" + name + "' }.paused", equalTo(true));
+        // A change keeps the pause.
+        json("{\"every\":\"2s\",\"topic\":\"rec\",\"misfire\":\"skip\"}").put("/schedules/" + name).then().statusCode(200)
+                .body("paused", equalTo(true));
+        int atPause = ticks(name).size();
+        // The tick enqueued ahead is cancelled: nothing more runs.
+        Awaitility.await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(6)).until(() -> ticks(name).size() == atPause);
+        try (Resp r = RedisTestResource.resp()) {
+            assertTrue(r.str("HGET", "dq:schedules", name).contains("\"paused\":true"), "the pause is kept in Redis");
+        }
+        given().post("/schedules/" + name + "/resume").then().statusCode(200).body("paused", equalTo(false))
+                .body("nextTick", org.hamcrest.Matchers.notNullValue());
+        Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> ticks(name).size() >= atPause + 2);
+        given().post("/schedules/" + name + "-none/pause").then().statusCode(404);
+        given().post("/schedules/test-nightly/pause").then().statusCode(409);
+        given().delete("/schedules/" + name).then().statusCode(204);
+    }
+
+    @Test
+    void aBackfillEnqueuesEachTickOnceDueNow() {
+        String name = Topics.fresh("backfill");
+        String topic = Topics.fresh("sched-backfill"); // no observer: the jobs stay to be looked at
+        json("{\"every\":\"1h\",\"topic\":\"" + topic + "\",\"payload\":{\"b\":1}}").put("/schedules/" + name).then()
+                .statusCode(201);
+        String range = "{\"from\":\"2026-06-01T00:00:00Z\",\"to\":\"2026-06-01T03:00:00Z\"}";
+        long before = System.currentTimeMillis();
+        json(range).post("/schedules/" + name + "/backfill").then().statusCode(200).body("enqueued", equalTo(4))
+                .body("skipped", equalTo(0));
+        String id = name + ":" + Instant.parse("2026-06-01T02:00:00Z").toEpochMilli();
+        String runAt = given().get("/jobs/" + topic + "/" + id).then().statusCode(200).extract().path("runAt");
+        assertTrue(Instant.parse(runAt).toEpochMilli() >= before - 5000, "due now, not at its tick: " + runAt);
+        json(range).post("/schedules/" + name + "/backfill").then().statusCode(200).body("enqueued", equalTo(0))
+                .body("skipped", equalTo(4));
+        // Bad ranges: 400 naming the field, nothing written.
+        Map<String, String> bad = Map.of(
+                "{\"from\":\"2026-06-01T00:00:00Z\",\"to\":\"2026-08-01T00:00:00Z\"}", "to",
+                "{\"from\":\"2026-06-02T00:00:00Z\",\"to\":\"2026-06-01T00:00:00Z\"}", "to",
+                "{\"to\":\"2026-06-01T00:00:00Z\"}", "from",
+                "{\"from\":\"yesterday\",\"to\":\"2026-06-01T00:00:00Z\"}", "from",
+                "{\"from\":\"2026-06-01T00:00:00Z\",\"to\":\"2026-06-01T00:00:00Z\",\"every\":\"1h\"}", "every");
+        bad.forEach((body, field) -> json(body).post("/schedules/" + name + "/backfill").then().statusCode(400)
+                .contentType("application/problem+json").body("field", equalTo(field)));
+        try (Resp r = RedisTestResource.resp()) {
+            assertEquals(4, r.num("HLEN", Topics.keys(topic) + "jobs"), "only the first backfill wrote jobs");
+        }
+        json(range).post("/schedules/" + name + "-none/backfill").then().statusCode(404);
+        given().delete("/schedules/" + name).then().statusCode(204);
+    }
+
+    @Test
+    void theDashboardPausesAndResumesAScheduleMadeOverRest() {
+        String name = Topics.fresh("ui-pause");
+        json("{\"every\":\"1h\",\"topic\":\"" + Topics.fresh("sched-ui") + "\"}").put("/schedules/" + name).then()
+                .statusCode(201);
+        given().get("/delayq").then().statusCode(200).body(containsString("id=\"pause-" + name + "\""))
+                .body(org.hamcrest.Matchers.not(containsString("id=\"pause-test-nightly\"")));
+        given().post("/delayq/schedules/" + name + "/pause").then().statusCode(403); // no dashboard header: refused
+        given().get("/schedules/" + name).then().body("paused", equalTo(false));
+        given().header("X-Delayq-UI", "1").post("/delayq/schedules/" + name + "/pause").then().statusCode(200)
+                .body(containsString("paused " + name)).body(containsString("id=\"resume-" + name + "\""));
+        given().get("/schedules/" + name).then().body("paused", equalTo(true));
+        given().header("X-Delayq-UI", "1").post("/delayq/schedules/" + name + "/resume").then().statusCode(200)
+                .body(containsString("resumed " + name)).body(containsString("id=\"pause-" + name + "\""));
+        given().get("/schedules/" + name).then().body("paused", equalTo(false));
+        given().header("X-Delayq-UI", "1").post("/delayq/schedules/test-nightly/pause").then().statusCode(200)
+                .body(containsString("declared in the configuration"));
+        given().delete("/schedules/" + name).then().statusCode(204);
     }
 
     private static List<TestObservers.Delivery> ticks(String name) {

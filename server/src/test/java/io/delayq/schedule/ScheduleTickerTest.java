@@ -42,6 +42,8 @@ class ScheduleTickerTest {
     DelayqMetrics metrics;
     @Inject
     MeterRegistry registry;
+    @Inject
+    io.delayq.core.Jobs jobsApi;
 
     private final AtomicLong clock = new AtomicLong();
 
@@ -156,5 +158,47 @@ class ScheduleTickerTest {
         r.pass(ms("2026-12-01T11:00:06Z")); // 6 s late: missed, skipped
         r.pass(ms("2026-12-01T11:59:59.500Z")); // the lead: 12:00 is enqueued half a second ahead
         assertEquals(Set.of(ms("2026-12-01T10:00:00Z"), ms("2026-12-01T12:00:00Z")), jobs(topic, "late"));
+    }
+
+    @Test
+    void withOverlapSkipATickWaitsForNoneWhileThePreviousTicksJobIsThere() {
+        String topic = Topics.fresh("overlap");
+        Schedule s = schedule("ov", topic, null, Duration.ofMinutes(1), null, null)
+                .with(Schedule.Steering.of("skip", null, null, Fields.JSON));
+        clock.set(ms("2026-12-01T10:00:30Z"));
+        ScheduleTicker a = replica(s);
+        ScheduleTicker b = replica(s);
+        runUntil(ms("2026-12-01T10:03:30Z"), a, b);
+        assertEquals(Set.of(ms("2026-12-01T10:01:00Z")), jobs(topic, "ov"),
+                "10:02 and 10:03 skipped: the job of 10:01 is still scheduled (no observer takes it)");
+        jobsApi.cancel(topic, "ov:" + ms("2026-12-01T10:01:00Z")); // the previous tick's job is gone
+        runUntil(ms("2026-12-01T10:05:30Z"), a, b);
+        assertEquals(Set.of(ms("2026-12-01T10:04:00Z")), jobs(topic, "ov"), "10:04 fires, 10:05 waits for it");
+        assertEquals(3.0, registry.get("delayq.schedule.ticks.skipped").tag("schedule", "ov").tag("reason", "overlap")
+                .counter().count(), "each skipped tick counted once over both replicas");
+    }
+
+    @Test
+    void startAndEndBoundTheTicks() {
+        String topic = Topics.fresh("bounds");
+        Schedule s = schedule("b", topic, null, Duration.ofMinutes(1), null, null).with(Schedule.Steering.of(null,
+                Instant.parse("2026-12-01T10:01:30Z"), Instant.parse("2026-12-01T10:04:00Z"), Fields.JSON));
+        clock.set(ms("2026-12-01T10:00:30Z"));
+        runUntil(ms("2026-12-01T10:07:30Z"), replica(s), replica(s));
+        assertEquals(Set.of(ms("2026-12-01T10:02:00Z"), ms("2026-12-01T10:03:00Z"), ms("2026-12-01T10:04:00Z")),
+                jobs(topic, "b"), "the first tick at or after start, the last at or before end");
+    }
+
+    @Test
+    void aPausedScheduleFiresNothingAndItsResumeAppliesTheMisfireRule() {
+        String topic = Topics.fresh("paused");
+        Schedule s = schedule("p", topic, null, Duration.ofMinutes(1), null, "fire-once");
+        clock.set(ms("2026-12-01T10:00:30Z"));
+        runUntil(ms("2026-12-01T10:01:30Z"), replica(s), replica(s));
+        runUntil(ms("2026-12-01T10:05:20Z"), replica(s.withPaused(true)), replica(s.withPaused(true)));
+        assertEquals(Set.of(ms("2026-12-01T10:01:00Z")), jobs(topic, "p"), "nothing while paused");
+        runUntil(ms("2026-12-01T10:06:30Z"), replica(s), replica(s));
+        assertEquals(Set.of(ms("2026-12-01T10:01:00Z"), ms("2026-12-01T10:05:00Z"), ms("2026-12-01T10:06:00Z")),
+                jobs(topic, "p"), "resumed: the latest missed tick (10:05) once, then on schedule");
     }
 }

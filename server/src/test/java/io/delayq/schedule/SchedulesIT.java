@@ -64,15 +64,34 @@ class SchedulesIT extends OwnRedisTest {
         return out;
     }
 
+    /** How long the receiver holds each job of the overlap=skip schedule: several ticks long. */
+    private static final long OVERLAP_HOLD_MS = 3500;
+
     @Test
     void threeReplicasFireOneJobPerTickAndStillDoAfterOneIsKilled() throws Exception {
         String topic = Topics.fresh("ticks");
+        // Beside it, two schedules made over REST: one with overlap=skip whose jobs run for several
+        // ticks, and one paused through another replica than the one that made it.
+        String overlapTopic = Topics.fresh("no-overlap");
+        String pausedTopic = Topics.fresh("paused");
         long killed;
+        long pausedAt;
         try (Receiver receiver = new Receiver()) {
+            receiver.holdBy(d -> overlapTopic.equals(d.topic()) ? OVERLAP_HOLD_MS : 0);
             Map<String, String> s = settings(receiver, "every-second", topic, "1s", "fire-once");
+            s.put("delayq.topics." + overlapTopic + ".http.url", receiver.url());
+            s.put("delayq.topics." + pausedTopic + ".http.url", receiver.url());
             try (AppProcess a = AppProcess.start("s1", redis.port(), s);
                     AppProcess b = AppProcess.start("s2", redis.port(), s);
                     AppProcess c = AppProcess.start("s3", redis.port(), s)) {
+                assertEquals(201, a.send("PUT", "/schedules/no-overlap", "{\"every\":\"1s\",\"topic\":\"" + overlapTopic
+                        + "\",\"overlap\":\"skip\"}").statusCode());
+                assertEquals(201, a.send("PUT", "/schedules/paused-one", "{\"every\":\"1s\",\"topic\":\"" + pausedTopic
+                        + "\"}").statusCode());
+                Awaitility.await().atMost(Duration.ofSeconds(30))
+                        .until(() -> ticks(receiver, "paused-one", new HashMap<>()).size() >= 2);
+                assertEquals(200, c.send("POST", "/schedules/paused-one/pause", null).statusCode());
+                pausedAt = System.currentTimeMillis();
                 long started = System.currentTimeMillis();
                 Awaitility.await().atMost(Duration.ofSeconds(30))
                         .until(() -> ticks(receiver, "every-second", new HashMap<>()).tailSet(started).size() >= 10);
@@ -86,6 +105,8 @@ class SchedulesIT extends OwnRedisTest {
                     TreeSet<Long> t = ticks(receiver, "every-second", new HashMap<>());
                     return (t.last() - t.first()) / 1000 + 1 == t.size();
                 });
+                Awaitility.await().atMost(Duration.ofSeconds(60))
+                        .until(() -> ticks(receiver, "no-overlap", new HashMap<>()).size() >= 3);
                 a.terminate();
                 c.terminate();
                 assertTrue(a.waitForExit(Duration.ofSeconds(30)) && c.waitForExit(Duration.ofSeconds(30)));
@@ -117,6 +138,25 @@ class SchedulesIT extends OwnRedisTest {
             long redelivered = receiver.deliveries.entrySet().stream().filter(e -> e.getKey().startsWith("every-second:"))
                     .filter(e -> e.getValue().size() > 1).count();
             assertTrue(redelivered <= 2, redelivered + " ticks redelivered: only those the killed replica held");
+            // Paused: no tick after the pause answered, from any replica, across the kill.
+            TreeSet<Long> paused = ticks(receiver, "paused-one", new HashMap<>());
+            assertTrue(paused.last() <= pausedAt, "ticks of the paused schedule after its pause (" + pausedAt + "): "
+                    + paused.tailSet(pausedAt, false));
+            // Overlap skip: a tick's job starts only once the previous tick's job has answered, on whichever replica.
+            TreeSet<Long> ov = ticks(receiver, "no-overlap", new HashMap<>());
+            Long prev = null;
+            for (long t : ov) {
+                if (prev != null) {
+                    List<Receiver.Delivery> before = receiver.deliveries.get("no-overlap:" + prev);
+                    long answered = before.get(before.size() - 1).receivedMs() + OVERLAP_HOLD_MS;
+                    long began = receiver.deliveries.get("no-overlap:" + t).get(0).receivedMs();
+                    assertTrue(began >= answered, "tick " + t + " began at " + began + ", before tick " + prev
+                            + " ended (" + answered + ")");
+                }
+                prev = t;
+            }
+            System.out.printf("SchedulesIT: overlap=skip ran %d ticks of %d s, paused ran %d before its pause%n", ov.size(),
+                    (ov.last() - ov.first()) / 1000 + 1, paused.size());
             try (Resp r = new Resp(redis.port())) {
                 // Left in Redis: only ticks enqueued ahead that no replica was left to run.
                 for (Object id : r.list("HKEYS", Topics.keys(topic) + "jobs")) {

@@ -116,6 +116,13 @@ class RoleMatrixTest {
         all.add(new Endpoint("DELETE /schedules/{name}", DelayqRole.OPERATOR, 204, r -> r.delete("/schedules/" + saved())));
         all.add(new Endpoint("POST /schedules/{name}/trigger", DelayqRole.OPERATOR, 201,
                 r -> r.post("/schedules/test-nightly/trigger")));
+        all.add(new Endpoint("POST /schedules/{name}/pause", DelayqRole.OPERATOR, 200,
+                r -> r.post("/schedules/" + saved() + "/pause")));
+        all.add(new Endpoint("POST /schedules/{name}/resume", DelayqRole.OPERATOR, 200,
+                r -> r.post("/schedules/" + saved() + "/resume")));
+        all.add(new Endpoint("POST /schedules/{name}/backfill", DelayqRole.OPERATOR, 200,
+                r -> r.contentType(ContentType.JSON).body("{\"from\":\"2026-06-01T00:00:00Z\",\"to\":\"2026-06-01T02:00:00Z\"}")
+                        .post("/schedules/" + saved() + "/backfill")));
         return all;
     }
 
