@@ -366,8 +366,9 @@ public class Inspection extends StorePart {
      * {@link IdClaims}: the dead one goes once that job is written; a stale claim is dropped first).
      */
     public Optional<Instant> revive(String topic, String id) {
-        Partition p = holder(topic, id);
         for (int round = 0; round < IdClaims.ROUNDS; round++) {
+            // Again each round: a claim found stale with its job dead in its partition took the dead copy here.
+            Partition p = holder(topic, id);
             Response r = redis.await(runAsync("revive", p, aroundNow(), List.of(id, scriptChannel(p)), 0, null, partitions > 1));
             if (!IdClaims.claimed(r)) {
                 return r.size() == 0 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(r.get(0).toLong()));

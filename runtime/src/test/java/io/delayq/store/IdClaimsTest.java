@@ -447,6 +447,97 @@ class IdClaimsTest {
         assertEquals(2, jobs(topic));
     }
 
+    /**
+     * A dead job of the id in its home, then a batch over two partitions that enqueues (id, ga),
+     * due now, whose done step is lost (the process died after the enqueues, or another partition
+     * of the batch was unavailable): the job lives in ga's partition next to the dead home copy.
+     */
+    private Crashed doneLost(String topic) {
+        String id = deadAtHome(topic, idAwayFrom(topic, "ga"));
+        Partition q = queue.partitionOf(topic, id, "ga");
+        Partition home = queue.partitionOf(topic, id);
+        String other = "other-0";
+        for (int i = 1; !queue.partitionOf(topic, other).equals(home); i++) {
+            other = "other-" + i;
+        }
+        java.util.Map<Partition, List<NewJob>> parts = new java.util.LinkedHashMap<>();
+        parts.put(q, List.of(job(topic, id, "ga", 0)));
+        parts.put(home, List.of(job(topic, other, null, HOUR)));
+        JobQueue.Claims claimed = queue.redis.await(queue.claimAllAsync(parts));
+        for (var e : parts.entrySet()) {
+            assertTrue(queue.redis.await(queue.enqueueAsync(e.getKey(), e.getValue(), "", claimed)).get(0).created());
+        }
+        assertDeadAtHome(topic, id, "the done step was lost");
+        String claim;
+        try (Resp redis = HandBuiltStore.resp()) {
+            claim = redis.str("HGET", keys.claims(home), id);
+        }
+        return new Crashed(id, claim);
+    }
+
+    private long recordsOf(String topic, String id) {
+        long n = 0;
+        try (Resp redis = HandBuiltStore.resp()) {
+            for (Partition p : queue.partitionsOf(topic)) {
+                n += redis.num("HEXISTS", keys.jobs(p), id);
+            }
+        }
+        return n;
+    }
+
+    @Test
+    void aLostDoneStep_thenTheJobDiesInItsGroupsPartition_theSweepTakesTheHomeCopy_andARequeueOfAllMakesOneLiveJob() {
+        String topic = HandBuiltStore.fresh("claims");
+        Crashed lost = doneLost(topic);
+        String id = lost.id();
+        Partition q = queue.partitionOf(topic, id, "ga");
+        queue.fail(q, takeOne(q), 0, "boom", 5, true);
+        assertEquals(2, recordsOf(topic, id), "dead in ga's partition and at home");
+        lapse(topic, id, lost.claim());
+        assertEquals(1, new DeadSweep(STORE.layer).sweepClaims(topic), "the stale claim dropped");
+        assertEquals(0, claims(topic));
+        assertEquals(1, recordsOf(topic, id), "the home copy went with it");
+        assertEquals(q, holder(topic, id));
+        // The operator's "requeue all dead" over every partition: one live job of the id.
+        assertEquals(1, new DeadSweep(STORE.layer).requeue(topic, DeadSweep.Filter.ALL));
+        assertEquals(1, recordsOf(topic, id));
+        assertEquals(io.delayq.core.JobState.SCHEDULED, inspection.get(topic, id).orElseThrow().state());
+        assertEquals(q, holder(topic, id));
+    }
+
+    @Test
+    void aLostDoneStep_whileTheJobLives_isDoneAgainByTheSweep() {
+        String topic = HandBuiltStore.fresh("claims");
+        Crashed lost = doneLost(topic);
+        String id = lost.id();
+        Partition q = queue.partitionOf(topic, id, "ga");
+        lapse(topic, id, lost.claim());
+        assertEquals(0, new DeadSweep(STORE.layer).sweepClaims(topic), "the claim stands: its job lives");
+        assertEquals(1, claims(topic));
+        assertEquals(1, recordsOf(topic, id), "the home copy went");
+        assertEquals(0, new DeadSweep(STORE.layer).requeue(topic, DeadSweep.Filter.ALL));
+        assertTrue(inspection.revive(topic, id).isEmpty(), "nothing dead to requeue");
+        assertThrows(IdTakenException.class, () -> enqueue(job(topic, id, null, HOUR)), "the claim stands");
+        assertEquals(q, holder(topic, id));
+    }
+
+    @Test
+    void aLostDoneStep_thenTheJobDies_aRequeueByIdRevivesTheNewerDeadJob() {
+        String topic = HandBuiltStore.fresh("claims");
+        Crashed lost = doneLost(topic);
+        String id = lost.id();
+        Partition q = queue.partitionOf(topic, id, "ga");
+        queue.fail(q, takeOne(q), 0, "boom", 5, true);
+        lapse(topic, id, lost.claim());
+        // No sweep yet: the requeue by id meets the stale claim at home, whose job is dead in ga's partition.
+        assertTrue(inspection.revive(topic, id).isPresent());
+        assertEquals(1, recordsOf(topic, id));
+        assertEquals(q, holder(topic, id));
+        assertEquals(io.delayq.core.JobState.SCHEDULED, inspection.get(topic, id).orElseThrow().state());
+        assertEquals(0, new DeadSweep(STORE.layer).requeue(topic, DeadSweep.Filter.ALL));
+        assertEquals(1, recordsOf(topic, id));
+    }
+
     /** An id whose home is not the partition of {@code group}. */
     private String idAwayFrom(String topic, String group) {
         Partition q = queue.partitionOf(topic, "x", group);
