@@ -320,12 +320,17 @@ class IdClaimsTest {
     }
 
     private void assertDeadAtHome(String topic, String id, String why) {
+        assertDeadCopyAtHome(topic, id, why);
+        assertEquals(io.delayq.core.JobState.DEAD, inspection.get(topic, id).orElseThrow().state(), why);
+    }
+
+    /** The dead job at home, listed; a GET by id answers the id's live job elsewhere, if any. */
+    private void assertDeadCopyAtHome(String topic, String id, String why) {
         Partition home = queue.partitionOf(topic, id);
         try (Resp redis = HandBuiltStore.resp()) {
             assertEquals(1, redis.num("HEXISTS", keys.jobs(home), id), "the dead record stays: " + why);
             assertNotEquals(null, redis.str("ZSCORE", keys.dead(home), id), "and its dead-set entry: " + why);
         }
-        assertEquals(io.delayq.core.JobState.DEAD, inspection.get(topic, id).orElseThrow().state(), why);
         assertTrue(inspection.dead(topic, 100).stream().anyMatch(d -> d.id().equals(id)), "listed dead: " + why);
     }
 
@@ -440,7 +445,7 @@ class IdClaimsTest {
         for (var e : parts.entrySet()) {
             assertTrue(queue.redis.await(queue.enqueueAsync(e.getKey(), e.getValue(), "", claimed)).get(0).created());
         }
-        assertDeadAtHome(topic, dead, "the batch's claims are not done yet");
+        assertDeadCopyAtHome(topic, dead, "the batch's claims are not done yet");
         queue.redis.await(queue.claimsDone(claimed));
         assertEquals(io.delayq.core.JobState.SCHEDULED, inspection.get(topic, dead).orElseThrow().state());
         assertEquals(q, holder(topic, dead));
@@ -467,7 +472,7 @@ class IdClaimsTest {
         for (var e : parts.entrySet()) {
             assertTrue(queue.redis.await(queue.enqueueAsync(e.getKey(), e.getValue(), "", claimed)).get(0).created());
         }
-        assertDeadAtHome(topic, id, "the done step was lost");
+        assertDeadCopyAtHome(topic, id, "the done step was lost");
         String claim;
         try (Resp redis = HandBuiltStore.resp()) {
             claim = redis.str("HGET", keys.claims(home), id);
@@ -536,6 +541,18 @@ class IdClaimsTest {
         assertEquals(io.delayq.core.JobState.SCHEDULED, inspection.get(topic, id).orElseThrow().state());
         assertEquals(0, new DeadSweep(STORE.layer).requeue(topic, DeadSweep.Filter.ALL));
         assertEquals(1, recordsOf(topic, id));
+    }
+
+    @Test
+    void aLostDoneStep_getAndCancelByIdFindTheLiveJob_notTheDeadHomeCopy() {
+        String topic = HandBuiltStore.fresh("claims");
+        String id = doneLost(topic).id();
+        assertEquals(io.delayq.core.JobState.SCHEDULED, inspection.get(topic, id).orElseThrow().state());
+        assertEquals(io.delayq.core.JobState.SCHEDULED, inspection.lookup(topic, id).orElseThrow().info().state());
+        assertEquals(io.delayq.core.CancelOutcome.CANCELLED, inspection.cancel(topic, id));
+        assertEquals(1, recordsOf(topic, id), "the dead home copy");
+        assertEquals(io.delayq.core.JobState.DEAD, inspection.get(topic, id).orElseThrow().state(), "no live job: the dead one");
+        assertEquals(io.delayq.core.CancelOutcome.DEAD, inspection.cancel(topic, id));
     }
 
     /** An id whose home is not the partition of {@code group}. */
