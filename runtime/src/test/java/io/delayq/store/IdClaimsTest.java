@@ -547,6 +547,19 @@ class IdClaimsTest {
     }
 
     @Test
+    void aBatchWithAPartitionUnavailable_stillMarksDoneTheClaimsOfTheJobsItWrote() {
+        String topic = HandBuiltStore.fresh("claims");
+        String id = deadAtHome(topic, idAwayFrom(topic, "ga"));
+        JobQueue.Claims claimed = batchOverTwoPartitions(topic, id, HOUR);
+        // As JobsService does when another partition of the call answered StoreUnavailableException.
+        queue.redis.await(queue.claimsDone(claimed, false));
+        assertOneLiveJob(topic, id, queue.partitionOf(topic, id, "ga"));
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertTrue(redis.str("HGET", keys.claims(queue.partitionOf(topic, id)), id).contains(":-"), "marked done");
+        }
+    }
+
+    @Test
     void aLostDoneStep_getAndCancelByIdFindTheLiveJob_notTheDeadHomeCopy() {
         String topic = HandBuiltStore.fresh("claims");
         String id = doneLost(topic).id();
