@@ -16,7 +16,7 @@
 -- ARGV[A+9] = a burial's callback flag and dead-set bounds (see lib.lua's bury); absent = '0'.
 --             A job rescheduled after its expiresAt goes to dead instead (as reschedule.lua)
 -- Returns {next HSCAN cursor ('0': the walk is done), jobs acted on, of them those that expired,
---          then the ids their burials trimmed from the dead set}.
+--          the ids their burials trimmed from the dead set (a list)}.
 local mode, cursor, count = ARGV[A], ARGV[A + 1], ARGV[A + 2]
 local prefix, group = ARGV[A + 3], ARGV[A + 4]
 local from = ARGV[A + 5] ~= '' and tonumber(ARGV[A + 5]) or nil
@@ -67,4 +67,6 @@ for _, p in ipairs(picked) do
   end
 end
 group_release(admitted, now, channel)
-return { scan[1], #picked, expired, unpack(trimmed) }
+-- The trimmed ids as one nested list, not unpacked: a step acts on a whole listpack-encoded hash
+-- (HSCAN's COUNT is a hint), up to BURY_TRIM ids each, past what unpack may spread.
+return { scan[1], #picked, expired, trimmed }

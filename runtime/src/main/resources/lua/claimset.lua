@@ -11,7 +11,10 @@
 --           copy), so that neither a look by id nor a requeue from the dead set meets it. Only
 --           then: a claim that a refused or lost enqueue leaves behind never takes the dead job
 --           with it (claim.lua leaves it in place).
--- Returns one 1 (changed) or 0 (it held something else) per triple.
+--           The sweep and the other looks at a claim whose job they found in its partition, live or
+--           dead, pass it too (IdClaims.Healing): the done step again, for one that was lost; a
+--           triple whose new claim is the one expected then writes nothing but that removal.
+-- Returns one 1 (changed, or held as expected) or 0 (it held something else) per triple.
 local n = tonumber(ARGV[A])
 local replaced = {}
 local at_m = A + 1 + 3 * n
@@ -21,7 +24,7 @@ for i = 1, n do
   local at = A + 1 + (i - 1) * 3
   local id, expected, new = ARGV[at], ARGV[at + 1], ARGV[at + 2]
   if rcall('HGET', K_CLAIMS, id) == expected then
-    if new == '' then rcall('HDEL', K_CLAIMS, id) else rcall('HSET', K_CLAIMS, id, new) end
+    if new == '' then rcall('HDEL', K_CLAIMS, id) elseif new ~= expected then rcall('HSET', K_CLAIMS, id, new) end
     if replaced[id] and rcall('ZREM', K_DEAD, id) == 1 then rcall('HDEL', K_JOBS, id) end
     out[i] = 1
   else

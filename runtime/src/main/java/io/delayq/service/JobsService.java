@@ -179,9 +179,9 @@ public class JobsService implements Jobs {
             });
         }
         // The claims stand only while their jobs live, once marked done; a call whose outcome is
-        // unknown (Redis away) leaves them pending: they lapse.
-        return done.transform(ran -> (claimed.succeeded() && !(ran.cause() instanceof StoreUnavailableException)
-                ? store.claimsDone(claimed.result())
+        // unknown (Redis away) leaves them pending: they lapse. Those of the jobs written are done.
+        return done.transform(ran -> (claimed.succeeded()
+                ? store.claimsDone(claimed.result(), !(ran.cause() instanceof StoreUnavailableException))
                 : Future.<Void> succeededFuture()).transform(v -> ran.succeeded() ? Future.succeededFuture(List.of(out))
                         : Future.<List<JobInfo>> failedFuture(ran.cause())));
     }

@@ -62,7 +62,9 @@ public class BulkActions extends StorePart {
                 if (expired > 0) {
                     layer.expired(p, expired);
                     layer.calledBack(p);
-                    layer.trimmed(p, r, 3);
+                    List<String> trimmed = new java.util.ArrayList<>(r.get(3).size());
+                    r.get(3).forEach(t -> trimmed.add(t.toString()));
+                    layer.trimmed(p, trimmed);
                 }
             } while (!cursor.equals("0"));
         }

@@ -149,12 +149,14 @@ final class IdClaims extends StorePart {
 
     /** Another partition's claim on an id that goes to {@code p}: refused while it stands, else taken over. */
     private Future<Claimed> takeOver(Partition home, Partition p, NewJob job, Claim found, long now, int round) {
-        return stands(found, p.topic(), job.id(), now).compose(stands -> {
-            if (stands) {
-                return Future.succeededFuture(Claimed.refusing(new IdTakenException(job.id(), found.group(), found.pending(now))));
+        return found(found, p.topic(), job.id(), now).compose(there -> {
+            if (there.stands()) {
+                IdTakenException refused = new IdTakenException(job.id(), found.group(), found.pending(now));
+                return heal(home, job.id(), found, there).transform(v -> Future.succeededFuture(Claimed.refusing(refused)));
             }
             String mine = p.index() + ":" + Math.max(now, Math.abs(found.ms()) + 1) + ":" + (job.group() == null ? "" : job.group());
-            return set(home, List.of(job.id(), found.value(), mine)).compose(changed -> changed.get(0)
+            return set(home, List.of(job.id(), found.value(), mine), there == There.DEAD ? List.of(job.id()) : List.of())
+                    .compose(changed -> changed.get(0)
                     ? Future.succeededFuture(Claimed.of(new Written(home, job.id(), mine)))
                     : round + 1 < ROUNDS ? claimIn(home, p, List.of(job), round + 1)
                             : Future.succeededFuture(Claimed.refusing(new IdTakenException(job.id(), found.group()))));
@@ -170,8 +172,9 @@ final class IdClaims extends StorePart {
      * Marks the claims done: they stand only while their job lives in its partition. The ids in
      * {@code live} are those whose job now lives there (scheduled or in flight, the enqueue's
      * answer): a dead job of theirs in the home goes in the same step (claimset.lua), not before,
-     * so that an enqueue refused, failed or lost on its way never takes it with it. Failures are
-     * ignored (a pending claim lapses; the dead job stays, and the sweep drops the claim).
+     * so that an enqueue refused, failed or lost on its way never takes it with it. A failed call is
+     * sent once more, then ignored: a pending claim lapses, and the sweep or the next look at the
+     * claim ({@link #heal}) does what the lost step would have done.
      */
     Future<Void> done(List<Written> written, Set<String> live) {
         if (written.isEmpty()) {
@@ -189,7 +192,10 @@ final class IdClaims extends StorePart {
             }
         }
         List<Future<List<Boolean>>> calls = new ArrayList<>();
-        byHome.forEach((home, triples) -> calls.add(set(home, triples, replacing.getOrDefault(home, List.of()))));
+        byHome.forEach((home, triples) -> {
+            List<String> replaced = replacing.getOrDefault(home, List.of());
+            calls.add(set(home, triples, replaced).recover(e -> set(home, triples, replaced)));
+        });
         return Future.join(calls).<Void> mapEmpty().otherwiseEmpty();
     }
 
@@ -211,23 +217,21 @@ final class IdClaims extends StorePart {
     /** As above, for {@code values.get(i)}, the claim found for {@code claimed.get(i)}'s id in {@code p}. */
     private Future<Void> dropStale(Partition p, List<NewJob> claimed, List<String> values, long now) {
         List<Future<Void>> each = new ArrayList<>();
-        List<String> triples = new ArrayList<>();
+        Healing healing = new Healing();
         for (int i = 0; i < claimed.size(); i++) {
             NewJob job = claimed.get(i);
             Claim c = Claim.parse(values.get(i));
-            each.add(stands(c, p.topic(), job.id(), now).compose(stands -> {
-                if (stands) {
-                    return Future.failedFuture(new IdTakenException(job.id(), c.group(), c.pending(now)));
+            each.add(found(c, p.topic(), job.id(), now).compose(there -> {
+                synchronized (healing) {
+                    healing.add(job.id(), c, there);
                 }
-                synchronized (triples) {
-                    triples.add(job.id());
-                    triples.add(c.value());
-                    triples.add("");
-                }
-                return Future.succeededFuture();
+                return there.stands() ? Future.failedFuture(new IdTakenException(job.id(), c.group(), c.pending(now)))
+                        : Future.succeededFuture();
             }));
         }
-        return Future.all(each).compose(v -> set(p, triples)).mapEmpty();
+        // The claims that stand are healed too, before the refusal goes out.
+        return Future.join(each).transform(all -> healing.send(p).compose(v -> all.succeeded() ? Future.<Void> succeededFuture()
+                : Future.<Void> failedFuture(all.cause())));
     }
 
     /**
@@ -270,11 +274,65 @@ final class IdClaims extends StorePart {
      * (cancelling too: its id is not free yet); dead or gone, it is stale.
      */
     Future<Boolean> stands(Claim c, String topic, String id, long now) {
+        return found(c, topic, id, now).map(There::stands);
+    }
+
+    /**
+     * What backs a claim: its enqueue may be on its way ({@link #PENDING_MS}), else its job in the
+     * partition it names lives (scheduled or in flight, cancelling too), is dead, or is gone.
+     */
+    enum There {
+        PENDING, LIVE, DEAD, GONE;
+
+        boolean stands() {
+            return this == PENDING || this == LIVE;
+        }
+    }
+
+    /** What backs the claim of {@code id} in {@code topic} at Redis time {@code now} (get.lua on its partition). */
+    Future<There> found(Claim c, String topic, String id, long now) {
         if (c.pending(now)) {
-            return Future.succeededFuture(true);
+            return Future.succeededFuture(There.PENDING);
         }
         return runAsync("get", new Partition(topic, c.partition()), Set.of(), List.of(id, "0"), 0, null)
-                .map(r -> r.size() > 0 && !"d".equals(r.get(1).toString()));
+                .map(r -> r.size() == 0 ? There.GONE : "d".equals(r.get(1).toString()) ? There.DEAD : There.LIVE);
+    }
+
+    /**
+     * The compare-and-sets that a look at claims of one home calls for: a stale claim dropped; and
+     * whenever the claim's job is found in its partition, live or dead, a dead job of the id in the
+     * home goes with it (claimset.lua's replaced ids), the claim of a live one marked done. That is
+     * the done step of an enqueue that ran ({@link #done(List, Set)}) done again: a lost reply, a
+     * crash after the enqueue or a batch that failed elsewhere left the dead home copy next to the
+     * job, and a requeue of both would have made two live jobs of the id. A pending claim is left
+     * alone (its enqueue may be on its way, its done step will do it).
+     */
+    private final class Healing {
+        final List<String> triples = new ArrayList<>();
+        final List<String> replaced = new ArrayList<>();
+
+        void add(String id, Claim c, There there) {
+            if (there == There.PENDING) {
+                return;
+            }
+            triples.add(id);
+            triples.add(c.value());
+            triples.add(there == There.LIVE ? c.done() : "");
+            if (there != There.GONE) {
+                replaced.add(id);
+            }
+        }
+
+        Future<List<Boolean>> send(Partition home) {
+            return set(home, triples, replaced);
+        }
+    }
+
+    /** The healing of one claim ({@link Healing}); failures ignored: the sweep does it again. */
+    private Future<Void> heal(Partition home, String id, Claim c, There there) {
+        Healing healing = new Healing();
+        healing.add(id, c, there);
+        return healing.send(home).<Void> mapEmpty().otherwiseEmpty();
     }
 
     /** claimset.lua on a home partition: {@code triples} are (id, expected, new; '' deletes). */
@@ -328,15 +386,15 @@ final class IdClaims extends StorePart {
                 Map<String, String> found = pairs(r.get(1));
                 if (!found.isEmpty()) {
                     long now = redisTimeMs();
-                    List<String> triples = new ArrayList<>();
+                    Healing healing = new Healing();
                     for (Map.Entry<String, String> e : found.entrySet()) {
-                        if (!redis.await(stands(Claim.parse(e.getValue()), topic, e.getKey(), now))) {
-                            triples.add(e.getKey());
-                            triples.add(e.getValue());
-                            triples.add("");
-                        }
+                        Claim c = Claim.parse(e.getValue());
+                        healing.add(e.getKey(), c, redis.await(found(c, topic, e.getKey(), now)));
                     }
-                    dropped += redis.await(set(home, triples)).stream().filter(Boolean::booleanValue).count();
+                    List<Boolean> changed = redis.await(healing.send(home));
+                    for (int i = 0; i < changed.size(); i++) {
+                        dropped += changed.get(i) && healing.triples.get(3 * i + 2).isEmpty() ? 1 : 0;
+                    }
                 }
                 if ("0".equals(cursor)) {
                     break;
@@ -362,9 +420,12 @@ final class IdClaims extends StorePart {
         }
         Set<String> out = new java.util.HashSet<>();
         for (int i = 0; i < jobs.size(); i++) {
+            // An id twice in a batch: its last entry is what the enqueue left.
             String state = reply.get(4 + 4 * i).toString();
             if ("s".equals(state) || "i".equals(state) || "x".equals(state)) {
                 out.add(jobs.get(i).id());
+            } else {
+                out.remove(jobs.get(i).id());
             }
         }
         return out;
@@ -373,11 +434,16 @@ final class IdClaims extends StorePart {
     /**
      * revive.lua's {@code {'claimed', now, claim}} for {@code id}, dead in {@code p}, its home: true
      * when the claim stands (the id's job is the one it names: this dead one is not revived); false
-     * once a stale one was dropped (compare-and-delete), so that the caller may try again.
+     * once a stale one was dropped (compare-and-delete), so that the caller may try again. Either
+     * way a job of the claim found in its partition, live or dead, takes this dead one with it
+     * ({@link Healing}): the caller's next try then finds the id dead there, not here.
      */
     Future<Boolean> claimStands(Partition p, String id, Response reply) {
         Claim c = Claim.parse(reply.get(2).toString());
-        return stands(c, p.topic(), id, reply.get(1).toLong())
-                .compose(stands -> stands ? Future.succeededFuture(true) : set(p, List.of(id, c.value(), "")).map(false));
+        return found(c, p.topic(), id, reply.get(1).toLong()).compose(there -> {
+            Healing healing = new Healing();
+            healing.add(id, c, there);
+            return healing.send(p).map(there.stands());
+        });
     }
 }

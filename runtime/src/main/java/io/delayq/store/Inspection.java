@@ -46,7 +46,7 @@ public class Inspection extends StorePart {
     /** As {@link #get}, holding no thread. */
     public Future<Optional<JobInfo>> getAsync(String topic, String id) {
         return byId(topic, id, p -> runAsync("get", p, Set.of(), List.of(id, dedupWindow(topic)), 0, null),
-                r -> r.size() > 0).map(r -> parseGet(topic, id, r).map(JobDetail::info));
+                r -> r.size() > 0, Inspection::deadGet).map(r -> parseGet(topic, id, r).map(JobDetail::info));
     }
 
     /**
@@ -58,13 +58,33 @@ public class Inspection extends StorePart {
      */
     private Future<Response> byId(String topic, String id, java.util.function.Function<Partition, Future<Response>> call,
             java.util.function.Predicate<Response> found) {
+        return byId(topic, id, call, found, r -> false);
+    }
+
+    /**
+     * As above; when the home answers with a dead job ({@code dead}) while the id is claimed there
+     * (a job of a group took the id and the step that deletes the dead copy has not run yet, see
+     * {@link IdClaims}), the other partitions are asked for the id's live job: the dead answer only
+     * when none has it. One {@code HEXISTS} more for a dead job at home.
+     */
+    private Future<Response> byId(String topic, String id, java.util.function.Function<Partition, Future<Response>> call,
+            java.util.function.Predicate<Response> found, java.util.function.Predicate<Response> dead) {
         Partition home = partitionOf(topic, id);
         Future<Response> first = call.apply(home);
         if (partitions == 1) {
             return first;
         }
-        return first.compose(r -> found.test(r) ? Future.succeededFuture(r) : elsewhere(topic, home.index(), 0, r, call,
-                found));
+        java.util.function.Predicate<Response> live = found.and(dead.negate());
+        return first.compose(r -> !found.test(r) ? elsewhere(topic, home.index(), 0, r, call, found)
+                : !dead.test(r) ? Future.succeededFuture(r)
+                        : redis.sendAsync(Request.cmd(Command.HEXISTS).arg(keys.claims(home)).arg(id))
+                                .compose(c -> c.toInteger() == 0 ? Future.succeededFuture(r)
+                                        : elsewhere(topic, home.index(), 0, r, call, live).map(e -> live.test(e) ? e : r)));
+    }
+
+    /** Whether get.lua answered a dead job. */
+    private static boolean deadGet(Response r) {
+        return r.size() > 1 && "d".equals(r.get(1).toString());
     }
 
     private Future<Response> elsewhere(String topic, int home, int i, Response last,
@@ -101,7 +121,8 @@ public class Inspection extends StorePart {
 
     public Optional<JobDetail> lookup(String topic, String id) {
         return parseGet(topic, id, redis.await(byId(topic, id,
-                p -> runAsync("get", p, Set.of(), List.of(id, dedupWindow(topic)), 0, null), r -> r.size() > 0)));
+                p -> runAsync("get", p, Set.of(), List.of(id, dedupWindow(topic)), 0, null), r -> r.size() > 0,
+                Inspection::deadGet)));
     }
 
     private static Optional<JobDetail> parseGet(String topic, String id, Response r) {
@@ -145,7 +166,7 @@ public class Inspection extends StorePart {
      */
     public Future<Integer> cancelCodeAsync(String topic, String id) {
         return byId(topic, id, p -> runAsync("cancel", p, Set.of(), List.of(id, scriptChannel(p)), 0, null),
-                r -> r.toInteger() != 0).map(Response::toInteger);
+                r -> r.toInteger() != 0, r -> r.toInteger() == -2).map(Response::toInteger);
     }
 
     /** The outcome of a reply of cancel.lua (see {@link #cancelCodeAsync}). */
@@ -366,8 +387,9 @@ public class Inspection extends StorePart {
      * {@link IdClaims}: the dead one goes once that job is written; a stale claim is dropped first).
      */
     public Optional<Instant> revive(String topic, String id) {
-        Partition p = holder(topic, id);
         for (int round = 0; round < IdClaims.ROUNDS; round++) {
+            // Again each round: a claim found stale with its job dead in its partition took the dead copy here.
+            Partition p = holder(topic, id);
             Response r = redis.await(runAsync("revive", p, aroundNow(), List.of(id, scriptChannel(p)), 0, null, partitions > 1));
             if (!IdClaims.claimed(r)) {
                 return r.size() == 0 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(r.get(0).toLong()));

@@ -129,6 +129,16 @@ public class JobQueue extends StorePart {
     }
 
     /**
+     * As {@link #claimsDone(Claims)} when {@code all}; else (an enqueue of the call has an unknown
+     * outcome: its claims stay pending, they lapse) only the claims of the jobs that the enqueues
+     * answered as living in their partition, so that a dead job of their id in its home goes now.
+     */
+    public Future<Void> claimsDone(Claims claimed, boolean all) {
+        return all ? claimsDone(claimed)
+                : claims.done(claimed.written.stream().filter(w -> claimed.live.contains(w.id())).toList(), claimed.live);
+    }
+
+    /**
      * As {@link #enqueueAsync}, for the rows of a transactional outbox (quarkus-delayq-outbox):
      * {@code tokens.get(i)} is the unique token of job i's row. A token this partition relayed in
      * the last 24 h ({@link Keys#relayed}) is not enqueued again, whatever became of its job (its

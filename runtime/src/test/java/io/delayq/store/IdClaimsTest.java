@@ -320,12 +320,17 @@ class IdClaimsTest {
     }
 
     private void assertDeadAtHome(String topic, String id, String why) {
+        assertDeadCopyAtHome(topic, id, why);
+        assertEquals(io.delayq.core.JobState.DEAD, inspection.get(topic, id).orElseThrow().state(), why);
+    }
+
+    /** The dead job at home, listed; a GET by id answers the id's live job elsewhere, if any. */
+    private void assertDeadCopyAtHome(String topic, String id, String why) {
         Partition home = queue.partitionOf(topic, id);
         try (Resp redis = HandBuiltStore.resp()) {
             assertEquals(1, redis.num("HEXISTS", keys.jobs(home), id), "the dead record stays: " + why);
             assertNotEquals(null, redis.str("ZSCORE", keys.dead(home), id), "and its dead-set entry: " + why);
         }
-        assertEquals(io.delayq.core.JobState.DEAD, inspection.get(topic, id).orElseThrow().state(), why);
         assertTrue(inspection.dead(topic, 100).stream().anyMatch(d -> d.id().equals(id)), "listed dead: " + why);
     }
 
@@ -428,23 +433,142 @@ class IdClaimsTest {
         String topic = HandBuiltStore.fresh("claims");
         String dead = deadAtHome(topic, idAwayFrom(topic, "ga"));
         Partition q = queue.partitionOf(topic, dead, "ga");
-        Partition home = queue.partitionOf(topic, dead);
+        JobQueue.Claims claimed = batchOverTwoPartitions(topic, dead, HOUR);
+        assertDeadCopyAtHome(topic, dead, "the batch's claims are not done yet");
+        queue.redis.await(queue.claimsDone(claimed));
+        assertEquals(io.delayq.core.JobState.SCHEDULED, inspection.get(topic, dead).orElseThrow().state());
+        assertEquals(q, holder(topic, dead));
+        assertEquals(2, jobs(topic));
+    }
+
+    /**
+     * A dead job of the id in its home, then a batch over two partitions that enqueues (id, ga),
+     * due now, whose done step is lost (the process died after the enqueues, or another partition
+     * of the batch was unavailable): the job lives in ga's partition next to the dead home copy.
+     */
+    private Lost doneLost(String topic) {
+        String id = deadAtHome(topic, idAwayFrom(topic, "ga"));
+        batchOverTwoPartitions(topic, id, 0);
+        assertDeadCopyAtHome(topic, id, "the done step was lost");
+        try (Resp redis = HandBuiltStore.resp()) {
+            return new Lost(id, redis.str("HGET", keys.claims(queue.partitionOf(topic, id)), id), queue.partitionOf(topic, id, "ga"));
+        }
+    }
+
+    private record Lost(String id, String claim, Partition q) {
+    }
+
+    /** As {@link #doneLost}, then the job taken and failed for good in ga's partition, its claim's window passed. */
+    private Lost doneLostThenDied(String topic) {
+        Lost lost = doneLost(topic);
+        queue.fail(lost.q(), takeOne(lost.q()), 0, "boom", 5, true);
+        assertEquals(2, recordsOf(topic, lost.id()), "dead in ga's partition and at home");
+        lapse(topic, lost.id(), lost.claim());
+        return lost;
+    }
+
+    /**
+     * One batch over two partitions, claimed and enqueued, its claims not marked done: (id, ga)
+     * due after {@code delayMs}, and a job of no group whose home is id's.
+     */
+    private JobQueue.Claims batchOverTwoPartitions(String topic, String id, long delayMs) {
+        Partition home = queue.partitionOf(topic, id);
         String other = "other-0";
         for (int i = 1; !queue.partitionOf(topic, other).equals(home); i++) {
             other = "other-" + i;
         }
         java.util.Map<Partition, List<NewJob>> parts = new java.util.LinkedHashMap<>();
-        parts.put(q, List.of(job(topic, dead, "ga", HOUR)));
+        parts.put(queue.partitionOf(topic, id, "ga"), List.of(job(topic, id, "ga", delayMs)));
         parts.put(home, List.of(job(topic, other, null, HOUR)));
         JobQueue.Claims claimed = queue.redis.await(queue.claimAllAsync(parts));
         for (var e : parts.entrySet()) {
             assertTrue(queue.redis.await(queue.enqueueAsync(e.getKey(), e.getValue(), "", claimed)).get(0).created());
         }
-        assertDeadAtHome(topic, dead, "the batch's claims are not done yet");
-        queue.redis.await(queue.claimsDone(claimed));
-        assertEquals(io.delayq.core.JobState.SCHEDULED, inspection.get(topic, dead).orElseThrow().state());
-        assertEquals(q, holder(topic, dead));
-        assertEquals(2, jobs(topic));
+        return claimed;
+    }
+
+    private long recordsOf(String topic, String id) {
+        long n = 0;
+        try (Resp redis = HandBuiltStore.resp()) {
+            for (Partition p : queue.partitionsOf(topic)) {
+                n += redis.num("HEXISTS", keys.jobs(p), id);
+            }
+        }
+        return n;
+    }
+
+    @Test
+    void aLostDoneStep_thenTheJobDiesInItsGroupsPartition_theSweepTakesTheHomeCopy_andARequeueOfAllMakesOneLiveJob() {
+        String topic = HandBuiltStore.fresh("claims");
+        Lost lost = doneLostThenDied(topic);
+        String id = lost.id();
+        Partition q = lost.q();
+        assertEquals(1, new DeadSweep(STORE.layer).sweepClaims(topic), "the stale claim dropped");
+        assertEquals(0, claims(topic));
+        assertEquals(1, recordsOf(topic, id), "the home copy went with it");
+        assertEquals(q, holder(topic, id));
+        // The operator's "requeue all dead" over every partition: one live job of the id.
+        assertEquals(1, new DeadSweep(STORE.layer).requeue(topic, DeadSweep.Filter.ALL));
+        assertOneLiveJob(topic, id, q);
+    }
+
+    /** The id is one job, scheduled, in {@code q}. */
+    private void assertOneLiveJob(String topic, String id, Partition q) {
+        assertEquals(1, recordsOf(topic, id));
+        assertEquals(io.delayq.core.JobState.SCHEDULED, inspection.get(topic, id).orElseThrow().state());
+        assertEquals(q, holder(topic, id));
+    }
+
+    @Test
+    void aLostDoneStep_whileTheJobLives_isDoneAgainByTheSweep() {
+        String topic = HandBuiltStore.fresh("claims");
+        Lost lost = doneLost(topic);
+        String id = lost.id();
+        lapse(topic, id, lost.claim());
+        assertEquals(0, new DeadSweep(STORE.layer).sweepClaims(topic), "the claim stands: its job lives");
+        assertEquals(1, claims(topic));
+        assertEquals(1, recordsOf(topic, id), "the home copy went");
+        assertEquals(0, new DeadSweep(STORE.layer).requeue(topic, DeadSweep.Filter.ALL));
+        assertTrue(inspection.revive(topic, id).isEmpty(), "nothing dead to requeue");
+        assertThrows(IdTakenException.class, () -> enqueue(job(topic, id, null, HOUR)), "the claim stands");
+        assertEquals(lost.q(), holder(topic, id));
+    }
+
+    @Test
+    void aLostDoneStep_thenTheJobDies_aRequeueByIdRevivesTheNewerDeadJob() {
+        String topic = HandBuiltStore.fresh("claims");
+        Lost lost = doneLostThenDied(topic);
+        String id = lost.id();
+        // No sweep yet: the requeue by id meets the stale claim at home, whose job is dead in ga's partition.
+        assertTrue(inspection.revive(topic, id).isPresent());
+        assertOneLiveJob(topic, id, lost.q());
+        assertEquals(0, new DeadSweep(STORE.layer).requeue(topic, DeadSweep.Filter.ALL));
+        assertEquals(1, recordsOf(topic, id));
+    }
+
+    @Test
+    void aBatchWithAPartitionUnavailable_stillMarksDoneTheClaimsOfTheJobsItWrote() {
+        String topic = HandBuiltStore.fresh("claims");
+        String id = deadAtHome(topic, idAwayFrom(topic, "ga"));
+        JobQueue.Claims claimed = batchOverTwoPartitions(topic, id, HOUR);
+        // As JobsService does when another partition of the call answered StoreUnavailableException.
+        queue.redis.await(queue.claimsDone(claimed, false));
+        assertOneLiveJob(topic, id, queue.partitionOf(topic, id, "ga"));
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertTrue(redis.str("HGET", keys.claims(queue.partitionOf(topic, id)), id).contains(":-"), "marked done");
+        }
+    }
+
+    @Test
+    void aLostDoneStep_getAndCancelByIdFindTheLiveJob_notTheDeadHomeCopy() {
+        String topic = HandBuiltStore.fresh("claims");
+        String id = doneLost(topic).id();
+        assertEquals(io.delayq.core.JobState.SCHEDULED, inspection.get(topic, id).orElseThrow().state());
+        assertEquals(io.delayq.core.JobState.SCHEDULED, inspection.lookup(topic, id).orElseThrow().info().state());
+        assertEquals(io.delayq.core.CancelOutcome.CANCELLED, inspection.cancel(topic, id));
+        assertEquals(1, recordsOf(topic, id), "the dead home copy");
+        assertEquals(io.delayq.core.JobState.DEAD, inspection.get(topic, id).orElseThrow().state(), "no live job: the dead one");
+        assertEquals(io.delayq.core.CancelOutcome.DEAD, inspection.cancel(topic, id));
     }
 
     /** An id whose home is not the partition of {@code group}. */
