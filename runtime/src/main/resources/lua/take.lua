@@ -287,8 +287,11 @@ if group_rate > 0 then
   g_tolerance = (math.max(1, floor(BATCH_MS / g_interval)) - 1) * g_interval + SLACK_MS
 end
 -- Entries of grouptat live this long past their time: a job met later than that after its turn (its
--- topic was paused meanwhile, or no replica served it) passes its group's limit again.
-local GRACE_MS = 60000
+-- topic was paused meanwhile, or no replica served it) passes its group's limit again. Two days, not
+-- less: a put-off job met after its entry went would be put off again behind its group's pace, and
+-- while the topic runs later than the grace (workers saturated), every job of the group would, so
+-- the group would start nothing (found in review with a minute's grace and a topic two minutes late).
+local GRACE_MS = 2 * DAY_MS
 -- group -> its theoretical arrival time as this call moved it (nil: not read yet).
 local gtat, g_touched = {}, false
 -- nil when a due job (id) of group g may start now (the group's pace moves on), else the time it
@@ -315,11 +318,13 @@ local function group_turn(g, id)
   rcall('ZADD', K_GROUP_TAT, turn, '\0' .. id)
   return turn
 end
--- The last millisecond of the latest day passed to this call (today's at least).
+-- The last millisecond of the latest day passed to this call. Only passed days: a host clock a day
+-- off Redis' may leave today's shard out, and a put-off there would ZADD to no key after its ZREM
+-- (the job met was taken out of a passed shard, so there is always one).
 local function last_passed_ms()
-  local last = today
+  local last = nil
   for d in pairs(shard_of_day) do
-    if d > last then last = d end
+    if not last or d > last then last = d end
   end
   return day_start(last) + DAY_MS - 1
 end
@@ -525,8 +530,8 @@ end
 for g, st in pairs(groups) do
   if st.added > 0 then rcall('HINCRBY', K_GROUPS, g, st.added) end
 end
--- The groups' pace as this call moved it; entries past their time (and a minute) go, and the key
--- goes a minute after its latest: a group's state lasts while it is busy.
+-- The groups' pace as this call moved it; entries two days past their time go, and the key goes two
+-- days after its latest: a group's state lasts while it is busy, and two days more.
 if g_touched then
   local tats = {}
   for g, tat in pairs(gtat) do
