@@ -271,14 +271,22 @@ public class Schedules {
      * ordinary id, due now: past ticks too (the ticker's guard that refuses them is not asked). A
      * tick whose job still exists, or is remembered by the topic's dedup window, is skipped, so a
      * backfill repeated meanwhile enqueues nothing new. Paused or not, the schedule's tick records
-     * are left as they are.
+     * are first raised to the last tick of the range (fence.lua), so the ticker never fires one of
+     * them again: a backfilled job that ran and was acked leaves no job behind to stop a second run
+     * (a resume's fire-once misfire rule would fire the range's last tick again). A future tick is
+     * the ticker's: {@code to} after now is refused.
      *
-     * @throws InvalidJobException naming {@code to} when it is before {@code from}, or when the range
-     *         holds more than {@value #MAX_BACKFILL} ticks (nothing written)
+     * @throws InvalidJobException naming {@code to} when it is before {@code from} or after now, or
+     *         when the range holds more than {@value #MAX_BACKFILL} ticks (nothing written)
      */
     public Backfill backfill(Schedule s, Instant from, Instant to) {
         if (to.isBefore(from)) {
             throw new InvalidJobException("to", "to must not be before from (" + from + "), not " + to);
+        }
+        long now = store.redisTimeMs();
+        if (to.toEpochMilli() > now) {
+            throw new InvalidJobException("to", "a backfill fills past ticks: to must not be after now ("
+                    + Instant.ofEpochMilli(now) + "), not " + to + "; the schedule fires its future ticks itself");
         }
         List<Long> ticks = new ArrayList<>();
         for (long t = s.nextAfter(from.toEpochMilli() - 1); t <= to.toEpochMilli(); t = s.nextAfter(t)) {
@@ -288,6 +296,10 @@ public class Schedules {
             }
             ticks.add(t);
         }
+        if (ticks.isEmpty()) {
+            return new Backfill(0, 0);
+        }
+        store.fenceTicks(s.name(), s.topic(), ticks.get(ticks.size() - 1));
         List<NewJob> due = ticks.stream().map(t -> new NewJob(s.topic(), s.jobId(t), true, 0, 0, s.payloadJson())).toList();
         int created = store.backfill(s.topic(), s.overlap() == Schedule.Overlap.SKIP ? s.name() : null, due);
         if (created > 0) {

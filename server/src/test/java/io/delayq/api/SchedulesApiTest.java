@@ -243,11 +243,16 @@ class SchedulesApiTest {
                 "{\"from\":\"2026-06-02T00:00:00Z\",\"to\":\"2026-06-01T00:00:00Z\"}", "to",
                 "{\"to\":\"2026-06-01T00:00:00Z\"}", "from",
                 "{\"from\":\"yesterday\",\"to\":\"2026-06-01T00:00:00Z\"}", "from",
-                "{\"from\":\"2026-06-01T00:00:00Z\",\"to\":\"2026-06-01T00:00:00Z\",\"every\":\"1h\"}", "every");
+                "{\"from\":\"2026-06-01T00:00:00Z\",\"to\":\"2026-06-01T00:00:00Z\",\"every\":\"1h\"}", "every",
+                "{\"from\":\"2099-01-01T00:00:00Z\",\"to\":\"2099-01-01T02:00:00Z\"}", "to");
         bad.forEach((body, field) -> json(body).post("/schedules/" + name + "/backfill").then().statusCode(400)
                 .contentType("application/problem+json").body("field", equalTo(field)));
         try (Resp r = RedisTestResource.resp()) {
             assertEquals(4, r.num("HLEN", Topics.keys(topic) + "jobs"), "only the first backfill wrote jobs");
+            // The tick record was raised to the range's last tick: the schedule never fires those again.
+            String record = r.str("HGET", Topics.keys(topic) + "ticks", name);
+            assertTrue(record != null && Long.parseLong(record) >= Instant.parse("2026-06-01T03:00:00Z").toEpochMilli(),
+                    "tick record " + record);
         }
         json(range).post("/schedules/" + name + "-none/backfill").then().statusCode(404);
         given().delete("/schedules/" + name).then().statusCode(204);
