@@ -70,26 +70,25 @@ class GroupRateScriptsTest {
     }
 
     /**
-     * Takes until {@code n} jobs were taken, each acked by the next take, sleeping until the next
-     * due job as a taker does (the put-off ones' turns); then one more take acks the last and
-     * finds nothing. Returns each job's id with the Redis time of its take.
+     * Takes until {@code n} jobs were taken, each take acking the previous one's jobs, polled every
+     * 20 ms (a taker woken early finds the put-off ones not yet due); then one more take acks the
+     * last and finds nothing. Returns each job's id with the Redis time of its take.
      */
-    private Map<String, Long> takeAll(Partition p, int n, List<Lease> acks) throws InterruptedException {
+    private Map<String, Long> takeAll(Partition p, int n, List<Lease> acks) {
         Map<String, Long> startedAt = new HashMap<>();
-        long deadline = System.currentTimeMillis() + 60_000;
-        while (startedAt.size() < n) {
-            assertTrue(System.currentTimeMillis() < deadline, "all " + n + " taken within 60 s, " + startedAt.size() + " were");
-            TakeResult r = take(p, 100, acks);
-            acks = new ArrayList<>();
-            for (TakenJob j : r.jobs()) {
-                assertNull(startedAt.put(j.lease().id(), r.now()), j.lease().id() + " taken twice");
-                acks.add(j.lease());
-            }
-            if (r.nextDue() > r.now()) {
-                Thread.sleep(Math.min(1_000, r.nextDue() - r.now()));
-            }
-        }
-        assertTrue(take(p, 100, acks).jobs().isEmpty(), "every job taken once, none left due");
+        List<Lease> pending = new ArrayList<>(acks);
+        org.awaitility.Awaitility.await().pollInSameThread().pollDelay(java.time.Duration.ZERO)
+                .pollInterval(java.time.Duration.ofMillis(20)).atMost(java.time.Duration.ofSeconds(60))
+                .alias("all " + n + " taken").until(() -> {
+                    TakeResult r = take(p, 100, List.copyOf(pending));
+                    pending.clear();
+                    for (TakenJob j : r.jobs()) {
+                        assertNull(startedAt.put(j.lease().id(), r.now()), j.lease().id() + " taken twice");
+                        pending.add(j.lease());
+                    }
+                    return startedAt.size() >= n;
+                });
+        assertTrue(take(p, 100, pending).jobs().isEmpty(), "every job taken once, none left due");
         return startedAt;
     }
 

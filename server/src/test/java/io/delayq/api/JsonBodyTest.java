@@ -139,35 +139,46 @@ class JsonBodyTest {
             out.flush();
             String first = readResponse(in);
             org.junit.jupiter.api.Assertions.assertTrue(first.startsWith("HTTP/1.1 200"), first);
-            // Longer than the header timeout, between requests: the pace of the client is what is tested.
-            Thread.sleep(9_000);
+            // Kept open (no byte from the server, no close) for longer than the header timeout: waiting
+            // between requests is not the header phase.
+            org.awaitility.Awaitility.await().pollInSameThread().during(java.time.Duration.ofSeconds(9))
+                    .atMost(java.time.Duration.ofSeconds(30)).until(() -> stillOpen(socket, in));
+            socket.setSoTimeout(120_000);
             long start = System.nanoTime();
             out.write("GET /topics HTTP/1.1\r\nHost: localhost\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
             out.flush();
-            java.util.concurrent.atomic.AtomicBoolean answered = new java.util.concurrent.atomic.AtomicBoolean();
-            Thread trickle = new Thread(() -> {
+            // The client's pace: one header line every half second, until the server closes.
+            java.util.concurrent.ScheduledExecutorService trickle = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+            java.util.concurrent.atomic.AtomicInteger line = new java.util.concurrent.atomic.AtomicInteger();
+            trickle.scheduleAtFixedRate(() -> {
                 try {
-                    for (int i = 0; i < 200 && !answered.get(); i++) {
-                        Thread.sleep(500);
-                        out.write(("X-Slow-" + i + ": a\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-                        out.flush();
-                    }
-                } catch (Exception closed) {
-                    // the server closed the connection: what the test waits for
+                    out.write(("X-Slow-" + line.getAndIncrement() + ": a\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                    out.flush();
+                } catch (java.io.IOException closed) {
+                    throw new java.io.UncheckedIOException(closed); // the server closed: what the test waits for; stops the task
                 }
-            });
-            trickle.setDaemon(true);
-            trickle.start();
+            }, 500, 500, java.util.concurrent.TimeUnit.MILLISECONDS);
             String answer;
             try {
                 answer = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
             } finally {
-                answered.set(true);
+                trickle.shutdownNow();
             }
             long ms = (System.nanoTime() - start) / 1_000_000;
             org.junit.jupiter.api.Assertions.assertTrue(answer.startsWith("HTTP/1.1 408"), answer);
             org.junit.jupiter.api.Assertions.assertTrue(answer.contains("delayq.http.header-timeout"), answer);
             org.junit.jupiter.api.Assertions.assertTrue(ms >= 7_500 && ms < 90_000, "closed after " + ms + " ms");
+        }
+    }
+
+    /** True while the server has neither sent a byte nor closed the connection (a 50 ms read finds nothing). */
+    private static boolean stillOpen(java.net.Socket socket, java.io.InputStream in) throws java.io.IOException {
+        socket.setSoTimeout(50);
+        try {
+            in.read();
+            return false;
+        } catch (java.net.SocketTimeoutException nothing) {
+            return true;
         }
     }
 
