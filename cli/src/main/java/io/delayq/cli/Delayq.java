@@ -16,8 +16,8 @@ import picocli.CommandLine.Option;
         description = "Operate a delayq server over its REST API: topics, jobs, dead letters, flow control, "
                 + "schedules and history.",
         subcommands = { TopicsCommand.class, JobCommand.class, DeadCommand.class, PauseCommand.class,
-                ResumeCommand.class, RateLimitCommand.class, MaxInFlightCommand.class, SchedulesCommand.class,
-                HistoryCommand.class, CompletionCommand.class },
+                ResumeCommand.class, RateLimitCommand.class, GroupRateLimitCommand.class, MaxInFlightCommand.class,
+                SchedulesCommand.class, HistoryCommand.class, CompletionCommand.class },
         footer = { "", "Exit codes: 0 done, 1 not found or conflict, 2 usage (or input the server",
                 "refused), 3 not allowed (401/403), 4 unavailable (5xx, connection refused, timeout).", "",
                 "Example:", "  delayq --url http://delayq:8080 --user alice:s3cret topics" })

@@ -349,17 +349,22 @@ class CliIT {
         assertEquals("api", limited.path("rateLimit").path("source").asText());
         JsonNode capped = cli("--output", "json", "max-in-flight", t, "5").exits(0).json();
         assertEquals(5, capped.path("maxInFlight").path("max").asInt(), capped.toString());
+        JsonNode perGroup = cli("--output", "json", "group-rate-limit", t, "2.5").exits(0).json();
+        assertEquals(2.5, perGroup.path("groupRateLimit").path("perSecond").asDouble(), perGroup.toString());
+        assertEquals("api", perGroup.path("groupRateLimit").path("source").asText(), perGroup.toString());
 
         Run table = cli("topics").exits(0);
         String header = table.out().lines().findFirst().orElseThrow();
         assertTrue(header.matches("TOPIC +SCHEDULED +INFLIGHT +DEAD +NEXT DUE +FLOW"), header);
         String line = table.out().lines().filter(l -> l.startsWith(t + " ")).findFirst().orElseThrow();
-        assertTrue(line.matches(t + " +1 +0 +0 +\\S+ \\S+Z \\(in 9m\\d+s\\) +paused, 50/s \\(api\\), 0/5 in flight"), line);
+        assertTrue(line.matches(t + " +1 +0 +0 +\\S+ \\S+Z \\(in 9m\\d+s\\) +paused, 50/s \\(api\\), 2.5/s per group \\(api\\), 0/5 in flight"), line);
         // Aligned: every row's NEXT DUE starts under its header.
         int col = header.indexOf("NEXT DUE");
         assertTrue(line.charAt(col - 1) == ' ' && line.charAt(col) != ' ', line);
 
         assertTrue(cli("rate-limit", t, "--clear").exits(0).out().contains("paused"));
+        JsonNode ungrouped = cli("--output", "json", "group-rate-limit", t, "--clear").exits(0).json();
+        assertTrue(ungrouped.path("groupRateLimit").isMissingNode(), ungrouped.toString());
         JsonNode uncapped = cli("--output", "json", "max-in-flight", t, "--clear").exits(0).json();
         assertTrue(uncapped.path("maxInFlight").isMissingNode(), uncapped.toString());
         JsonNode resumed = cli("--output", "json", "resume", t).exits(0).json();
@@ -541,7 +546,9 @@ class CliIT {
                 List.of("dead", "requeue", "failing", "--all", "--error", "x"), List.of("dead", "list", "t", "--limit", "many"),
                 List.of("rate-limit", "t"), List.of("rate-limit", "t", "5", "--clear"), List.of("rate-limit", "t", "fast"),
                 List.of("rate-limit", "t", "0"), List.of("max-in-flight", "t", "zero"), List.of("max-in-flight", "t", "0"),
-                List.of("max-in-flight", "t"), List.of("history", "t", "--minutes", "soon"), List.of("schedules", "trigger"),
+                List.of("max-in-flight", "t"), List.of("group-rate-limit", "t"), List.of("group-rate-limit", "t", "5", "--clear"),
+                List.of("group-rate-limit", "t", "fast"), List.of("group-rate-limit", "t", "0"),
+                List.of("group-rate-limit", "t", "-1.5"), List.of("history", "t", "--minutes", "soon"), List.of("schedules", "trigger"),
                 List.of("schedules", "put", "s", "--topic", "t"), List.of("schedules", "put", "s", "--every", "1h"),
                 List.of("schedules", "put", "s", "--every", "1h", "--cron", "0 * * * * ?", "--topic", "t"),
                 List.of("schedules", "put", "s", "--every", "1h", "--topic", "t", "--payload", "{not json"),
