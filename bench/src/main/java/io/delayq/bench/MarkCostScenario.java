@@ -21,9 +21,12 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
  * 32's work, read from git at run time ({@code git show BASE:runtime/src/main/resources/lua/...},
  * so the repository must be a git clone with that commit), on the same Redis in the same run: the
  * earlier ones run through a second store built by hand on the same gateway, keys and config
- * ({@link Scripts}' source seam), its other scripts today's (they are not run). One adaptation:
- * the earlier lib.lua reads the day shards from KEYS[24] on, today's store passes them from
- * KEYS[25] (KEYS[24] is the outbox's relayed set, added after the base): that one line is moved.
+ * ({@link Scripts}' source seam), its other scripts today's (they are not run). Adapted to today's
+ * store, which calls them: the earlier lib.lua reads the day shards from KEYS[24] on, today's store
+ * passes them from KEYS[27] (the outbox's relayed set, the group rate limit's two keys came after
+ * the base): that one line is moved; the earlier take reads its acks from ARGV[A+13] (today's place,
+ * after the expired jobs' burial flags and the group rate limit) and answers "no expired, none
+ * trimmed" where today's reply has those two lists.
  * Each round enqueues N jobs due now (today's enqueue, one partition's calls of 1,000, a topic no
  * replica serves) and takes them all 100 per call, each take carrying the previous take's acks
  * (as the taker does; {@link RedisCostScenario#takeAll}): Redis µs per job taken and acked (INFO
@@ -60,6 +63,17 @@ final class MarkCostScenario {
             throw new IllegalStateException("lib.lua of " + commit + " does not read its day shards as expected");
         }
         old.put("lib", old.get("lib").replace(shards, shards.replace("KEYS[23 + i]", "KEYS[26 + i]")));
+        // Today's take is given two more ARGV before its acks (the burial's flag and bounds for expired
+        // jobs, the group rate limit: the acks start at ARGV[A+13], not A+11), and its reply two more
+        // counts after the stale ids (expired ids, ids trimmed from the dead set): the base has
+        // neither, so it reads its acks from their new place and answers both as none.
+        String acks = "ack_leases(A + 12, tonumber(ARGV[A + 11]),";
+        String staleIds = "for _, id in ipairs(stale) do out[#out + 1] = id end\n";
+        if (!old.get("take").contains(acks) || !old.get("take").contains(staleIds)) {
+            throw new IllegalStateException("take.lua of " + commit + " does not read its acks or answer as expected");
+        }
+        old.put("take", old.get("take").replace(acks, "ack_leases(A + 14, tonumber(ARGV[A + 13]),")
+                .replace(staleIds, staleIds + "out[#out + 1] = 0\nout[#out + 1] = 0\n"));
         Scripts scripts = new Scripts(gateway, new SimpleMeterRegistry(), name -> old.getOrDefault(name, Scripts.read(name)));
         return new JobQueue(new StoreLayer(gateway, scripts, keys, config));
     }
