@@ -67,6 +67,13 @@
 #                                     binds (16), then with 1 group (a limit that does not bind), 100
 #                                     and 10,000 groups (group-max-in-flight 1): throughput, Redis
 #                                     commands, CPU µs and script µs per job
+#   bench/run.sh grouprate            grouprate (on request only, about 2 minutes): the group rate limit
+#                                     over 3 replicas (this process and 2 replica processes): a backlog
+#                                     of 100 groups' jobs on a topic with group-rate-limit 5, resumed at
+#                                     once; each group's rate over 60 s from 5 s after the resume: min,
+#                                     median, max, groups outside 5/s +-10 % (exit 1 if any, or a
+#                                     duplicate), the topic's total (500/s expected);
+#                                     BENCH_GROUP_RATE_SECONDS=N a shorter window for a try
 #   bench/run.sh history --n 50000   (on request only) the dashboard history's cost: an N-job burst
 #                                     with the history off, then on (flushed every second), throughput
 #                                     and Redis commands per job of each; idle commands/s with it on and off

@@ -154,6 +154,7 @@ public class BenchApp implements QuarkusApplication {
                 case "listing" -> emit(new ListingScenario(this, queue, listing, o.n()).run());
                 case "topics" -> new TopicsScenario(this).run();
                 case "flow" -> new FlowScenario(this, control).run();
+                case "grouprate" -> new GroupRateScenario(this).run();
                 case "history" -> history();
                 default -> throw new IllegalArgumentException("unknown scenario " + s);
             }

@@ -39,6 +39,10 @@ public class BenchObservers {
         recorder.record(job.id());
     }
 
+    void groupRate(@Observes @JobTopic(GroupRateScenario.TOPIC) Job job) {
+        recorder.record(job.id());
+    }
+
     void outbox(@Observes @JobTopic(OutboxLoad.TOPIC) Job job) {
         OutboxLoad.arrived(job.id());
     }
