@@ -24,10 +24,14 @@ import io.delayq.support.Topics;
  * Concurrency groups with three replicas as real processes of the packaged server, one of them
  * SIGKILLed part-way: {@code group-max-in-flight=1} holds over all replicas, each group's jobs start
  * in runAt order, a group with 5,000 due jobs does not delay the small groups' jobs, and every job
- * runs.
+ * runs. The same replicas serve a second topic with a {@code group-rate-limit} through the kill:
+ * no group runs faster than its limit, and every job runs.
  */
 class GroupsIT extends OwnRedisTest {
     private static final int SMALL_GROUPS = 20, SMALL_JOBS = 30, BIG_JOBS = 5_000;
+    /** The rated topic: each group's backlog takes about 30 s at its limit, so the kill falls inside it. */
+    private static final int RATED_GROUPS = 4, RATED_JOBS = 30;
+    private static final double RATED_PER_SECOND = 1;
 
     private static Map<String, String> serving(String topic, Receiver receiver, String via) {
         Map<String, String> s = new HashMap<>();
@@ -38,6 +42,46 @@ class GroupsIT extends OwnRedisTest {
         s.put("delayq.dispatch.heartbeat", "500ms");
         s.put("delayq.dispatch.reclaim-interval", "500ms");
         return s;
+    }
+
+    /** {@link #serving} plus a second topic whose groups are limited to {@value #RATED_PER_SECOND} jobs/s each. */
+    private static Map<String, String> serving(String topic, Receiver receiver, String rated, Receiver ratedReceiver,
+            String via) {
+        Map<String, String> s = serving(topic, receiver, via);
+        s.put("delayq.topics." + rated + ".http.url", ratedReceiver.url(via));
+        s.put("delayq.topics." + rated + ".group-rate-limit", Double.toString(RATED_PER_SECOND));
+        return s;
+    }
+
+    /**
+     * No group of the rated topic ran faster than its limit, by more than a generous margin (the
+     * receiver sees the calls, after the takes, on a loaded machine): over the whole run, its
+     * first starts span at least 80 % of (n - 1) intervals; in any 10 s, at most 1.5 times the
+     * limit's worth plus 2. Returns the fastest group's rate over its run, jobs/s.
+     */
+    private static double assertNoGroupRanFasterThanItsLimit(Receiver rated) {
+        Map<String, List<Long>> starts = new HashMap<>();
+        rated.deliveries.forEach((id, d) -> starts.computeIfAbsent(group(id), k -> new ArrayList<>()).add(d.get(0).receivedMs()));
+        assertEquals(RATED_GROUPS, starts.size(), starts.keySet().toString());
+        double fastest = 0;
+        for (Map.Entry<String, List<Long>> e : starts.entrySet()) {
+            List<Long> t = e.getValue();
+            t.sort(null);
+            long span = t.get(t.size() - 1) - t.get(0);
+            double floor = 0.8 * (t.size() - 1) * 1000 / RATED_PER_SECOND;
+            assertTrue(span >= floor, e.getKey() + ": " + t.size() + " jobs started within " + span + " ms, limit "
+                    + RATED_PER_SECOND + "/s");
+            fastest = Math.max(fastest, (t.size() - 1) * 1000.0 / Math.max(1, span));
+            int most = (int) (1.5 * 10 * RATED_PER_SECOND) + 2;
+            for (int i = 0, j = 0; i < t.size(); i++) {
+                while (t.get(i) - t.get(j) >= 10_000) {
+                    j++;
+                }
+                assertTrue(i - j + 1 <= most, e.getKey() + ": " + (i - j + 1) + " starts within 10 s, limit "
+                        + RATED_PER_SECOND + "/s");
+            }
+        }
+        return fastest;
     }
 
     /** Job ids are {@code <group>-<n>}, n in runAt order within the group. */
@@ -113,10 +157,12 @@ class GroupsIT extends OwnRedisTest {
     @Test
     void oneJobPerGroupAtOnceInRunAtOrderAndABigGroupDoesNotDelayTheSmallOnesThroughAKill() throws Exception {
         String topic = Topics.fresh("groups");
+        String rated = Topics.fresh("group-rate");
         try (Receiver receiver = new Receiver();
-                AppProcess a = AppProcess.start("grp-a", redis.port(), serving(topic, receiver, "a"));
-                AppProcess b = AppProcess.start("grp-b", redis.port(), serving(topic, receiver, "b"));
-                AppProcess c = AppProcess.start("grp-c", redis.port(), serving(topic, receiver, "c"))) {
+                Receiver ratedReceiver = new Receiver();
+                AppProcess a = AppProcess.start("grp-a", redis.port(), serving(topic, receiver, rated, ratedReceiver, "a"));
+                AppProcess b = AppProcess.start("grp-b", redis.port(), serving(topic, receiver, rated, ratedReceiver, "b"));
+                AppProcess c = AppProcess.start("grp-c", redis.port(), serving(topic, receiver, rated, ratedReceiver, "c"))) {
             receiver.countBy(d -> group(d.id()));
             // The small groups' calls take 20 ms (long enough for two of a group to overlap, were
             // the limit not kept); the big group's 2 ms, its 5,000 run one after the other.
@@ -131,11 +177,24 @@ class GroupsIT extends OwnRedisTest {
                 small.append(small.isEmpty() ? "[" : ",").append(json, 1, json.length() - 1);
             }
             post(b, small.append(']').toString());
+            ratedReceiver.holdFor(20);
+            StringBuilder ratedJobs = new StringBuilder();
+            for (int g = 0; g < RATED_GROUPS; g++) {
+                String json = jobs(rated, "r" + g, 0, RATED_JOBS, now - 30_000);
+                ratedJobs.append(ratedJobs.isEmpty() ? "[" : ",").append(json, 1, json.length() - 1);
+            }
+            post(c, ratedJobs.append(']').toString());
+            int ratedTotal = RATED_GROUPS * RATED_JOBS;
 
             int total = BIG_JOBS + SMALL_GROUPS * SMALL_JOBS + 10;
-            Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> receiver.distinct() >= 1_000);
+            // After 1,000 calls, or half the rated backlog if the big group is slower: the kill must
+            // fall inside the rated topic's run too.
+            Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> (receiver.distinct() >= 1_000
+                    || ratedReceiver.distinct() >= ratedTotal / 2) && ratedReceiver.distinct() >= 2 * RATED_GROUPS);
             c.kill();
             long killedAt = System.currentTimeMillis();
+            int ratedAtKill = ratedReceiver.distinct();
+            int callsAtKill = receiver.distinct();
             // Due later, while the big group's backlog still drains: one job of a group of its own each.
             long late = System.currentTimeMillis() + 5_000;
             StringBuilder lateJobs = new StringBuilder();
@@ -144,7 +203,19 @@ class GroupsIT extends OwnRedisTest {
                 lateJobs.append(lateJobs.isEmpty() ? "[" : ",").append(json, 1, json.length() - 1);
             }
             post(a, lateJobs.append(']').toString());
-            Awaitility.await().atMost(Duration.ofSeconds(240)).until(() -> receiver.completed.size() == total);
+            Awaitility.await().atMost(Duration.ofSeconds(240)).until(() -> receiver.completed.size() == total
+                    && ratedReceiver.completed.size() == ratedTotal);
+
+            // The rated topic: every job ran (twice only one the killed replica was running), no
+            // group faster than its limit; the kill fell inside its run.
+            assertTrue(ratedAtKill < ratedTotal - RATED_GROUPS, "the rated backlog had run when c was killed: "
+                    + ratedAtKill + " of " + ratedTotal);
+            int ratedAgain = assertRunTwiceOnlyWhenTheLostReplicaWasRunningIt(ratedReceiver, "c", killedAt);
+            assertEquals(ratedTotal, ratedReceiver.deliveries.size());
+            double fastest = assertNoGroupRanFasterThanItsLimit(ratedReceiver);
+            System.out.printf("group rate limit %.1f/s, %d groups x %d jobs through the kill (%d started before it):"
+                    + " fastest group %.3f jobs/s over its run, %d run again%n", RATED_PER_SECOND, RATED_GROUPS, RATED_JOBS,
+                    ratedAtKill, fastest, ratedAgain);
 
             // Never two of a group at once, over all replicas (the kill included: its calls ended
             // before their leases expired).
@@ -167,10 +238,10 @@ class GroupsIT extends OwnRedisTest {
             lateness.sort(null);
             long smallLast = receiver.deliveries.entrySet().stream().filter(e -> e.getKey().startsWith("s"))
                     .mapToLong(e -> e.getValue().get(0).receivedMs()).max().orElseThrow();
-            System.out.printf("groups, 3 replicas (one SIGKILLed after 1,000 calls): %d jobs, most of one group at once %d;"
+            System.out.printf("groups, 3 replicas (one SIGKILLed after %d calls): %d jobs, most of one group at once %d;"
                     + " 20 small groups x 30 done %d ms after the enqueue, the big group's last start %d ms after;"
                     + " 10 late jobs' lateness p50 %d ms, max %d ms; %d jobs run again after the kill%n",
-                    total, receiver.peakBy.values().stream().mapToLong(x -> x.get()).max().orElseThrow(), smallLast - now,
+                    callsAtKill, total, receiver.peakBy.values().stream().mapToLong(x -> x.get()).max().orElseThrow(), smallLast - now,
                     bigLast - now, lateness.get(5), lateness.get(9), again);
             assertTrue(bigLast > late + 1_000, "the big group's backlog drained before the late jobs were due: the test"
                     + " measured nothing");
