@@ -177,19 +177,40 @@ public class Schedules {
         if (configured.containsKey(schedule.name())) {
             throw new ConfiguredScheduleException(schedule.name());
         }
-        long now = store.redisTimeMs();
-        Schedule before = storedNow(schedule.name());
-        // A change keeps the pause: only resume ends it.
-        Schedule defined = schedule.withSince(now).withPaused(before != null && before.paused());
-        // A new topic, or a new overlap policy (skip puts every tick in the partition of the name,
-        // allow in that of its job): the old definition's ticks land elsewhere, so fence them off.
-        if (before != null && (!before.topic().equals(schedule.topic()) || before.overlap() != schedule.overlap())) {
-            store.fenceTicks(schedule.name(), before.topic(), now + FENCE_MS);
-            defined = defined.withSince(now + FENCE_MS);
+        for (int attempt = 1;; attempt++) {
+            long now = store.redisTimeMs();
+            String read = store.scheduleDefinition(schedule.name());
+            Schedule before = decodeOrNull(schedule.name(), read);
+            // A change keeps the pause: only resume ends it.
+            Schedule defined = schedule.withSince(now).withPaused(before != null && before.paused());
+            // A new topic, or a new overlap policy (skip puts every tick in the partition of the name,
+            // allow in that of its job): the old definition's ticks land elsewhere, so fence them off.
+            if (before != null && (!before.topic().equals(schedule.topic()) || before.overlap() != schedule.overlap())) {
+                store.fenceTicks(schedule.name(), before.topic(), now + FENCE_MS);
+                defined = defined.withSince(now + FENCE_MS);
+            }
+            Optional<Boolean> created = store.putScheduleIf(schedule.name(), read, encode(defined));
+            if (created.isPresent()) {
+                changed();
+                return created.get();
+            }
+            giveUpAfter(attempt, schedule.name());
         }
-        boolean created = store.putSchedule(schedule.name(), encode(defined));
-        changed();
-        return created;
+    }
+
+    /** How often a write whose read another replica made stale is redone before it gives up. */
+    private static final int MAX_WRITES = 20;
+
+    /**
+     * A read-modify-write of a definition found it changed meanwhile by another replica (see
+     * {@link ScheduleStore#putScheduleIf}): it is redone on what is there now, up to
+     * {@value #MAX_WRITES} times; more means replicas change the schedule without pause.
+     */
+    private static void giveUpAfter(int attempt, String name) {
+        if (attempt >= MAX_WRITES) {
+            throw new IllegalStateException("recurring schedule " + name + " changed by other replicas " + attempt
+                    + " times while this one tried to write it");
+        }
     }
 
     /** How long a deleted or moved schedule stays fenced off its topic: its lead and lateness, with room. */
@@ -209,7 +230,7 @@ public class Schedules {
             return false;
         }
         store.deleteSchedule(name);
-        stopTicks(s);
+        stopTicks(s, true);
         changed();
         return true;
     }
@@ -217,11 +238,11 @@ public class Schedules {
     /**
      * Fences a schedule that stops firing (deleted, or paused) off its topic for {@value #FENCE_MS}
      * ms and cancels the job of a tick already enqueued ahead: nothing of it runs after this call (a
-     * job already due or running goes on).
+     * job already due or running goes on). A deleted one's partitions forget its last tick's job.
      */
-    private void stopTicks(Schedule s) {
+    private void stopTicks(Schedule s, boolean deleted) {
         long now = store.redisTimeMs();
-        store.fenceTicks(s.name(), s.topic(), now + FENCE_MS);
+        store.fenceTicks(s.name(), s.topic(), now + FENCE_MS, deleted);
         long next = s.nextAfter(now);
         for (int i = 0; i < 3 && next <= now + ScheduleTicker.LEAD_MS; i++) {
             jobs.cancel(s.topic(), s.jobId(next));
@@ -243,20 +264,25 @@ public class Schedules {
         if (configured.containsKey(name)) {
             throw new ConfiguredScheduleException(name);
         }
-        Schedule s = storedNow(name);
-        if (s == null) {
-            return Optional.empty();
+        for (int attempt = 1;; attempt++) {
+            String read = store.scheduleDefinition(name);
+            Schedule s = decodeOrNull(name, read);
+            if (s == null) {
+                return Optional.empty();
+            }
+            if (s.paused() == paused) {
+                return Optional.of(s);
+            }
+            Schedule changed = s.withPaused(paused);
+            if (store.putScheduleIf(name, read, encode(changed)).isPresent()) {
+                if (paused) {
+                    stopTicks(s, false);
+                }
+                changed();
+                return Optional.of(changed);
+            }
+            giveUpAfter(attempt, name);
         }
-        if (s.paused() == paused) {
-            return Optional.of(s);
-        }
-        Schedule changed = s.withPaused(paused);
-        store.putSchedule(name, encode(changed));
-        if (paused) {
-            stopTicks(s);
-        }
-        changed();
-        return Optional.of(changed);
     }
 
     /** The most ticks one backfill enqueues. */
@@ -310,7 +336,11 @@ public class Schedules {
 
     /** The definition in Redis now, null when none (or unreadable). */
     private Schedule storedNow(String name) {
-        String json = store.scheduleDefinition(name);
+        return decodeOrNull(name, store.scheduleDefinition(name));
+    }
+
+    /** A definition read from Redis, null when none (or unreadable). */
+    private Schedule decodeOrNull(String name, String json) {
         try {
             return json == null ? null : decode(name, json);
         } catch (RuntimeException e) {

@@ -3,6 +3,7 @@ package io.delayq.store;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 import jakarta.inject.Inject;
@@ -118,12 +119,20 @@ public class ScheduleStore extends StorePart {
         return r == null ? null : r.toString();
     }
 
-    /** Stores a schedule's definition; true when the name was new. */
-    public boolean putSchedule(String name, String definition) {
-        boolean created = redis.send(Request.cmd(Command.HSET).arg(keys.schedules()).arg(name).arg(definition))
-                .toInteger() == 1;
+    /**
+     * Stores a schedule's definition if the one in Redis is still {@code read} (null: there was
+     * none), in one atomic step (schedput.lua): a read-modify-write (PUT, pause, resume) whose read
+     * another replica's write made stale writes nothing. Returns empty when it wrote nothing (read
+     * again and redo the change), else whether the name was new.
+     */
+    public Optional<Boolean> putScheduleIf(String name, String read, String definition) {
+        long r = redis.await(scripts.runAsync("schedput", List.of(keys.schedules()),
+                List.of("0", name, read == null ? "0" : "1", read == null ? "" : read, definition), null)).toLong();
+        if (r < 0) {
+            return Optional.empty();
+        }
         schedulesChanged();
-        return created;
+        return Optional.of(r == 1);
     }
 
     /**
@@ -154,8 +163,17 @@ public class ScheduleStore extends StorePart {
      * definition there (the record is compared in the same atomic step as the write).
      */
     public void fenceTicks(String name, String topic, long untilMs) {
+        fenceTicks(name, topic, untilMs, false);
+    }
+
+    /**
+     * As {@link #fenceTicks(String, String, long)}; with {@code deleted} (the schedule is deleted)
+     * the partitions also forget the job of its last tick (kept for its overlap check), so a
+     * deleted schedule leaves only its tick records.
+     */
+    public void fenceTicks(String name, String topic, long untilMs, boolean deleted) {
         for (Partition p : partitionsOf(topic)) {
-            run("fence", p, Set.of(), List.of(name, Long.toString(untilMs)));
+            run("fence", p, Set.of(), List.of(name, Long.toString(untilMs), deleted ? "1" : "0"));
         }
     }
 

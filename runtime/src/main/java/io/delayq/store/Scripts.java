@@ -40,7 +40,7 @@ import io.vertx.redis.client.Response;
 public class Scripts {
     public static final List<String> NAMES = List.of("peek", "enqueue", "enqueue1", "take", "ack", "fail", "extend", "reclaim", "requeue",
             "get", "cancel", "revive", "purge", "stats", "snooze", "fence", "flow", "reschedule", "forget",
-            "cbtake", "cbsettle", "deadsweep", "history", "list", "bulk", "claim", "claimset");
+            "cbtake", "cbsettle", "deadsweep", "history", "list", "bulk", "claim", "claimset", "schedput");
 
     /**
      * The scripts that only move or delete what Redis holds (and write at most a few bytes of

@@ -142,6 +142,26 @@ class SchedulesApiTest {
     }
 
     @Test
+    void aDeletedScheduleForgetsItsLastTicksJob() {
+        // With overlap skip each partition keeps the job of the schedule's last tick there
+        // ("<name>:job" in ticks); deleted, only the tick record that fences it off stays.
+        String name = Topics.fresh("forgotten");
+        String ticks = Topics.keys("rec") + "ticks";
+        json("{\"every\":\"1s\",\"topic\":\"rec\",\"overlap\":\"skip\"}").put("/schedules/" + name).then()
+                .statusCode(201);
+        Awaitility.await().atMost(Duration.ofSeconds(15)).until(() -> {
+            try (Resp r = RedisTestResource.resp()) {
+                return r.num("HEXISTS", ticks, name + ":job") == 1;
+            }
+        });
+        given().delete("/schedules/" + name).then().statusCode(204);
+        try (Resp r = RedisTestResource.resp()) {
+            assertEquals(0, r.num("HEXISTS", ticks, name + ":job"));
+            assertEquals(1, r.num("HEXISTS", ticks, name));
+        }
+    }
+
+    @Test
     void aScheduleDeletedThroughAnotherReplicaStopsTickingAtOnce() {
         String name = Topics.fresh("elsewhere");
         json("{\"every\":\"1s\",\"topic\":\"rec\"}").put("/schedules/" + name).then().statusCode(201);
