@@ -1,7 +1,6 @@
 package io.delayq.cli;
 
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code delayq group-rate-limit TOPIC (R | --clear)}: PUT or DELETE /topics/{t}/group-rate-limit. */
@@ -11,36 +10,28 @@ import picocli.CommandLine.Parameters;
                 + "it (the configuration's applies again).",
         footer = { "", "Example:", "  delayq group-rate-limit partner-calls 5",
                 "  delayq group-rate-limit partner-calls --clear" })
-class GroupRateLimitCommand extends ApiCommand {
-    @Parameters(index = "0", paramLabel = "TOPIC", description = "The topic.")
-    String topic;
-
+class GroupRateLimitCommand extends RateCommand {
     @Parameters(index = "1", arity = "0..1", paramLabel = "R",
             description = "Jobs of one group per second (may have decimals: 0.5 is one every 2 s).")
     String perSecond;
 
-    @Option(names = "--clear", description = "Remove the limit set over the API.")
-    boolean clear;
+    @Override
+    String path() {
+        return "group-rate-limit";
+    }
 
     @Override
-    void run(Api api, Output out) {
-        if (clear == (perSecond != null)) {
-            throw usage("give R or --clear");
-        }
-        if (clear) {
-            out.object(api.delete(topicPath(topic) + "/group-rate-limit").body());
-            return;
-        }
-        double r;
-        try {
-            r = Double.parseDouble(perSecond);
-        } catch (NumberFormatException e) {
-            throw usage("R must be a number of jobs per second per group, not '" + perSecond + "'");
-        }
-        if (!(r > 0) || Double.isInfinite(r)) {
-            throw usage("R must be more than 0 (to stop the topic: delayq pause " + topic + ")");
-        }
-        out.object(api.put(topicPath(topic) + "/group-rate-limit",
-                Api.JSON.createObjectNode().put("perSecond", r).toString()).body());
+    String perSecond() {
+        return perSecond;
+    }
+
+    @Override
+    String label() {
+        return "R";
+    }
+
+    @Override
+    String unit() {
+        return "jobs per second per group";
     }
 }
