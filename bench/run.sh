@@ -37,7 +37,9 @@
 #                                     directory, BENCH_COLD_FLAGS JVM flags added to every variant
 #                                     (warm included: a flag tried before it is shipped),
 #                                     BENCH_COLD_VARIANTS='name=flags;name=flags' more AOT-cache
-#                                     variants, alternating with the others (ratio to plain's warm)
+#                                     variants, alternating with the others (ratio to plain's warm);
+#                                     a variant's --app=DIR runs another build's quarkus-app (its jar
+#                                     and app.aot), e.g. a worktree of the commit before a change
 #   bench/run.sh burst,dedup          dedup (on request only): a burst on a topic with a dedup
 #                                     window, memory per remembered id, the ids enqueued again
 #   bench/run.sh listing --n 5000000  listing (on request only): Redis ms of one 1,000-job page of

@@ -60,7 +60,7 @@ final class ServerColdScenario {
         final long startNanos;
         double readyMs;
 
-        Server(List<String> jvmFlags) throws IOException {
+        Server(List<String> jvmFlags, Path dir) throws IOException {
             int port = RedisProcess.freePort();
             List<String> cmd = new ArrayList<>();
             cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -124,7 +124,10 @@ final class ServerColdScenario {
         int reps = Integer.parseInt(System.getenv().getOrDefault("BENCH_COLD_REPS", "3"));
         // BENCH_COLD_FLAGS: JVM flags added to every variant, warm included (a flag tried before it
         // is shipped); BENCH_COLD_VARIANTS: more AOT-cache variants, "name=flags;name=flags", each
-        // alternating with the others (its ratio is to the plain variant's warm rate).
+        // alternating with the others (its ratio is to the plain variant's warm rate); a variant's
+        // "--app=DIR" runs another quarkus-app directory's jar with its own cache (another build, such
+        // as the commit before a change, measured in the same run).
+        Map<String, Path> dirs = new LinkedHashMap<>();
         List<String> common = words(System.getenv().getOrDefault("BENCH_COLD_FLAGS", ""));
         Map<String, List<String>> variants = new LinkedHashMap<>();
         variants.put("plain", common);
@@ -135,9 +138,21 @@ final class ServerColdScenario {
             for (String v : System.getenv().getOrDefault("BENCH_COLD_VARIANTS", "").split(";")) {
                 if (!v.isBlank()) {
                     int eq = v.indexOf('=');
-                    List<String> flags = new ArrayList<>(cached);
-                    flags.addAll(words(v.substring(eq + 1)));
-                    variants.put(v.substring(0, eq).strip(), flags);
+                    String name = v.substring(0, eq).strip();
+                    Path vdir = dir;
+                    List<String> extra = new ArrayList<>();
+                    for (String w : words(v.substring(eq + 1))) {
+                        if (w.startsWith("--app=")) {
+                            vdir = Path.of(w.substring("--app=".length())).toAbsolutePath();
+                        } else {
+                            extra.add(w);
+                        }
+                    }
+                    List<String> flags = new ArrayList<>(common);
+                    flags.add("-XX:AOTCache=" + vdir.resolve("app.aot"));
+                    flags.addAll(extra);
+                    variants.put(name, flags);
+                    dirs.put(name, vdir);
                 }
             }
         } else {
@@ -150,7 +165,7 @@ final class ServerColdScenario {
             for (int rep = 0; rep < reps; rep++) {
                 for (var v : variants.entrySet()) {
                     runs.computeIfAbsent(v.getKey(), k -> new ArrayList<>())
-                            .add(variant(v.getKey(), v.getValue(), wrk, script, rep == 0 && v.getKey().equals("plain"), rows));
+                            .add(variant(v.getKey(), v.getValue(), dirs.getOrDefault(v.getKey(), dir), wrk, script, rep == 0 && v.getKey().equals("plain"), rows));
                 }
             }
         } finally {
@@ -253,13 +268,13 @@ final class ServerColdScenario {
     }
 
     /** A variant's figures (each in a fresh process); for plain also the warm figures (rows "warm"). */
-    private Map<String, Object> variant(String name, List<String> flags, String wrk, Path script, boolean warmToo,
+    private Map<String, Object> variant(String name, List<String> flags, Path appDir, String wrk, Path script, boolean warmToo,
             Map<String, Map<String, Object>> rows) throws Exception {
         Map<String, Object> row = new LinkedHashMap<>();
         boolean ok = true;
         // ready, then the first 15 s of single-job POST load
         app.flush();
-        Server s = new Server(flags);
+        Server s = new Server(flags, appDir);
         try {
             s.awaitReady();
             row.put("ready_ms", BenchApp.round(s.readyMs, 0));
@@ -270,7 +285,7 @@ final class ServerColdScenario {
         // a 20,000-job burst already due at exec
         app.flush();
         enqueueDue();
-        s = new Server(flags);
+        s = new Server(flags, appDir);
         try {
             Map<String, Object> burst = drain(s, true);
             row.put("burst_jps", burst.get("jps"));

@@ -77,11 +77,11 @@ public final class BulkBody {
      * each checked: a bad one is a 400 naming it. Empty means any.
      */
     public static JobListing.Filter filter(String idPrefix, String group, String from, String to) {
-        if (idPrefix != null && !idPrefix.isEmpty() && !JobValidator.ID.matcher(idPrefix).matches()) {
+        if (idPrefix != null && !idPrefix.isEmpty() && !JobValidator.isId(idPrefix)) {
             throw new InvalidJobException("idPrefix", "idPrefix must match " + JobValidator.ID.pattern()
                     + " (the start of an id)");
         }
-        if (group != null && !group.isEmpty() && !JobValidator.ID.matcher(group).matches()) {
+        if (group != null && !group.isEmpty() && !JobValidator.isId(group)) {
             throw new InvalidJobException("group", "group must match " + JobValidator.ID.pattern());
         }
         Long fromMs = instant("from", from), toMs = instant("to", to);

@@ -62,7 +62,7 @@ public final class DeadFilters {
     }
 
     private static void checkPrefix(String idPrefix) {
-        if (idPrefix != null && !idPrefix.isEmpty() && !JobValidator.ID.matcher(idPrefix).matches()) {
+        if (idPrefix != null && !idPrefix.isEmpty() && !JobValidator.isId(idPrefix)) {
             throw new InvalidJobException("idPrefix", "idPrefix must match " + JobValidator.ID.pattern()
                     + " (the start of an id)");
         }
