@@ -151,7 +151,7 @@ local function require_days(days)
 end
 
 -- Record: "<runAt base36>[,<attempts>,<maxAttempts>[,<lastError>]]\n<payload json>"; decoded as
--- { run_at, attempts, max, err, trace, lost, retry, payload }.
+-- { run_at, attempts, max, err, trace, lost, retry, group, timeout, expires, priority, payload }.
 -- Defaults are left out so that a fresh job costs only its runAt and payload (memory per job
 -- is a benchmark target); lastError never holds a newline (Java strips them).
 -- The W3C trace context of the enqueue, when it ran inside a trace, rides at the front of the
@@ -185,6 +185,13 @@ local GROUP_MARK = '\28'
 -- records written before it have none; a release that predates it shows it as part of the error
 -- text (and drops it when it rewrites the error), never a malformed record.
 local LIMIT_MARK = '\27'
+-- A job's priority (the enqueue's "priority", 1 first .. 5 last) rides after its limits: "\26"
+-- (SUB) + the digit + "\26" + the error. Absent = 3, the default: a job of priority 3 costs no
+-- byte for it, and every record written before priorities reads as priority 3 with no migration.
+-- Decoded as r.priority (a number, 3 when absent); a mark that is not one digit 1..5 is left in
+-- the error text (the same rule as the other marks: never a malformed record). A release that
+-- predates it shows it as part of the error text (and drops it when it rewrites the error).
+local PRIORITY_MARK, DEFAULT_PRIORITY = '\26', 3
 
 -- base 36 of a non-negative integer, lowercase. The digits above the last three change once in
 -- 36^3 ms (47 s): the runAts of a batch share them, so they are made once per call and kept;
@@ -268,6 +275,13 @@ local function decode_head(head, r)
         r.err = string.sub(r.err, e + 1)
       end
     end
+    if string.sub(r.err, 1, 1) == PRIORITY_MARK and string.sub(r.err, 3, 3) == PRIORITY_MARK then
+      local n = tonumber(string.sub(r.err, 2, 2))
+      if n and n >= 1 and n <= 5 then
+        r.priority = n
+        r.err = string.sub(r.err, 4)
+      end
+    end
   else
     r.max = tonumber(string.sub(head, c2 + 1))
   end
@@ -277,7 +291,7 @@ end
 local function decode(rec)
   local nl = string.find(rec, '\n', 1, true)
   return decode_head(string.sub(rec, 1, nl - 1), { payload = string.sub(rec, nl + 1), attempts = 0, max = 0,
-    err = '', trace = '', lost = 0, retry = '', group = '', timeout = '' })
+    err = '', trace = '', lost = 0, retry = '', group = '', timeout = '', priority = DEFAULT_PRIORITY })
 end
 
 -- A record's group ('' = none), read as decode reads it (the mark counts only where decode looks
@@ -293,6 +307,9 @@ end
 local function encode(r)
   local head = b36(r.run_at)
   local err = r.err
+  if r.priority and r.priority ~= DEFAULT_PRIORITY then
+    err = PRIORITY_MARK .. string.format('%d', r.priority) .. PRIORITY_MARK .. err
+  end
   if (r.timeout and r.timeout ~= '') or r.expires then
     err = LIMIT_MARK .. (r.timeout or '') .. ',' .. (r.expires and string.format('%d', r.expires) or '') .. LIMIT_MARK .. err
   end
