@@ -40,7 +40,7 @@ public class JobBodyParser {
      */
     private static final JsonFactory STRICT = new JsonFactory();
     private static final Set<String> FIELDS = Set.of("topic", "id", "payload", "delayMs", "runAt", "maxAttempts",
-            "ifExists", "retry", "group", "timeoutMs", "expiresAt");
+            "ifExists", "retry", "group", "timeoutMs", "expiresAt", "priority");
     private static final Set<String> RETRY_FIELDS = new java.util.TreeSet<>(Set.of("initialMs", "maxMs"));
     private static final Set<String> RESCHEDULE_FIELDS = new java.util.TreeSet<>(Set.of("delayMs", "runAt"));
     private final ObjectMapper mapper;
@@ -418,10 +418,18 @@ public class JobBodyParser {
                 }
                 maxAttempts = m.intValue();
             }
+            Integer priority = null;
+            JsonNode pr = node.get("priority");
+            if (pr != null && !pr.isNull()) {
+                if (!pr.isIntegralNumber() || !pr.canConvertToInt()) {
+                    throw new InvalidJobException("priority", "priority must be an integer between 1 (first) and 5 (last)");
+                }
+                priority = pr.intValue();
+            }
             JsonNode p = node.get("payload");
             String payload = p == null || p.isNull() ? null : rawPayload;
             return validator.validate(topic, id, delayMs, runAt, maxAttempts, payload, ifExists(node), retry(node),
-                    text(node, "group"), msField(node, "timeoutMs"), text(node, "expiresAt"));
+                    text(node, "group"), msField(node, "timeoutMs"), text(node, "expiresAt"), priority);
         } catch (InvalidJobException e) {
             throw at.isEmpty() ? e : e.inItem(at);
         }

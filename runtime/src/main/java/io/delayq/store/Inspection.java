@@ -148,7 +148,7 @@ public class Inspection extends StorePart {
         return new JobInfo(id, topic, Instant.ofEpochMilli(rec.runAt()), state, rec.attempts(), rec.lostAttempts(),
                 rec.maxAttempts() == 0 ? null : rec.maxAttempts(), rec.retry(), rec.group(), held,
                 rec.lastError().isEmpty() ? null : rec.lastError(), deadAt, null, cancelling, rec.timeoutMs(),
-                rec.expiresAt() == null ? null : Instant.ofEpochMilli(rec.expiresAt()), false, false);
+                rec.expiresAt() == null ? null : Instant.ofEpochMilli(rec.expiresAt()), rec.priority(), false, false);
     }
 
     public CancelOutcome cancel(String topic, String id) {

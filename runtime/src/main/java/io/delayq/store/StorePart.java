@@ -278,6 +278,20 @@ public abstract class StorePart {
         return days;
     }
 
+    /**
+     * {@link #aroundNow()} and the same days of every priority lane ({@link Keys#laneCode}): for a
+     * call that may put jobs of any lane back, due now, in one step (a dead sweep's requeue).
+     */
+    static Set<Integer> aroundNowAllLanes() {
+        Set<Integer> days = aroundNow();
+        for (int day : List.copyOf(days)) {
+            for (int lane : new int[] { 1, 2, 4, 5 }) {
+                days.add(Keys.laneCode(lane, day));
+            }
+        }
+        return days;
+    }
+
     static void aroundDay(Set<Integer> days, long ms) {
         days.add(Keys.dayOf(ms - DAY_MS));
         days.add(Keys.dayOf(ms));

@@ -247,6 +247,25 @@ class PriorityScriptsTest {
     }
 
     @Test
+    void aDeadSweepRequeuesIntoTheLaneAndTheDashboardReadSeesTheLanes() {
+        String topic = HandBuiltStore.fresh("prio-sweep");
+        Partition p = store.partitionsOf(topic).get(0);
+        long now = System.currentTimeMillis();
+        store.enqueue(p, List.of(new NewJob(topic, "d1", false, now - 100, 1, "{}", IfExists.KEEP, null, null, null, null, 1),
+                job(topic, "p3", now - 1000, null), job(topic, "p5", now + 3_600_000, 5)), "");
+        TakenJob d1 = take(p, 1).get(0);
+        assertEquals("d1", d1.lease().id());
+        assertEquals(FailOutcome.Kind.DEAD, store.fail(p, d1.lease(), 0, "boom", 1).kind());
+        assertEquals(1, new DeadSweep(STORE.layer).requeue(topic, new DeadSweep.Filter(null, null)));
+        TopicSnapshot snap = inspection.peek(topic, 60_000, 120, 10, 10);
+        assertEquals(2, snap.dueNow(), "the lane's due job counted");
+        assertEquals(List.of("p3", "d1", "p5"), snap.next().stream().map(TopicSnapshot.Scheduled::id).toList(),
+                "the next jobs by runAt, the lanes' among them");
+        assertEquals(1L, java.util.Arrays.stream(snap.timeline()).sum(), "the lane-5 job in the timeline");
+        assertEquals(List.of("d1", "p3"), takeAllOneByOne(p), "revived into its lane: first");
+    }
+
+    @Test
     void theSafetyNetPollSeesALaneJob() {
         String topic = HandBuiltStore.fresh("prio-poll");
         Partition p = store.partitionsOf(topic).get(0);
