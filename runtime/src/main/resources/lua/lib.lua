@@ -432,24 +432,17 @@ end
 -- takers when the job became the earliest.
 local function schedule(id, run_at, channel, priority)
   local day = day_of(run_at)
+  local code, index, bound = day, K_DAYS, K_NEXT
   -- A lane shard not at hand (a step that frees group slots releases held jobs of any lane; a dead
   -- sweep revives many): the plain shard, where every script looks for a lane job too (codes_of).
   if priority and priority ~= 3 and shard_of_day[code_of(priority, day)] then
-    local code = code_of(priority, day)
-    rcall('ZADD', shard_of_day[code], run_at, id)
-    rcall('ZADD', K_LDAYS, code, code)
-    local head = tonumber(rcall('GET', K_LNEXT))
-    if not head or run_at < head then
-      rcall('SET', K_LNEXT, run_at)
-      wake(channel, run_at)
-    end
-    return
+    code, index, bound = code_of(priority, day), K_LDAYS, K_LNEXT
   end
-  rcall('ZADD', shard_of_day[day], run_at, id)
-  rcall('ZADD', K_DAYS, day, day)
-  local head = tonumber(rcall('GET', K_NEXT))
+  rcall('ZADD', shard_of_day[code], run_at, id)
+  rcall('ZADD', index, code, code)
+  local head = tonumber(rcall('GET', bound))
   if not head or run_at < head then
-    rcall('SET', K_NEXT, run_at)
+    rcall('SET', bound, run_at)
     wake(channel, run_at)
   end
 end

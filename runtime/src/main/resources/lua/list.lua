@@ -2,7 +2,7 @@
 -- GET /topics/{t}/jobs (JobListing.java merges the partitions' pages and keeps the positions in
 -- the cursor). Reads only.
 -- KEYS: see lib.lua; the day shards of the days the days set lists from the position on (at most
--- MAX_DAYS of them per call; one not passed in: DQNEEDDAY before anything is read of it)
+-- MAX_DAYS of them per call and phase: the plain days, then each lane's, see lib.lua; one not passed in: DQNEEDDAY before anything is read of it)
 -- ARGV[A]    = state: 's' scheduled, 'i' in flight, 'd' dead
 -- ARGV[A+1]  = the most jobs to return (limit)
 -- ARGV[A+2]  = the most entries to examine (matching or not): what bounds the call
@@ -165,19 +165,37 @@ if last_phase == '' or last_phase == 'h' then
   last_phase, last_score, last_member = 'd', '', ''
 end
 
--- The day shards of one index (the plain days, phase 'd'; a lane's days, phase 'l<lane>', see
--- lib.lua's lanes) from the position on, each in (runAt, id) order. Returns the reply when the page
--- ends within them, else nil: the next phase starts (its position empty).
-local function shards(phase, index, lane)
-  local base = lane == 3 and 0 or lane * LANE
-  local s, m = last_phase == phase and tonumber(last_score) or from, last_phase == phase and last_member or ''
-  local first_day = s and day_of(s) or nil
-  local days = rcall('ZRANGEBYSCORE', index, first_day and base + first_day or base,
-    to and base + day_of(to) or base + LANE - 1, 'LIMIT', 0, MAX_DAYS)
-  for i = 1, #days do days[i] = tonumber(days[i]) end
-  local missing = require_days(days)
-  if missing then return missing end
-  for _, code in ipairs(days) do
+-- The plain days (phase 'd'), then the lanes in priority order (phases 'l1', 'l2', 'l4', 'l5', see
+-- lib.lua's lanes), each day shard in (runAt, id) order. The days of every phase still to walk are
+-- read first and named at once (one DQNEEDDAY for all of them, before anything is read of a shard).
+local PHASES = { { 'd', K_DAYS, 3 }, { 'l1', K_LDAYS, 1 }, { 'l2', K_LDAYS, 2 }, { 'l4', K_LDAYS, 4 }, { 'l5', K_LDAYS, 5 } }
+local walk, all = {}, {}
+local started = false
+for _, ph in ipairs(PHASES) do
+  started = started or ph[1] == last_phase
+  if started then
+    local lane = ph[3]
+    local base = lane == 3 and 0 or lane * LANE
+    local s = last_phase == ph[1] and tonumber(last_score) or from
+    local first_day = s and day_of(s) or nil
+    local days = rcall('ZRANGEBYSCORE', ph[2], first_day and base + first_day or base,
+      to and base + day_of(to) or base + LANE - 1, 'LIMIT', 0, MAX_DAYS)
+    for i = 1, #days do
+      days[i] = tonumber(days[i])
+      all[#all + 1] = days[i]
+    end
+    walk[#walk + 1] = { phase = ph[1], lane = lane, days = days, s = s, first_day = first_day,
+      m = last_phase == ph[1] and last_member or '' }
+  end
+end
+local missing = require_days(all)
+if missing then return missing end
+
+-- One phase's shards from its position on. Returns the reply when the page ends within them, else
+-- nil: the next phase starts (its position empty).
+local function shards(w)
+  local phase, s, m, first_day = w.phase, w.s, w.m, w.first_day
+  for _, code in ipairs(w.days) do
     local d = code % LANE
     local z = shard_of_day[code]
     local at = (s and d == first_day) and first_after(z, s, m) or 0
@@ -190,25 +208,19 @@ local function shards(phase, index, lane)
       examined = examined + 1
       last_phase, last_score, last_member = phase, got[i + 1], id
       local rec = check(id, run_at)
-      if rec and add(id, got[i + 1], lane == 3 and '' or phase, rec) then return finish(false) end
+      if rec and add(id, got[i + 1], w.lane == 3 and '' or phase, rec) then return finish(false) end
     end
     if #got / 2 == room then return finish(false) end
     -- The shard is done: the position moves to the next day's start (every entry after it).
     last_phase, last_score, last_member = phase, string.format('%d', day_start(d) + DAY_MS), ''
   end
-  if #days == MAX_DAYS then return finish(false) end
+  if #w.days == MAX_DAYS then return finish(false) end
   return nil
 end
 
--- The plain days, then the lanes in priority order (lanes 1, 2, 4, 5).
-local PHASES = { { 'd', K_DAYS, 3 }, { 'l1', K_LDAYS, 1 }, { 'l2', K_LDAYS, 2 }, { 'l4', K_LDAYS, 4 }, { 'l5', K_LDAYS, 5 } }
-local started = false
-for i, p in ipairs(PHASES) do
-  started = started or p[1] == last_phase
-  if started then
-    local reply = shards(p[1], p[2], p[3])
-    if reply then return reply end
-    if PHASES[i + 1] then last_phase, last_score, last_member = PHASES[i + 1][1], '', '' end
-  end
+for i, w in ipairs(walk) do
+  local reply = shards(w)
+  if reply then return reply end
+  if walk[i + 1] then last_phase, last_score, last_member = walk[i + 1].phase, '', '' end
 end
 return finish(true)
