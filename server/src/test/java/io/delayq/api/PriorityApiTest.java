@@ -24,7 +24,6 @@ import io.delayq.support.RedisTestResource;
 import io.delayq.support.Topics;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.restassured.http.ContentType;
 import io.restassured.response.Response;
 
 /**
@@ -40,8 +39,8 @@ class PriorityApiTest {
     @Inject
     ReactiveJobs reactive;
 
-    static Response post(String path, String body) {
-        return given().contentType(ContentType.JSON).body(body).post(path);
+    private static Response post(String path, String body) {
+        return JobRetryApiTest.post(path, body);
     }
 
     private static String job(String topic, String id, String priority) {
