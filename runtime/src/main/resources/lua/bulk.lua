@@ -27,7 +27,6 @@ local scan = rcall('HSCAN', K_JOBS, cursor, 'COUNT', count)
 local fields = scan[2]
 local now = now_ms()
 local picked, free, days = {}, {}, { day_of(now) }
-if mode == 'r' then days[#days + 1] = day_of(run_at) end
 for i = 1, #fields, 2 do
   local id = fields[i]
   if (prefix == '' or string.sub(id, 1, #prefix) == prefix) and not rcall('ZSCORE', K_INFLIGHT, id)
@@ -37,8 +36,9 @@ for i = 1, #fields, 2 do
         and (mode == 'c' or r.run_at ~= run_at) then
       local held = is_held(id, r)
       picked[#picked + 1] = { id, r, held }
+      if mode == 'r' then days[#days + 1] = code_of(r.priority, day_of(run_at)) end
       if not held then
-        days[#days + 1] = day_of(r.run_at)
+        for _, c in ipairs(codes_of(r)) do days[#days + 1] = c end
         -- As reschedule.lua: a released job moved to a time already due keeps its admission.
         if mode == 'c' or run_at > now or expired_by(r, run_at) then free[#free + 1] = id end
       end

@@ -27,7 +27,9 @@ local held = is_held(id, r)
 local admitted = held and {} or admitted_of({ id })
 local now = #admitted > 0 and now_ms() or 0
 if not held then
-  local err = require_days(#admitted > 0 and { day_of(r.run_at), day_of(now) } or { day_of(r.run_at) })
+  local need = codes_of(r)
+  if #admitted > 0 then need[#need + 1] = day_of(now) end
+  local err = require_days(need)
   if err then return err end
 end
 cancel_scheduled(id, r, held, admitted, now, ARGV[A + 1])

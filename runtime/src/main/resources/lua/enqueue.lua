@@ -12,7 +12,7 @@
 --             the job of the last tick it enqueued here (field '<name>:job' of ticks) is scheduled or
 --             running, the tick is recorded as skipped, no job written, and the reply is {now, -2}
 --             (a dead job does not block; ':' is in no schedule name, so the field is no name's)
--- ARGV[A+5] = n, the number of jobs; then 11 values per job:
+-- ARGV[A+5] = n, the number of jobs; then 12 values per job:
 --             id, mode ('d' = runAt is Redis now + value, 'a' = runAt is value), value ms,
 --             maxAttempts (0 = topic default), payload json, ifExists: what an id that exists does
 --             ('k' keep: answers the job as it is; 'r' replace: a scheduled job takes the new
@@ -28,7 +28,8 @@
 --             last 24 h (KEYS[24], see lib.lua's remember_relayed) writes nothing and is answered
 --             as already there (state c when its job is gone: it ran), else it is remembered;
 --             timeoutMs ('' = the topic's attempt timeout) and expiresAt (epoch ms, '' = none): the
---             job's own limits (lib.lua's LIMIT_MARK). A replaced or extended job whose runAt is
+--             job's own limits (lib.lua's LIMIT_MARK); priority (1..5, '' = not given: 3 for a
+--             new job, the stored one for a replace or extend; lib.lua's lanes and PRIORITY_MARK). A replaced or extended job whose runAt is
 --             then after its expiresAt goes to dead instead ("expired: ...", reply state d)
 -- ARGV[J + 11n] (after the jobs) = a burial's callback flag and dead-set bounds (see lib.lua's
 --             bury), for those; absent = '0'
@@ -52,7 +53,7 @@ local tick, no_overlap = string.match(ARGV[A + 4], '^(-?%d+)(o?)$')
 local n = tonumber(ARGV[A + 5])
 local now = now_ms()
 local J = A + 6 -- first job's values
-local STRIDE = 11
+local STRIDE = 12
 local burial = ARGV[J + n * STRIDE] or '0'
 
 -- A recurring tick runs once: every replica fires it, the first one records it in this
@@ -136,7 +137,7 @@ for i = 1, n do
     e = { r = decode(existing[i]), state = state_of(id) }
     if e.state == 's' and e.r.group ~= '' then
       if is_held(id, e.r) then
-        e.held, e.held_group = held_member(e.r.group, e.r.run_at, id), e.r.group
+        e.held, e.held_group = held_member(e.r.group, e.r.run_at, id, e.r.priority), e.r.group
       else
         e.admit = rcall('HGET', K_GADMIT, id) or nil
       end
@@ -163,7 +164,8 @@ for i = 1, n do
     local v = tonumber(ARGV[base + 2])
     local r = { run_at = ARGV[base + 1] == 'd' and now + v or v, trace = trace, attempts = 0,
       max = tonumber(ARGV[base + 3]), err = '', payload = ARGV[base + 4], retry = ARGV[base + 6],
-      group = ARGV[base + 7], timeout = ARGV[base + 9] or '', expires = tonumber(ARGV[base + 10] or '') }
+      group = ARGV[base + 7], timeout = ARGV[base + 9] or '', expires = tonumber(ARGV[base + 10] or ''),
+      priority = tonumber(ARGV[base + 11] or '') }
     local code = 1
     if not e then
       e = {}
@@ -177,9 +179,12 @@ for i = 1, n do
       if mode == 'e' and e.r.run_at > r.run_at then r.run_at = e.r.run_at end
       r.attempts, r.err, r.lost = e.r.attempts, e.r.err, e.r.lost
       if trace == '' then r.trace = e.r.trace end
-      if not e.write then e.old = e.r.run_at end
+      -- A replace or extend that gives no priority keeps the stored one.
+      if not r.priority then r.priority = e.r.priority end
+      if not e.write then e.old, e.old_priority = e.r.run_at, e.r.priority end
       code = 2
     end
+    if not r.priority then r.priority = 3 end
     if not e.write then order[#order + 1] = id end
     -- A replace or extend that leaves the job due after its expiresAt buries it (written below).
     e.expire = code == 2 and expired_by(r, r.run_at) or nil
@@ -193,8 +198,10 @@ end
 local days, admitted = {}, {}
 for _, id in ipairs(order) do
   local e = job_of[id]
-  days[#days + 1] = day_of(e.r.run_at)
-  if e.old and not e.held then days[#days + 1] = day_of(e.old) end
+  days[#days + 1] = code_of(e.r.priority, day_of(e.r.run_at))
+  if e.old and not e.held then
+    for _, c in ipairs(codes_of({ run_at = e.old, priority = e.old_priority })) do days[#days + 1] = c end
+  end
   -- A released job (admitted, waiting in its shard) replaced in its group, still due, keeps its
   -- admission: it starts next, as it would have.
   if e.admit and (e.expire or not (e.r.group == e.admit and e.r.run_at <= now)) then admitted[#admitted + 1] = { id, e.admit } end
@@ -205,7 +212,9 @@ if err then return err end
 
 local fields, by_shard, earliest, left, revived, trimmed = {}, {}, nil, {}, {}, {}
 local head = tonumber(rcall('GET', K_NEXT))
-local head_left = false
+local head_left, lane_earliest, lane_left = false, nil, false
+-- Nothing scheduled before this call (priority 3 or lanes): the topic may have been forgotten.
+local empty_before = not head and not rcall('GET', K_LNEXT)
 for _, id in ipairs(order) do
   local e = job_of[id]
   local r = e.r
@@ -218,12 +227,18 @@ for _, id in ipairs(order) do
   local stays_held = e.held and r.group == e.held_group and r.run_at <= now and not e.expire
   if e.held then
     rcall('ZREM', K_GHELD, e.held)
-    if stays_held then rcall('ZADD', K_GHELD, 0, held_member(r.group, r.run_at, id)) end
+    if stays_held then rcall('ZADD', K_GHELD, 0, held_member(r.group, r.run_at, id, r.priority)) end
   elseif e.old then
-    local old_day = day_of(e.old)
-    rcall('ZREM', shard_of_day[old_day], id)
-    left[old_day] = true
-    if head and e.old <= head then head_left = true end
+    -- Out of its lane's shard, and the plain one (see lib.lua's codes_of).
+    for _, c in ipairs(codes_of({ run_at = e.old, priority = e.old_priority })) do
+      rcall('ZREM', shard_of_day[c], id)
+      left[c] = true
+    end
+    if e.old_priority ~= 3 then
+      lane_left = true
+    elseif head and e.old <= head then
+      head_left = true
+    end
   end
   -- A dead id revived, then replaced or extended past its expiresAt in the same call, stays dead
   -- (buried again below): out of the dead set it would be in no index at all.
@@ -233,18 +248,22 @@ for _, id in ipairs(order) do
       trimmed[#trimmed + 1] = t
     end
   elseif not stays_held then
-    local d = day_of(r.run_at)
+    local d = code_of(r.priority, day_of(r.run_at))
     local shard = shard_of_day[d]
     local list = by_shard[shard]
     if not list then
       list = {}
       by_shard[shard] = list
-      rcall('ZADD', K_DAYS, d, d)
+      rcall('ZADD', d < LANE and K_DAYS or K_LDAYS, d, d)
       left[d] = nil
     end
     list[#list + 1] = r.run_at
     list[#list + 1] = id
-    if not earliest or r.run_at < earliest then earliest = r.run_at end
+    if d >= LANE then
+      if not lane_earliest or r.run_at < lane_earliest then lane_earliest = r.run_at end
+    elseif not earliest or r.run_at < earliest then
+      earliest = r.run_at
+    end
   end
 end
 
@@ -264,9 +283,19 @@ if #order > 0 then
   -- A replaced job may have emptied the shard of its old runAt: the day index lists only
   -- non-empty shards.
   for d in pairs(left) do
-    if rcall('ZCARD', shard_of_day[d]) == 0 then rcall('ZREM', K_DAYS, d) end
+    if rcall('ZCARD', shard_of_day[d]) == 0 then rcall('ZREM', d < LANE and K_DAYS or K_LDAYS, d) end
   end
-  if not head and forgotten_since() then out[#out + 1] = 'relist' end
+  -- The lanes' bound: lowered by a job into a lane, set exactly when a lane job moved.
+  if lane_left then
+    reset_lnext()
+  elseif lane_earliest then
+    local lhead = tonumber(rcall('GET', K_LNEXT))
+    if not lhead or lane_earliest < lhead then
+      rcall('SET', K_LNEXT, lane_earliest)
+      if not earliest or lane_earliest < earliest then wake(channel, lane_earliest) end
+    end
+  end
+  if empty_before and forgotten_since() then out[#out + 1] = 'relist' end
   if not earliest then
     -- Only held jobs were written: no shard changed.
   elseif not head or earliest < head then

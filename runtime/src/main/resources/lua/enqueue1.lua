@@ -17,30 +17,33 @@ if mode == 'd' then
   now = now_ms()
   run_at = now + value
 end
-local day = day_of(run_at)
+local priority = tonumber(ARGV[J + 11] or '') or 3
+local day = code_of(priority, day_of(run_at))
 local shard = shard_of_day[day]
 if not shard then return require_days({ day }) end
 
--- An id whose job a group put in another partition (claimed here, its home: see claim.lua) is
--- not written; Java checks that job and calls again, or refuses the enqueue.
 if K_CLAIMS then
   local claim = rcall('HGET', K_CLAIMS, id)
   if claim then return { 'claimed', now_ms(), 1, claim } end
 end
 local r = { run_at = run_at, trace = ARGV[A + 1], attempts = 0, max = tonumber(ARGV[J + 3]), err = '', payload = ARGV[J + 4],
-  retry = ARGV[J + 6], group = ARGV[J + 7], timeout = ARGV[J + 9] or '', expires = tonumber(ARGV[J + 10] or '') }
+  retry = ARGV[J + 6], group = ARGV[J + 7], timeout = ARGV[J + 9] or '', expires = tonumber(ARGV[J + 10] or ''),
+  priority = priority }
 if rcall('HSETNX', K_JOBS, id, encode(r)) == 0 then
   local found = decode(rcall('HGET', K_JOBS, id))
   local state = state_of(id)
   return { now, 0, found.run_at, found.attempts, state == 'i' and cancelling(id) and 'x' or state }
 end
 rcall('ZADD', shard, run_at, id)
-rcall('ZADD', K_DAYS, day, day)
 local out = { now, 1, run_at, 0, 's' }
-local head = tonumber(rcall('GET', K_NEXT))
-if not head and forgotten_since() then out[6] = 'relist' end
+local lane = day >= LANE
+rcall('ZADD', lane and K_LDAYS or K_DAYS, day, day)
+local head_key = lane and K_LNEXT or K_NEXT
+local head = tonumber(rcall('GET', head_key))
+-- Nothing scheduled before (priority 3 or lanes): the topic may have been forgotten.
+if not head and not rcall('GET', lane and K_NEXT or K_LNEXT) and forgotten_since() then out[6] = 'relist' end
 if not head or run_at < head then
-  rcall('SET', K_NEXT, run_at)
+  rcall('SET', head_key, run_at)
   wake(ARGV[A], run_at)
 end
 return out

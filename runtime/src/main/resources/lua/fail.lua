@@ -45,12 +45,12 @@ if expired_by(r, r.run_at) then
   free_slots(ARGV[A + 5])
   return { 'expired', now, r.attempts, unpack(trimmed) }
 end
-local err = require_days({ day_of(r.run_at) })
+local err = require_days({ code_of(r.priority, day_of(r.run_at)) })
 if err then return err end
 rcall('ZREM', K_INFLIGHT, id)
 rcall('HDEL', K_LEASES, id)
 rcall('HSET', K_JOBS, id, encode(r))
-schedule(id, r.run_at, ARGV[A + 5])
+schedule(id, r.run_at, ARGV[A + 5], r.priority)
 group_release(admitted, now, ARGV[A + 5])
 free_slots(ARGV[A + 5])
 return { 'retry', r.run_at, r.attempts }

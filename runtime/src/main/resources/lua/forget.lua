@@ -23,13 +23,13 @@ if jobs > 0 or callbacks > 0 then
 end
 if what == 'mark' then
   rcall('SET', K_FORGOTTEN, '1', 'PX', ARGV[A + 1])
-  rcall('DEL', K_NEXT)
+  rcall('DEL', K_NEXT, K_LNEXT)
   return { 0, 0, 0, 0 }
 elseif what == 'clear' then
   -- An enqueue took the mark (its job may even be done already): the topic is listed again.
   if rcall('EXISTS', K_FORGOTTEN) == 0 then return { -1, 0, 0, 0 } end
   -- The day shards go with their jobs (Redis drops an empty sorted set); "days" may name stale ones.
-  rcall('DEL', K_DAYS, K_NEXT, K_INFLIGHT, K_LEASES, K_DEAD, K_LEASE_NEXT, K_DONE, K_TICKS, K_PAUSED, K_RATE,
+  rcall('DEL', K_DAYS, K_LDAYS, K_LNEXT, K_NEXT, K_INFLIGHT, K_LEASES, K_DEAD, K_LEASE_NEXT, K_DONE, K_TICKS, K_PAUSED, K_RATE,
     K_RATE_TAT, K_CBDATA, K_CBFAILED, K_CBNEXT, K_HELD, K_MAX_INFLIGHT, K_CAPPED, K_GROUPS, K_GHELD, K_GADMIT,
     K_GROUP_RATE, K_GROUP_TAT)
   return { 0, 0, 0, 0 }

@@ -64,8 +64,15 @@
 --                               time a job the limit put off was given (its turn, kept for it). The
 --                               take drops entries a minute past their time; the key expires a
 --                               minute after its latest
---   KEYS[27..26+k] -> day shards ZSET job id -> runAt ms, one per UTC day, for the days in ARGV[2..1+k]
--- ARGV[1] = k, the number of day shards passed; ARGV[2..1+k] = their days (yyyymmdd).
+--   KEYS[27] -> ldays    ZSET   the non-empty lane shards (priorities 1, 2, 4 and 5), member and
+--                               score their code: lane * 100000000 + yyyymmdd (see "Lanes" below).
+--                               Apart from days, so that a release before priorities never meets one
+--   KEYS[28] -> lnext    STRING a lower bound of every runAt in the lane shards (absent = none).
+--                               Apart from next, which keeps its meaning (priority 3 only): a release
+--                               before priorities resets next from days alone
+--   KEYS[29..28+k] -> day shards ZSET job id -> runAt ms, one per UTC day and lane, for the days
+--                               and lane codes in ARGV[2..1+k]
+-- ARGV[1] = k, the number of day shards passed; ARGV[2..1+k] = their days (yyyymmdd), or lane codes.
 -- A script that needs a shard it was not given fails with "DQNEEDDAY d1 d2 ..." before any write;
 -- Java then adds those keys and calls again. Scripts never build key names themselves.
 local rcall = redis.call
@@ -79,13 +86,14 @@ local K_MAX_INFLIGHT, K_CAPPED = KEYS[19], KEYS[20]
 local K_GROUPS, K_GHELD, K_GADMIT = KEYS[21], KEYS[22], KEYS[23]
 local K_RELAYED = KEYS[24]
 local K_GROUP_RATE, K_GROUP_TAT = KEYS[25], KEYS[26]
+local K_LDAYS, K_LNEXT = KEYS[27], KEYS[28]
 local DAY_MS = 86400000
 -- Lua's unpack() is bounded by the C stack (LUAI_MAXCSTACK 8000): variadic calls go in chunks.
 local CHUNK = 1000
 
 local shard_count = tonumber(ARGV[1])
 local shard_of_day = {}
-for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[26 + i] end
+for i = 1, shard_count do shard_of_day[tonumber(ARGV[1 + i])] = KEYS[28 + i] end
 local A = 2 + shard_count -- first script-specific ARGV
 local floor = math.floor
 
@@ -99,7 +107,7 @@ local floor = math.floor
 -- claim): job id -> "<partition>:<ms>:<group>", an id whose job a group put in another partition
 -- (see claim.lua); ms is the Redis time of the claim while that enqueue is pending, negated once
 -- it is done (every claim of an id has its own ms: a compare-and-set never meets an equal later one).
-local K_CLAIMS = KEYS[27 + shard_count]
+local K_CLAIMS = KEYS[29 + shard_count]
 
 local function now_ms()
   local t = rcall('TIME')
@@ -151,7 +159,7 @@ local function require_days(days)
 end
 
 -- Record: "<runAt base36>[,<attempts>,<maxAttempts>[,<lastError>]]\n<payload json>"; decoded as
--- { run_at, attempts, max, err, trace, lost, retry, payload }.
+-- { run_at, attempts, max, err, trace, lost, retry, group, timeout, expires, priority, payload }.
 -- Defaults are left out so that a fresh job costs only its runAt and payload (memory per job
 -- is a benchmark target); lastError never holds a newline (Java strips them).
 -- The W3C trace context of the enqueue, when it ran inside a trace, rides at the front of the
@@ -185,6 +193,13 @@ local GROUP_MARK = '\28'
 -- records written before it have none; a release that predates it shows it as part of the error
 -- text (and drops it when it rewrites the error), never a malformed record.
 local LIMIT_MARK = '\27'
+-- A job's priority (the enqueue's "priority", 1 first .. 5 last) rides after its limits: "\26"
+-- (SUB) + the digit + "\26" + the error. Absent = 3, the default: a job of priority 3 costs no
+-- byte for it, and every record written before priorities reads as priority 3 with no migration.
+-- Decoded as r.priority (a number, 3 when absent); a mark that is not one digit 1..5 is left in
+-- the error text (the same rule as the other marks: never a malformed record). A release that
+-- predates it shows it as part of the error text (and drops it when it rewrites the error).
+local PRIORITY_MARK, DEFAULT_PRIORITY = '\26', 3
 
 -- base 36 of a non-negative integer, lowercase. The digits above the last three change once in
 -- 36^3 ms (47 s): the runAts of a batch share them, so they are made once per call and kept;
@@ -268,6 +283,13 @@ local function decode_head(head, r)
         r.err = string.sub(r.err, e + 1)
       end
     end
+    if string.sub(r.err, 1, 1) == PRIORITY_MARK and string.sub(r.err, 3, 3) == PRIORITY_MARK then
+      local n = tonumber(string.sub(r.err, 2, 2))
+      if n and n >= 1 and n <= 5 then
+        r.priority = n
+        r.err = string.sub(r.err, 4)
+      end
+    end
   else
     r.max = tonumber(string.sub(head, c2 + 1))
   end
@@ -277,7 +299,7 @@ end
 local function decode(rec)
   local nl = string.find(rec, '\n', 1, true)
   return decode_head(string.sub(rec, 1, nl - 1), { payload = string.sub(rec, nl + 1), attempts = 0, max = 0,
-    err = '', trace = '', lost = 0, retry = '', group = '', timeout = '' })
+    err = '', trace = '', lost = 0, retry = '', group = '', timeout = '', priority = DEFAULT_PRIORITY })
 end
 
 -- A record's group ('' = none), read as decode reads it (the mark counts only where decode looks
@@ -290,9 +312,21 @@ local function group_of(rec)
   return decode_head(head, { attempts = 0, max = 0, err = '', trace = '', lost = 0, retry = '', group = '' }).group
 end
 
+-- A record's priority (3 without the mark), read as decode reads it, without copying its payload.
+local function priority_of(rec)
+  local nl = string.find(rec, '\n', 1, true)
+  local head = string.sub(rec, 1, nl - 1)
+  if not string.find(head, PRIORITY_MARK, 1, true) then return DEFAULT_PRIORITY end
+  return decode_head(head, { attempts = 0, max = 0, err = '', trace = '', lost = 0, retry = '', group = '',
+    priority = DEFAULT_PRIORITY }).priority
+end
+
 local function encode(r)
   local head = b36(r.run_at)
   local err = r.err
+  if r.priority and r.priority ~= DEFAULT_PRIORITY then
+    err = PRIORITY_MARK .. string.format('%d', r.priority) .. PRIORITY_MARK .. err
+  end
   if (r.timeout and r.timeout ~= '') or r.expires then
     err = LIMIT_MARK .. (r.timeout or '') .. ',' .. (r.expires and string.format('%d', r.expires) or '') .. LIMIT_MARK .. err
   end
@@ -336,15 +370,79 @@ local function free_slots(channel)
   end
 end
 
--- Puts one job into the shard of its runAt (the shard must have been passed in) and keeps
--- "next" a lower bound of every runAt; wakes sleeping takers when the job became the earliest.
-local function schedule(id, run_at, channel)
+-- Lanes: the due jobs of priority 1, 2, 4 and 5 live in shards of their own, one per (lane, day),
+-- known to the scripts (shard_of_day, ARGV) by the code lane * LANE + yyyymmdd; priority 3 lives in
+-- the plain day shards (days, next), exactly where every job lived before priorities, so a job of an
+-- older release is priority 3 with no migration and such a release takes only priority 3 jobs.
+-- A lane's days are listed in ldays, and lnext bounds their runAts from below.
+local LANE = 100000000
+
+-- The shard code of a priority's day: the day itself for priority 3.
+local function code_of(priority, day)
+  if not priority or priority == 3 then return day end
+  return priority * LANE + day
+end
+
+-- The shard codes where a scheduled job (decoded r) may be: its lane's day, and, for a lane job,
+-- the plain day too (a release before priorities keeps the mark through a snooze, a reclaim or a
+-- requeue but puts the job into the plain shard).
+local function codes_of(r)
+  local day = day_of(r.run_at)
+  if r.priority == 3 then return { day } end
+  return { code_of(r.priority, day), day }
+end
+
+-- Takes a scheduled job (decoded r, not held) out of its shard, and the shard's code out of its
+-- index when that emptied it; a lane job out of the plain shard too (see codes_of). The shards must
+-- have been passed.
+local function unshard(id, r)
+  local day = day_of(r.run_at)
+  local shard = shard_of_day[day]
+  if r.priority ~= 3 then
+    local code = code_of(r.priority, day)
+    local lane = shard_of_day[code]
+    if rcall('ZREM', lane, id) == 1 then
+      if rcall('ZCARD', lane) == 0 then rcall('ZREM', K_LDAYS, code) end
+      return
+    end
+  end
+  if rcall('ZREM', shard, id) == 1 and rcall('ZCARD', shard) == 0 then rcall('ZREM', K_DAYS, day) end
+end
+
+-- Sets lnext exactly (see reset_next): the smallest runAt over the oldest non-empty day of every
+-- lane. Returns it, -1 when no lane holds a job.
+local function reset_lnext()
+  local best = nil
+  for _, lane in ipairs({ 1, 2, 4, 5 }) do
+    local first = rcall('ZRANGE', K_LDAYS, lane * LANE, (lane + 1) * LANE - 1, 'BYSCORE', 'LIMIT', 0, 1)
+    if #first > 0 then
+      local code = tonumber(first[1])
+      local shard = shard_of_day[code]
+      local top = shard and rcall('ZRANGE', shard, 0, 0, 'WITHSCORES') or {}
+      local head = #top > 0 and tonumber(top[2]) or day_start(code % LANE)
+      if not best or head < best then best = head end
+    end
+  end
+  if best then rcall('SET', K_LNEXT, best) else rcall('DEL', K_LNEXT) end
+  return best or -1
+end
+
+-- Puts one job into the shard of its runAt and priority (3 when nil; the shard must have been
+-- passed in) and keeps "next" (lnext for a lane) a lower bound of every runAt; wakes sleeping
+-- takers when the job became the earliest.
+local function schedule(id, run_at, channel, priority)
   local day = day_of(run_at)
-  rcall('ZADD', shard_of_day[day], run_at, id)
-  rcall('ZADD', K_DAYS, day, day)
-  local head = tonumber(rcall('GET', K_NEXT))
+  local code, index, bound = day, K_DAYS, K_NEXT
+  -- A lane shard not at hand (a step that frees group slots releases held jobs of any lane; a dead
+  -- sweep revives many): the plain shard, where every script looks for a lane job too (codes_of).
+  if priority and priority ~= 3 and shard_of_day[code_of(priority, day)] then
+    code, index, bound = code_of(priority, day), K_LDAYS, K_LNEXT
+  end
+  rcall('ZADD', shard_of_day[code], run_at, id)
+  rcall('ZADD', index, code, code)
+  local head = tonumber(rcall('GET', bound))
   if not head or run_at < head then
-    rcall('SET', K_NEXT, run_at)
+    rcall('SET', bound, run_at)
     wake(channel, run_at)
   end
 end
@@ -357,15 +455,33 @@ local function variadic(cmd, key, list)
 end
 
 -- Groups (a topic with group-max-in-flight): a held job's member in gheld. A group's held jobs
--- are one lexical range of it, in runAt order.
-local function held_member(group, run_at, id)
+-- are one lexical range of it, in (priority, runAt) order: "<group>\0<13 chars>\0<id>", the 13
+-- chars being the runAt's 13 digits for priority 3 (the member of a release before priorities),
+-- else a lane char and the runAt's 12 leading digits (10 ms steps: the order within a lane; the
+-- member is made from the record, so it is found again exactly). The lane chars sort below '0'
+-- for 1 and 2 ('+', '-') and above a runAt's leading digit for 4 and 5 ('8', '9': runAts start
+-- with '1' or '2' for centuries). A release before priorities reads such a member with its own
+-- split: the id where it expects it, and a number (tonumber takes a sign): lanes 1 and 2 read as
+-- due, lanes 4 and 5 as far off; never a malformed member.
+local HELD_LANE_CHAR = { [1] = '+', [2] = '-', [4] = '8', [5] = '9' }
+local HELD_CHAR_LANE = { ['+'] = 1, ['-'] = 2, ['8'] = 4, ['9'] = 5 }
+
+-- A job's member in gheld (see above).
+local function held_member(group, run_at, id, priority)
+  local c = priority and HELD_LANE_CHAR[priority]
+  if c then return group .. '\0' .. c .. string.format('%012d', floor(run_at / 10)) .. '\0' .. id end
   return group .. '\0' .. string.format('%013d', run_at) .. '\0' .. id
 end
 
--- A member's group, runAt and id.
+-- A member's group, runAt (for a lane: to 10 ms below), id and priority.
 local function held_split(m)
   local z = string.find(m, '\0', 1, true)
-  return string.sub(m, 1, z - 1), tonumber(string.sub(m, z + 1, z + 13)), string.sub(m, z + 15)
+  local c = string.sub(m, z + 1, z + 1)
+  local lane = HELD_CHAR_LANE[c]
+  if lane then
+    return string.sub(m, 1, z - 1), tonumber(string.sub(m, z + 2, z + 13)) * 10, string.sub(m, z + 15), lane
+  end
+  return string.sub(m, 1, z - 1), tonumber(string.sub(m, z + 1, z + 13)), string.sub(m, z + 15), 3
 end
 
 -- The first n members of a group's held jobs, in runAt order.
@@ -375,7 +491,7 @@ end
 
 -- Whether a scheduled job (its record r) is held back by its group: in gheld, in no day shard.
 local function is_held(id, r)
-  return r.group ~= '' and rcall('ZSCORE', K_GHELD, held_member(r.group, r.run_at, id)) ~= false
+  return r.group ~= '' and rcall('ZSCORE', K_GHELD, held_member(r.group, r.run_at, id, r.priority)) ~= false
 end
 
 -- The admitted ones among ids, as {id, group} pairs: read before any write, so that a caller that
@@ -398,16 +514,25 @@ end
 -- to the stored limit. Returns how many jobs were released.
 local function group_fill(order, ending, now, channel)
   local limit = tonumber(rcall('HGET', K_GROUPS, ''))
-  local ids, groups_of = {}, {}
+  local ids, groups_of, lanes_of = {}, {}, {}
   local records, admit, due, missing = {}, {}, {}, {}
-  -- Into today's shard, due now, admitted.
-  local function release(id, rec, g)
+  local today = day_of(now)
+  -- Into today's shard of its lane (the plain one when that was not passed, see schedule), due
+  -- now, admitted.
+  local function release(id, rec, g, lane)
     records[#records + 1] = id
     records[#records + 1] = with_run_at(rec, now)
     admit[#admit + 1] = id
     admit[#admit + 1] = g
-    due[#due + 1] = now
-    due[#due + 1] = id
+    local code = code_of(lane, today)
+    if not shard_of_day[code] then code = today end
+    local list = due[code]
+    if not list then
+      list = {}
+      due[code] = list
+    end
+    list[#list + 1] = now
+    list[#list + 1] = id
   end
   for i = 1, #order, CHUNK do
     local part = { unpack(order, i, math.min(i + CHUNK - 1, #order)) }
@@ -423,9 +548,10 @@ local function group_fill(order, ending, now, channel)
         if #members > 0 then
           rcall('ZREM', K_GHELD, unpack(members))
           for _, m in ipairs(members) do
-            local _, _, id = held_split(m)
+            local _, _, id, lane = held_split(m)
             ids[#ids + 1] = id
             groups_of[#ids] = g
+            lanes_of[#ids] = lane
           end
           c = c + #members
         end
@@ -439,7 +565,7 @@ local function group_fill(order, ending, now, channel)
     for j = 1, #recs do
       local k = i + j - 1
       if recs[j] then
-        release(ids[k], recs[j], groups_of[k])
+        release(ids[k], recs[j], groups_of[k], lanes_of[k])
       else
         missing[#missing + 1] = groups_of[k] -- a member without a record: its slot was counted
       end
@@ -456,10 +582,10 @@ local function group_fill(order, ending, now, channel)
       if #members == 0 then break end
       rcall('ZREM', K_GHELD, unpack(members))
       for _, m in ipairs(members) do
-        local _, _, id = held_split(m)
+        local _, _, id, lane = held_split(m)
         local rec = rcall('HGET', K_JOBS, id)
         if rec then
-          release(id, rec, g)
+          release(id, rec, g, lane)
           n, got = n - 1, got + 1
         end
       end
@@ -470,13 +596,16 @@ local function group_fill(order, ending, now, channel)
   if #admit == 0 then return 0 end
   variadic('HSET', K_JOBS, records)
   variadic('HSET', K_GADMIT, admit)
-  local day = day_of(now)
-  variadic('ZADD', shard_of_day[day], due)
-  rcall('ZADD', K_DAYS, day, day)
-  local head = tonumber(rcall('GET', K_NEXT))
-  if not head or now < head then
-    rcall('SET', K_NEXT, now)
-    wake(channel, now)
+  for code, list in pairs(due) do
+    variadic('ZADD', shard_of_day[code], list)
+    local lane = code >= LANE
+    rcall('ZADD', lane and K_LDAYS or K_DAYS, code, code)
+    local head_key = lane and K_LNEXT or K_NEXT
+    local head = tonumber(rcall('GET', head_key))
+    if not head or now < head then
+      rcall('SET', head_key, now)
+      wake(channel, now)
+    end
   end
   return #admit / 2
 end
@@ -521,7 +650,7 @@ local function revive_dead(id, now, channel)
   r.expires = nil
   rcall('ZREM', K_DEAD, id)
   rcall('HSET', K_JOBS, id, encode(r))
-  schedule(id, now, channel)
+  schedule(id, now, channel, r.priority)
   return true
 end
 
@@ -562,12 +691,9 @@ end
 -- before its first write). What cancel.lua does for one job and bulk.lua for each it matches.
 local function cancel_scheduled(id, r, held, admitted, now, channel)
   if held then
-    rcall('ZREM', K_GHELD, held_member(r.group, r.run_at, id))
+    rcall('ZREM', K_GHELD, held_member(r.group, r.run_at, id, r.priority))
   else
-    local day = day_of(r.run_at)
-    local shard = shard_of_day[day]
-    rcall('ZREM', shard, id)
-    if rcall('ZCARD', shard) == 0 then rcall('ZREM', K_DAYS, day) end
+    unshard(id, r)
   end
   rcall('HDEL', K_JOBS, id)
   -- "next" may now be earlier than the true earliest job: still a valid lower bound, the next
@@ -586,28 +712,29 @@ end
 -- must have been passed. What reschedule.lua does for one job and bulk.lua for each it matches.
 -- Returns the record as stored now.
 local function move_scheduled(id, r, held, admitted, run_at, now, channel)
-  local old_run_at, old_day = r.run_at, day_of(r.run_at)
+  local old_run_at = r.run_at
   if held then
-    rcall('ZREM', K_GHELD, held_member(r.group, r.run_at, id))
+    rcall('ZREM', K_GHELD, held_member(r.group, r.run_at, id, r.priority))
   else
-    local old_shard = shard_of_day[old_day]
-    rcall('ZREM', old_shard, id)
-    if rcall('ZCARD', old_shard) == 0 then rcall('ZREM', K_DAYS, old_day) end
+    unshard(id, r)
   end
   r.run_at = run_at
   local rec = encode(r)
   rcall('HSET', K_JOBS, id, rec)
   if held and run_at <= now then
-    rcall('ZADD', K_GHELD, 0, held_member(r.group, run_at, id))
+    rcall('ZADD', K_GHELD, 0, held_member(r.group, run_at, id, r.priority))
     return rec
   end
-  local head = tonumber(rcall('GET', K_NEXT))
+  local lane = r.priority ~= 3
+  local head = tonumber(rcall('GET', lane and K_LNEXT or K_NEXT))
   -- Into the new shard (the day index gets its day); an earlier runAt than every other lowers
-  -- "next" and wakes the takers.
-  schedule(id, run_at, channel)
+  -- "next" (lnext) and wakes the takers.
+  schedule(id, run_at, channel, r.priority)
   -- A job that was at the head and moved later leaves "next" too low: still a valid lower bound,
   -- but takers would wake for nothing, so set it exactly.
-  if not held and head and old_run_at <= head and run_at > head then reset_next() end
+  if not held and head and old_run_at <= head and run_at > head then
+    if lane then reset_lnext() else reset_next() end
+  end
   group_release(admitted, now, channel)
   return rec
 end

@@ -2,7 +2,7 @@
 -- GET /topics/{t}/jobs (JobListing.java merges the partitions' pages and keeps the positions in
 -- the cursor). Reads only.
 -- KEYS: see lib.lua; the day shards of the days the days set lists from the position on (at most
--- MAX_DAYS of them per call; one not passed in: DQNEEDDAY before anything is read of it)
+-- MAX_DAYS of them per call and phase: the plain days, then each lane's, see lib.lua; one not passed in: DQNEEDDAY before anything is read of it)
 -- ARGV[A]    = state: 's' scheduled, 'i' in flight, 'd' dead
 -- ARGV[A+1]  = the most jobs to return (limit)
 -- ARGV[A+2]  = the most entries to examine (matching or not): what bounds the call
@@ -11,8 +11,10 @@
 -- ARGV[A+7]  = '1': records with their payloads; else only their heads (up to the newline)
 -- ARGV[A+8..A+10] = the position: the last entry the previous call examined, as this script
 --   returned it (phase, score, member), or ('', '', '') to start. The orders:
---   's': first the jobs held back by their groups (phase 'h'; gheld's lexical order: group, runAt,
---        id), then the day shards (phase 'd') in (runAt, id) order; from/to bound runAt
+--   's': first the jobs held back by their groups (phase 'h'; gheld's lexical order: group,
+--        priority, runAt, id), then the day shards (phase 'd') in (runAt, id) order, then the
+--        lanes' shards (phases 'l1', 'l2', 'l4', 'l5', lib.lua's lanes) each in (runAt, id) order;
+--        from/to bound runAt
 --   'i': by id (phase ''; leases move with every heartbeat, ids do not). The whole in-flight set is
 --        read and sorted: it holds at most what the replicas run at once
 --   'd': newest first, (time of death, id) descending
@@ -21,7 +23,8 @@
 -- Returns {exhausted: 1 when nothing is left after the last entry examined, else 0,
 --   phase, score, member of the last entry examined (the next call's position),
 --   then per job found: id, score (runAt for 's', lease deadline for 'i', time of death for 'd';
---   '' for a held job), a mark (for 's' its gheld member, '' unless held; for 'i' 'x' when its
+--   '' for a held job), a mark (for 's' its gheld member when held, its phase for a lane's job
+--   ('l1', 'l2', 'l4', 'l5': a gheld member always holds a NUL byte), else ''; for 'i' 'x' when its
 --   cancel was asked, as get.lua's state letter says, else ''), its record}.
 local MAX_DAYS = 8
 local mode, limit, budget = ARGV[A], tonumber(ARGV[A + 1]), tonumber(ARGV[A + 2])
@@ -143,7 +146,7 @@ if mode == 'd' then
 end
 
 -- Scheduled: the held jobs first (a group's are one lexical range of gheld).
-if last_phase ~= 'd' then
+if last_phase == '' or last_phase == 'h' then
   local min, max = '-', '+'
   if group ~= '' then min, max = '[' .. group .. '\0', '(' .. group .. '\1' end
   if last_member ~= '' then min = '(' .. last_member end
@@ -162,28 +165,62 @@ if last_phase ~= 'd' then
   last_phase, last_score, last_member = 'd', '', ''
 end
 
-local s, m = tonumber(last_score) or from, last_member
-local first_day = s and day_of(s) or '-inf'
-local days = rcall('ZRANGEBYSCORE', K_DAYS, first_day, to and day_of(to) or '+inf', 'LIMIT', 0, MAX_DAYS)
-for i = 1, #days do days[i] = tonumber(days[i]) end
-local missing = require_days(days)
-if missing then return missing end
-for _, d in ipairs(days) do
-  local z = shard_of_day[d]
-  local at = (s and d == first_day) and first_after(z, s, m) or 0
-  local room = budget - examined
-  if room <= 0 then return finish(false) end
-  local got = rcall('ZRANGE', z, at, at + room - 1, 'WITHSCORES')
-  for i = 1, #got, 2 do
-    local id, run_at = got[i], tonumber(got[i + 1])
-    if to and run_at > to then return finish(true) end
-    examined = examined + 1
-    last_phase, last_score, last_member = 'd', got[i + 1], id
-    local rec = check(id, run_at)
-    if rec and add(id, got[i + 1], '', rec) then return finish(false) end
+-- The plain days (phase 'd'), then the lanes in priority order (phases 'l1', 'l2', 'l4', 'l5', see
+-- lib.lua's lanes), each day shard in (runAt, id) order. The days of every phase still to walk are
+-- read first and named at once (one DQNEEDDAY for all of them, before anything is read of a shard).
+local PHASES = { { 'd', K_DAYS, 3 }, { 'l1', K_LDAYS, 1 }, { 'l2', K_LDAYS, 2 }, { 'l4', K_LDAYS, 4 }, { 'l5', K_LDAYS, 5 } }
+local walk, all = {}, {}
+local started = false
+for _, ph in ipairs(PHASES) do
+  started = started or ph[1] == last_phase
+  if started then
+    local lane = ph[3]
+    local base = lane == 3 and 0 or lane * LANE
+    local s = last_phase == ph[1] and tonumber(last_score) or from
+    local first_day = s and day_of(s) or nil
+    local days = rcall('ZRANGEBYSCORE', ph[2], first_day and base + first_day or base,
+      to and base + day_of(to) or base + LANE - 1, 'LIMIT', 0, MAX_DAYS)
+    for i = 1, #days do
+      days[i] = tonumber(days[i])
+      all[#all + 1] = days[i]
+    end
+    walk[#walk + 1] = { phase = ph[1], lane = lane, days = days, s = s, first_day = first_day,
+      m = last_phase == ph[1] and last_member or '' }
   end
-  if #got / 2 == room then return finish(false) end
-  -- The shard is done: the position moves to the next day's start (every entry after it).
-  last_phase, last_score, last_member = 'd', string.format('%d', day_start(d) + DAY_MS), ''
 end
-return finish(#days < MAX_DAYS)
+local missing = require_days(all)
+if missing then return missing end
+
+-- One phase's shards from its position on. Returns the reply when the page ends within them, else
+-- nil: the next phase starts (its position empty).
+local function shards(w)
+  local phase, s, m, first_day = w.phase, w.s, w.m, w.first_day
+  for _, code in ipairs(w.days) do
+    local d = code % LANE
+    local z = shard_of_day[code]
+    local at = (s and d == first_day) and first_after(z, s, m) or 0
+    local room = budget - examined
+    if room <= 0 then return finish(false) end
+    local got = rcall('ZRANGE', z, at, at + room - 1, 'WITHSCORES')
+    for i = 1, #got, 2 do
+      local id, run_at = got[i], tonumber(got[i + 1])
+      if to and run_at > to then return nil end
+      examined = examined + 1
+      last_phase, last_score, last_member = phase, got[i + 1], id
+      local rec = check(id, run_at)
+      if rec and add(id, got[i + 1], w.lane == 3 and '' or phase, rec) then return finish(false) end
+    end
+    if #got / 2 == room then return finish(false) end
+    -- The shard is done: the position moves to the next day's start (every entry after it).
+    last_phase, last_score, last_member = phase, string.format('%d', day_start(d) + DAY_MS), ''
+  end
+  if #w.days == MAX_DAYS then return finish(false) end
+  return nil
+end
+
+for i, w in ipairs(walk) do
+  local reply = shards(w)
+  if reply then return reply end
+  if walk[i + 1] then last_phase, last_score, last_member = walk[i + 1].phase, '', '' end
+end
+return finish(true)

@@ -115,7 +115,7 @@ for _, id in ipairs(ids) do
         decoded.lost = decoded.lost + 1
         if decoded.lost < max_lost then
           decoded.run_at = now + backoff(decoded.lost, decoded.retry)
-          local day = day_of(decoded.run_at)
+          local day = code_of(decoded.priority, day_of(decoded.run_at))
           if not seen_day[day] then
             seen_day[day] = true
             needed[#needed + 1] = day
@@ -166,7 +166,7 @@ for _, job in ipairs(todo) do
     else
       r.err = 'lease expired: the replica running it stopped or stalled'
       rcall('HSET', K_JOBS, id, encode(r))
-      schedule(id, r.run_at, ARGV[A + 2])
+      schedule(id, r.run_at, ARGV[A + 2], r.priority)
       back = back + 1
     end
   end

@@ -8,7 +8,16 @@
 local channel = ARGV[A]
 local n = tonumber(ARGV[A + 1])
 local now = now_ms()
-local err = require_days({ day_of(now) })
+-- Each job goes back into its lane's shard of today: all of them named before any write.
+local need = { day_of(now) }
+for i = 1, n do
+  local id = ARGV[A + (i - 1) * 2 + 2]
+  if rcall('HGET', K_LEASES, id) == ARGV[A + (i - 1) * 2 + 3] then
+    local rec = rcall('HGET', K_JOBS, id)
+    if rec then need[#need + 1] = code_of(decode(rec).priority, day_of(now)) end
+  end
+end
+local err = require_days(need)
 if err then return err end
 local back = 0
 -- A job of a group keeps its admission (gadmit, and its group's count): it is due at once, ahead
@@ -25,7 +34,7 @@ for i = 1, n do
     rcall('HDEL', K_LEASES, id)
     r.run_at = now
     rcall('HSET', K_JOBS, id, encode(r))
-    schedule(id, now, channel)
+    schedule(id, now, channel, r.priority)
     back = back + 1
   end
 end

@@ -27,7 +27,9 @@ local run_at = ARGV[A + 1] == 'd' and now + v or v
 local held = is_held(id, r)
 if expired_by(r, run_at) then
   local admitted = held and {} or admitted_of({ id })
-  local err = require_days({ day_of(r.run_at), day_of(now) })
+  local need = codes_of(r)
+  need[#need + 1] = day_of(now)
+  local err = require_days(need)
   if err then return err end
   -- Out of its shard (or gheld) as a cancel takes it, its slot given back; then dead.
   cancel_scheduled(id, r, held, admitted, now, ARGV[A + 3])
@@ -37,6 +39,9 @@ end
 -- A released job (admitted, waiting in its shard) rescheduled to a time already due keeps its
 -- admission: it starts next, as it would have.
 local admitted = (held or run_at <= now) and {} or admitted_of({ id })
-local err = require_days({ day_of(r.run_at), day_of(run_at), day_of(now) })
+local need = codes_of(r)
+need[#need + 1] = code_of(r.priority, day_of(run_at))
+need[#need + 1] = day_of(now)
+local err = require_days(need)
 if err then return err end
 return { 1, move_scheduled(id, r, held, admitted, run_at, now, ARGV[A + 3]) }

@@ -12,7 +12,7 @@ if K_CLAIMS then
   local claim = rcall('HGET', K_CLAIMS, id)
   if claim then return { 'claimed', now, claim } end
 end
-local err = require_days({ day_of(now) })
+local err = require_days({ code_of(decode(rcall('HGET', K_JOBS, id)).priority, day_of(now)) })
 if err then return err end
 revive_dead(id, now, ARGV[A + 1])
 return { now }

@@ -33,13 +33,13 @@ if expired_by(r, run_at) then
   free_slots(ARGV[A + 4])
   return { 'expired', now, unpack(trimmed) }
 end
-local err = require_days({ day_of(run_at) })
+local err = require_days({ code_of(r.priority, day_of(run_at)) })
 if err then return err end
 r.run_at = run_at
 rcall('ZREM', K_INFLIGHT, id)
 rcall('HDEL', K_LEASES, id)
 rcall('HSET', K_JOBS, id, encode(r))
-schedule(id, run_at, ARGV[A + 4])
+schedule(id, run_at, ARGV[A + 4], r.priority)
 group_release(admitted, now, ARGV[A + 4])
 free_slots(ARGV[A + 4])
 return { 'snoozed', run_at }

@@ -26,5 +26,26 @@ if head and head <= now then
     due = due + n
   end
 end
+-- The lanes' due jobs too (lib.lua), each lane's first 32 days, when lnext is due.
+local lhead = tonumber(rcall('GET', K_LNEXT))
+if lhead and lhead <= now then
+  local codes = {}
+  for _, lane in ipairs({ 1, 2, 4, 5 }) do
+    for _, c in ipairs(rcall('ZRANGE', K_LDAYS, lane * LANE, lane * LANE + day_of(now), 'BYSCORE', 'LIMIT', 0, 32)) do
+      codes[#codes + 1] = tonumber(c)
+    end
+  end
+  local err = require_days(codes)
+  if err then return err end
+  for _, code in ipairs(codes) do
+    local shard = shard_of_day[code]
+    local n = rcall('ZCOUNT', shard, '-inf', now)
+    if n > 0 then
+      local top = tonumber(rcall('ZRANGE', shard, 0, 0, 'WITHSCORES')[2])
+      if oldest < 0 or top < oldest then oldest = top end
+    end
+    due = due + n
+  end
+end
 return { rcall('HLEN', K_JOBS), rcall('ZCARD', K_INFLIGHT), rcall('ZCARD', K_DEAD), oldest, now, due,
          rcall('EXISTS', K_PAUSED), rcall('ZCARD', K_GHELD) }

@@ -61,7 +61,7 @@ local BATCH_MS, SLACK_MS = 40, 10
 -- answering it, and the safety-net poll, which leaves a marked partition's takers asleep, then
 -- wakes them after this long at the latest.
 local CAPPED_MS = 30000
-local flow = rcall('MGET', K_PAUSED, K_RATE, K_RATE_TAT, K_HELD, K_MAX_INFLIGHT, K_CAPPED, K_GROUP_RATE)
+local flow = rcall('MGET', K_PAUSED, K_RATE, K_RATE_TAT, K_HELD, K_MAX_INFLIGHT, K_CAPPED, K_GROUP_RATE, K_LNEXT)
 local wait, rate_tat, interval, allowed = 0, nil, nil, nil
 local held = tonumber(flow[4]) or 0
 if held <= now then held = 0 end
@@ -101,6 +101,32 @@ elseif due then
   for i = 1, #days do wanted[i] = tonumber(days[i]) end
   local err = require_days(wanted)
   if err then return err end
+end
+-- Lanes (lib.lua): when lnext is due, each lane's days up to today (at most 32 per lane and call),
+-- their shards named before any write. Lanes 1 and 2 are served before the plain days, 4 and 5
+-- after, each oldest day first: a higher priority is always taken first. A topic that never used
+-- priorities has no lnext: nothing read, nothing passed.
+local lhead = tonumber(flow[8])
+local lane_due = lhead and lhead <= now and limit > 0
+local lane_codes = {}
+if lane_due then
+  local need = {}
+  for _, lane in ipairs({ 1, 2, 4, 5 }) do
+    local codes = rcall('ZRANGE', K_LDAYS, lane * LANE, lane * LANE + today, 'BYSCORE', 'LIMIT', 0, 32)
+    for i = 1, #codes do
+      codes[i] = tonumber(codes[i])
+      need[#need + 1] = codes[i]
+    end
+    lane_codes[lane] = codes
+  end
+  local err = require_days(need)
+  if err then return err end
+end
+-- The earliest runAt of both bounds (-1 when neither holds one): what the caller sleeps until.
+local function earliest(a, b)
+  if not a or a < 0 then return b or -1 end
+  if not b or b < 0 then return a end
+  return math.min(a, b)
 end
 
 -- Under a rate limit, the jobs taken advance the partition's schedule; the caller is told when
@@ -145,54 +171,102 @@ end
 -- without a limit. One EXISTS per due take of such a topic. Due counts what the carried acks
 -- released too: `due` was decided before they ran, and a group whose jobs were all held had
 -- nothing in a shard until its ack released the next one (the others would stay held for good).
-if group_limit <= 0 and (due or (released > 0 and limit > 0)) and rcall('EXISTS', K_GHELD) == 1 then
+if group_limit <= 0 and (due or lane_due or (released > 0 and limit > 0)) and rcall('EXISTS', K_GHELD) == 1 then
   local members = rcall('ZRANGE', K_GHELD, 0, 999)
   rcall('ZREM', K_GHELD, unpack(members))
-  local ids, runs = {}, {}
+  local ids, runs, lanes = {}, {}, {}
   for i, m in ipairs(members) do
-    local _, run_at, id = held_split(m)
-    ids[i], runs[i] = id, run_at
+    local _, run_at, id, lane = held_split(m)
+    ids[i], runs[i], lanes[i] = id, run_at, lane
   end
   local recs = rcall('HMGET', K_JOBS, unpack(ids))
-  local records, due_at, early = {}, {}, day_start(today)
+  -- Into today's shard of each job's lane (the plain one when that was not passed).
+  local records, due_at, early, count = {}, {}, day_start(today), 0
   for i, id in ipairs(ids) do
     if recs[i] then
       local at = runs[i]
-      if day_of(at) ~= today then
-        at, early = math.min(now, early), early + 1
-        records[#records + 1] = id
-        records[#records + 1] = with_run_at(recs[i], at)
+      if lanes[i] ~= 3 or day_of(at) ~= today then
+        -- A lane member's runAt is its record's (the member keeps it to 10 ms).
+        at = lanes[i] ~= 3 and decode(recs[i]).run_at or at
+        if day_of(at) ~= today then
+          at, early = math.min(now, early), early + 1
+          records[#records + 1] = id
+          records[#records + 1] = with_run_at(recs[i], at)
+        end
       end
-      due_at[#due_at + 1] = at
-      due_at[#due_at + 1] = id
+      local code = code_of(lanes[i], today)
+      if not shard_of_day[code] then code = today end
+      local list = due_at[code]
+      if not list then
+        list = { lowest = at }
+        due_at[code] = list
+      end
+      list[#list + 1] = at
+      list[#list + 1] = id
+      list.lowest = math.min(list.lowest, at)
+      count = count + 1
     end
   end
-  if #due_at > 0 then
+  if count > 0 then
     if #records > 0 then variadic('HSET', K_JOBS, records) end
-    variadic('ZADD', shard_of_day[today], due_at)
-    rcall('ZADD', K_DAYS, today, today)
-    -- Members come in group order: the lowest runAt is anywhere among them.
-    local lowest = due_at[1]
-    for k = 3, #due_at, 2 do lowest = math.min(lowest, due_at[k]) end
-    if not head or lowest < head then
-      head = lowest
-      rcall('SET', K_NEXT, lowest)
+    for code, list in pairs(due_at) do
+      variadic('ZADD', shard_of_day[code], list)
+      if code >= LANE then
+        rcall('ZADD', K_LDAYS, code, code)
+        if not lhead or list.lowest < lhead then
+          lhead = list.lowest
+          rcall('SET', K_LNEXT, lhead)
+        end
+        -- Its lanes' days were not read above when lnext was not due yet: today's is enough (the
+        -- released jobs are due, and an older lane day would have made lnext due).
+        if not lane_due then
+          lane_due = limit > 0
+          for _, lane in ipairs({ 1, 2, 4, 5 }) do lane_codes[lane] = lane_codes[lane] or {} end
+        end
+        local lane_list = lane_codes[floor(code / LANE)]
+        local listed = false
+        for _, c in ipairs(lane_list) do listed = listed or c == code end
+        if not listed then lane_list[#lane_list + 1] = code end
+      else
+        rcall('ZADD', K_DAYS, today, today)
+        if not head or list.lowest < head then
+          head = list.lowest
+          rcall('SET', K_NEXT, list.lowest)
+        end
+      end
     end
-    released = released + #due_at / 2
+    released = released + count
   end
   if rcall('EXISTS', K_GHELD) == 0 then rcall('HDEL', K_GROUPS, '') end
 end
 -- A carried ack that freed a group's slot put its next job into today's shard, due now: this take
 -- may have it (today's shard is always passed).
+-- A released job of a lane went into today's shard of its lane when that was passed (else into the
+-- plain one): this take may have it too.
 if released > 0 and limit > 0 then
   head = tonumber(rcall('GET', K_NEXT))
-  if not due then
+  if not head or head > now then
+    -- only lane jobs were released
+  elseif not due then
     due = true
     fast = day_of(head) == today
   elseif not fast then
     local listed = false
     for _, d in ipairs(wanted) do listed = listed or d == today end
     if not listed then wanted[#wanted + 1] = today end
+  end
+  local l = tonumber(rcall('GET', K_LNEXT))
+  if l and l <= now then
+    lhead = l
+    for _, lane in ipairs({ 1, 2, 4, 5 }) do
+      local list = lane_codes[lane] or {}
+      lane_codes[lane] = list
+      local code = code_of(lane, today)
+      local listed = false
+      for _, c in ipairs(list) do listed = listed or c == code end
+      if not listed and shard_of_day[code] then list[#list + 1] = code end
+    end
+    lane_due = true
   end
 end
 
@@ -221,17 +295,18 @@ local function settle_cap(taken, next_due)
   end
 end
 
-local out = { now, head or -1, 0, held, #stale }
+local out = { now, earliest(head, lhead), 0, held, #stale }
 for _, id in ipairs(stale) do out[#out + 1] = id end
-if due and room and room < limit then
+if (due or lane_due) and room and room < limit then
   limit = room
-  due = limit > 0
+  due = due and limit > 0
+  lane_due = lane_due and limit > 0
 end
-if not due then
+if not due and not lane_due then
   out[#out + 1] = 0
   out[#out + 1] = 0
   out[3] = pace(0)
-  if room and (head or -1) >= 0 then settle_cap(0, head) end
+  if room and out[2] >= 0 then settle_cap(0, out[2]) end
   if capped_back then out[3] = -2 end
   return out
 end
@@ -321,39 +396,44 @@ end
 -- The last millisecond of the latest day passed to this call. Only passed days: a host clock a day
 -- off Redis' may leave today's shard out, and a put-off there would ZADD to no key after its ZREM
 -- (the job met was taken out of a passed shard, so there is always one).
-local function last_passed_ms()
+-- Of a lane's shards, when the job is one of a lane: it stays in its lane.
+local function last_passed_ms(lane)
   local last = nil
+  local of = lane == 3 and 0 or lane
   for d in pairs(shard_of_day) do
-    if not last or d > last then last = d end
+    if floor(d / LANE) == of and (not last or d > last) then last = d end
   end
-  return day_start(last) + DAY_MS - 1
+  return day_start(last % LANE) + DAY_MS - 1
 end
 -- Puts a due job (its record rec) off to its turn, as the scheduled job it stays (its admission,
 -- when it has one, stays with it): written by flush_offs, once the job is out of its shard or
 -- gheld (a round of pull removes the jobs it met after looking at them all).
+-- The lane of the shard being pulled (3: a plain day).
+local cur_lane = 3
 local offs = {}
-local function put_off(id, rec, turn)
+local function put_off(id, rec, turn, lane)
   local at = turn
-  if not shard_of_day[day_of(at)] then at = math.min(turn, last_passed_ms()) end
-  offs[#offs + 1] = { id, rec, at }
+  if not shard_of_day[code_of(lane, day_of(at))] then at = math.min(turn, last_passed_ms(lane)) end
+  offs[#offs + 1] = { id, rec, at, lane }
 end
 local function flush_offs()
   for _, o in ipairs(offs) do
     local id, at = o[1], o[3]
-    local day = day_of(at)
+    local code = code_of(o[4], day_of(at))
     rcall('HSET', K_JOBS, id, with_run_at(o[2], at))
-    rcall('ZADD', shard_of_day[day], at, id)
-    rcall('ZADD', K_DAYS, day, day)
+    rcall('ZADD', shard_of_day[code], at, id)
+    rcall('ZADD', code >= LANE and K_LDAYS or K_DAYS, code, code)
   end
   offs = {}
 end
 -- put_off when the group rate limit does not let a due job (id, its record rec) of group g
--- ('' or false = none) start now; true when it was put off.
-local function off_by_rate(g, id, rec)
+-- ('' or false = none) start now; true when it was put off. It stays in its lane (lane, else the
+-- lane being pulled).
+local function off_by_rate(g, id, rec, lane)
   if not g_interval or not g or g == '' or not rec then return false end
   local turn = group_turn(g, id)
   if not turn then return false end
-  put_off(id, rec, turn)
+  put_off(id, rec, turn, lane or cur_lane)
   return true
 end
 
@@ -364,10 +444,10 @@ end
 -- the admitted the group rate limit put off (admitted, not taken).
 local function take_held(g, room, upto, taken)
   local members = held_of(g, room + 1)
-  local ids, runs = {}, {}
+  local ids, runs, lanes = {}, {}, {}
   for k, m in ipairs(members) do
     local _
-    _, runs[k], ids[k] = held_split(m)
+    _, runs[k], ids[k], lanes[k] = held_split(m)
   end
   local n = 0
   while n < #members and n < room and runs[n + 1] <= upto do n = n + 1 end
@@ -381,7 +461,7 @@ local function take_held(g, room, upto, taken)
     if recs[k] and expire(id, recs[k]) then
       -- not admitted: a held job has no slot yet
     elseif recs[k] then
-      if off_by_rate(g, id, recs[k]) then
+      if off_by_rate(g, id, recs[k], lanes[k]) then
         off = off + 1
       else
         taken[#taken + 1] = id
@@ -476,7 +556,7 @@ local function pull(shard, want, taken)
         end
         if st.c >= group_limit or want <= 0 then
           held[#held + 1] = 0
-          held[#held + 1] = held_member(g, run, id)
+          held[#held + 1] = held_member(g, run, id, priority_of(recs[i]))
           take_it = false
         else
           st.c, st.added = st.c + 1, st.added + 1
@@ -508,9 +588,27 @@ end
 
 local taken = {}
 local next_due = -2 -- unknown: look it up below
-if fast then
+-- A lane's due days, oldest first, while the take wants more.
+local function pull_lane(lane)
+  cur_lane = lane
+  for _, code in ipairs(lane_codes[lane] or {}) do
+    if limit - #taken <= 0 then break end
+    local shard = shard_of_day[code]
+    local dry = pull(shard, limit - #taken, taken)
+    if rcall('ZCARD', shard) == 0 then rcall('ZREM', K_LDAYS, code) end
+    if not dry then break end
+  end
+  cur_lane = 3
+end
+if lane_due then
+  pull_lane(1)
+  pull_lane(2)
+end
+if not due or limit - #taken <= 0 then
+  -- the plain days are left as they are ("next" is looked up below)
+elseif fast then
   local shard = shard_of_day[today]
-  pull(shard, limit, taken)
+  pull(shard, limit - #taken, taken)
   local top = rcall('ZRANGE', shard, 0, 0, 'WITHSCORES')
   if #top > 0 then
     next_due = tonumber(top[2])
@@ -526,6 +624,10 @@ else
     -- Stop when the limit is reached, or at today's shard (later days hold nothing due).
     if not dry or day == today then break end
   end
+end
+if lane_due then
+  pull_lane(4)
+  pull_lane(5)
 end
 for g, st in pairs(groups) do
   if st.added > 0 then rcall('HINCRBY', K_GROUPS, g, st.added) end
@@ -556,9 +658,9 @@ out[#out + 1] = #trimmed
 for _, id in ipairs(trimmed) do out[#out + 1] = id end
 
 if next_due == -2 then next_due = reset_next() end
-out[2] = next_due
+out[2] = earliest(next_due, lane_due and reset_lnext() or lhead)
 out[3] = pace(#taken)
-settle_cap(#taken, next_due)
+settle_cap(#taken, out[2])
 if capped_back then out[3] = -2 end
 
 if #taken > 0 then

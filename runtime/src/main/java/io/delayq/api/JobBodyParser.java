@@ -40,7 +40,7 @@ public class JobBodyParser {
      */
     private static final JsonFactory STRICT = new JsonFactory();
     private static final Set<String> FIELDS = Set.of("topic", "id", "payload", "delayMs", "runAt", "maxAttempts",
-            "ifExists", "retry", "group", "timeoutMs", "expiresAt");
+            "ifExists", "retry", "group", "timeoutMs", "expiresAt", "priority");
     private static final Set<String> RETRY_FIELDS = new java.util.TreeSet<>(Set.of("initialMs", "maxMs"));
     private static final Set<String> RESCHEDULE_FIELDS = new java.util.TreeSet<>(Set.of("delayMs", "runAt"));
     private final ObjectMapper mapper;
@@ -410,21 +410,27 @@ public class JobBodyParser {
             String id = text(node, "id");
             String runAt = text(node, "runAt");
             Long delayMs = delayMs(node);
-            Integer maxAttempts = null;
-            JsonNode m = node.get("maxAttempts");
-            if (m != null && !m.isNull()) {
-                if (!m.isIntegralNumber() || !m.canConvertToInt()) {
-                    throw new InvalidJobException("maxAttempts", "maxAttempts must be an integer");
-                }
-                maxAttempts = m.intValue();
-            }
+            Integer maxAttempts = intField(node, "maxAttempts", "maxAttempts must be an integer");
+            Integer priority = intField(node, "priority", "priority must be an integer between 1 (first) and 5 (last)");
             JsonNode p = node.get("payload");
             String payload = p == null || p.isNull() ? null : rawPayload;
             return validator.validate(topic, id, delayMs, runAt, maxAttempts, payload, ifExists(node), retry(node),
-                    text(node, "group"), msField(node, "timeoutMs"), text(node, "expiresAt"));
+                    text(node, "group"), msField(node, "timeoutMs"), text(node, "expiresAt"), priority);
         } catch (InvalidJobException e) {
             throw at.isEmpty() ? e : e.inItem(at);
         }
+    }
+
+    /** An integer field of a job: null when absent or null; 400 naming it when it is not an int. */
+    private static Integer intField(JsonNode node, String name, String rule) {
+        JsonNode v = node.get(name);
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        if (!v.isIntegralNumber() || !v.canConvertToInt()) {
+            throw new InvalidJobException(name, rule);
+        }
+        return v.intValue();
     }
 
     /**

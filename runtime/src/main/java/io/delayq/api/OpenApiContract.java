@@ -351,7 +351,12 @@ public class OpenApiContract implements OASFilter {
                 .addProperty("expiresAt", type(Schema.SchemaType.STRING, "After runAt: a job not started by then is never"
                         + " started, and a retry, snooze, rerun, reschedule or extend that would make it due after it sends"
                         + " it to the dead set instead (lastError \"expired: ...\"); a requeue from the dead set clears it")
-                        .format("date-time"));
+                        .format("date-time"))
+                .addProperty("priority", type(Schema.SchemaType.INTEGER, "1 (first) .. 5 (last), default 3: of the jobs"
+                        + " due in a partition a higher priority is always taken first (each partition serves its own),"
+                        + " never before its runAt; kept through retries, snoozes, requeues and reclaims. replace or extend"
+                        + " without a priority keeps the stored one").format("int32").minimum(java.math.BigDecimal.ONE)
+                        .maximum(java.math.BigDecimal.valueOf(5)));
         Schema jobs = OASFactory.createSchema().addType(Schema.SchemaType.ARRAY).maxItems(1000)
                 .items(OASFactory.createSchema().ref("NewJob"));
         return Map.of(

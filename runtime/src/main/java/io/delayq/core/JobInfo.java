@@ -25,6 +25,8 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
  *        {@code GET /jobs/{topic}/{id}} of a job that has one, null elsewhere
  * @param expiresAt when the job stops being worth starting, given at enqueue: set in the reply to
  *        {@code GET /jobs/{topic}/{id}} of a job that has one, null elsewhere
+ * @param priority the job's priority, 1 (first) .. 5 (last; 3 when the enqueue gave none): set in
+ *        the reply to {@code GET /jobs/{topic}/{id}} and in listings, null elsewhere
  * @param replaced true when this call changed the existing scheduled job
  *        ({@link IfExists#REPLACE}, {@link IfExists#EXTEND}); not serialized here (the enqueue
  *        reply says {@code "replaced": true})
@@ -33,9 +35,17 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer lostAttempts,
         Integer maxAttempts, JobRetry retry, String group, Boolean held, String lastError, Instant deadAt,
-        Instant finishedAt, Boolean cancelling, Long timeoutMs, Instant expiresAt,
+        Instant finishedAt, Boolean cancelling, Long timeoutMs, Instant expiresAt, Integer priority,
         @com.fasterxml.jackson.annotation.JsonIgnore boolean created,
         @com.fasterxml.jackson.annotation.JsonIgnore boolean replaced) {
+
+    /** A job whose priority is not told. */
+    public JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer lostAttempts,
+            Integer maxAttempts, JobRetry retry, String group, Boolean held, String lastError, Instant deadAt,
+            Instant finishedAt, Boolean cancelling, Long timeoutMs, Instant expiresAt, boolean created, boolean replaced) {
+        this(id, topic, runAt, state, attempts, lostAttempts, maxAttempts, retry, group, held, lastError, deadAt,
+                finishedAt, cancelling, timeoutMs, expiresAt, null, created, replaced);
+    }
 
     /** A job without limits of its own (timeout, expiresAt). */
     public JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer lostAttempts,

@@ -21,6 +21,7 @@ public final class JobRequest {
     String group;
     Duration timeout;
     Instant expiresAt;
+    Integer priority;
 
     private JobRequest(String topic) {
         this.topic = topic;
@@ -96,6 +97,17 @@ public final class JobRequest {
      */
     public JobRequest expiresAt(Instant expiresAt) {
         this.expiresAt = expiresAt;
+        return this;
+    }
+
+    /**
+     * The job's priority: 1 (first) .. 5 (last), default 3. Of the jobs due in a partition, a
+     * higher priority is always taken first; it never starts a job before its runAt. With
+     * {@link IfExists#REPLACE} or {@link IfExists#EXTEND}, a request that gives none keeps the
+     * stored one.
+     */
+    public JobRequest priority(int priority) {
+        this.priority = priority;
         return this;
     }
 

@@ -106,7 +106,7 @@ public class JobValidator {
                 request.ifExists, JobRetry.of(request.retryInitial == null ? null : millis(request.retryInitial),
                         request.retryMax == null ? null : millis(request.retryMax)), request.group,
                 request.timeout == null ? null : millis(request.timeout),
-                request.expiresAt == null ? null : request.expiresAt.toString());
+                request.expiresAt == null ? null : request.expiresAt.toString(), request.priority);
     }
 
     /**
@@ -160,7 +160,20 @@ public class JobValidator {
      */
     public NewJob validate(String topic, String id, Long delayMs, String runAt, Integer maxAttempts, String payloadJson,
             IfExists ifExists, JobRetry retry, String group, Long timeoutMs, String expiresAt) {
+        return validate(topic, id, delayMs, runAt, maxAttempts, payloadJson, ifExists, retry, group, timeoutMs, expiresAt,
+                null);
+    }
+
+    /**
+     * As above, with the job's priority: 1 (first) .. 5 (last); null = not given (3 for a new job,
+     * the stored one for a replace or extend).
+     */
+    public NewJob validate(String topic, String id, Long delayMs, String runAt, Integer maxAttempts, String payloadJson,
+            IfExists ifExists, JobRetry retry, String group, Long timeoutMs, String expiresAt, Integer priority) {
         checkTopic("topic", topic);
+        if (priority != null && (priority < 1 || priority > 5)) {
+            throw new InvalidJobException("priority", "priority must be an integer between 1 (first) and 5 (last)");
+        }
         if (group != null) {
             checkId("group", group);
         }
@@ -186,7 +199,7 @@ public class JobValidator {
             }
         }
         return new NewJob(topic, id, when.delayed(), when.millis(), maxAttempts == null ? 0 : maxAttempts, payloadJson,
-                ifExists, retry, group, timeoutMs, expires);
+                ifExists, retry, group, timeoutMs, expires, priority);
     }
 
     /**

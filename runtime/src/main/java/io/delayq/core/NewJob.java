@@ -10,14 +10,27 @@ package io.delayq.core;
  * @param retry the job's own retry backoff, null = the topic's
  * @param timeoutMs the job's own attempt timeout (1 ms .. 24 h), null = the topic's
  * @param expiresAt epoch ms after which the job is never started, null = none
+ * @param priority 1 (first) .. 5 (last), null = not given: 3 for a new job, the stored one for a
+ *        replace or extend
  */
 public record NewJob(String topic, String id, boolean delayed, long millis, int maxAttempts, String payloadJson,
-        IfExists ifExists, JobRetry retry, String group, Long timeoutMs, Long expiresAt) {
+        IfExists ifExists, JobRetry retry, String group, Long timeoutMs, Long expiresAt, Integer priority) {
 
     public NewJob {
         if (ifExists == null) {
             ifExists = IfExists.KEEP;
         }
+    }
+
+    /** A job that gives no priority. */
+    public NewJob(String topic, String id, boolean delayed, long millis, int maxAttempts, String payloadJson,
+            IfExists ifExists, JobRetry retry, String group, Long timeoutMs, Long expiresAt) {
+        this(topic, id, delayed, millis, maxAttempts, payloadJson, ifExists, retry, group, timeoutMs, expiresAt, null);
+    }
+
+    /** The priority the job is stored with when it is new: 3 when it gives none. */
+    public int priorityOrDefault() {
+        return priority == null ? 3 : priority;
     }
 
     /** A job without limits of its own (timeout, expiresAt). */

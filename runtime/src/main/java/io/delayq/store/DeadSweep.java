@@ -228,7 +228,7 @@ public class DeadSweep extends StorePart {
      */
     public Response step(String mode, Partition p, String from, String after, long diedByMs, int chunk, Filter filter) {
         // A requeue gets the claims (several partitions): a dead job whose id is claimed stays (revive_dead).
-        return redis.await(runAsync("deadsweep", p, REQUEUE.equals(mode) ? aroundNow() : Set.of(),
+        return redis.await(runAsync("deadsweep", p, REQUEUE.equals(mode) ? aroundNowAllLanes() : Set.of(),
                 args(mode, from, after, Long.toString(diedByMs), chunk, filter, REQUEUE.equals(mode) ? scriptChannel(p) : "",
                         0), 0, null, partitions > 1 && REQUEUE.equals(mode)));
     }

@@ -148,7 +148,7 @@ public class Inspection extends StorePart {
         return new JobInfo(id, topic, Instant.ofEpochMilli(rec.runAt()), state, rec.attempts(), rec.lostAttempts(),
                 rec.maxAttempts() == 0 ? null : rec.maxAttempts(), rec.retry(), rec.group(), held,
                 rec.lastError().isEmpty() ? null : rec.lastError(), deadAt, null, cancelling, rec.timeoutMs(),
-                rec.expiresAt() == null ? null : Instant.ofEpochMilli(rec.expiresAt()), false, false);
+                rec.expiresAt() == null ? null : Instant.ofEpochMilli(rec.expiresAt()), rec.priority(), false, false);
     }
 
     public CancelOutcome cancel(String topic, String id) {
@@ -229,7 +229,7 @@ public class Inspection extends StorePart {
                 reads.add(Request.cmd(Command.HLEN).arg(keys.jobs(p)));
                 reads.add(Request.cmd(Command.ZCARD).arg(keys.inflight(p)));
                 reads.add(Request.cmd(Command.ZCARD).arg(keys.dead(p)));
-                reads.add(Request.cmd(Command.GET).arg(keys.next(p)));
+                reads.add(Request.cmd(Command.MGET).arg(keys.next(p)).arg(keys.laneNext(p)));
             }
         }
         List<Response> replies = reads.isEmpty() ? List.of() : readAll(reads);
@@ -241,10 +241,12 @@ public class Inspection extends StorePart {
                 all += replies.get(i).toLong();
                 inflight += replies.get(i + 1).toLong();
                 dead += replies.get(i + 2).toLong();
-                Response n = replies.get(i + 3);
-                if (n != null) {
-                    long v = n.toLong();
-                    next = next < 0 ? v : Math.min(next, v);
+                // "next" of priority 3 and "lnext" of the lanes
+                for (Response n : replies.get(i + 3)) {
+                    if (n != null) {
+                        long v = n.toLong();
+                        next = next < 0 ? v : Math.min(next, v);
+                    }
                 }
             }
             out.add(new TopicStats(topic, all - inflight - dead, inflight, dead, next));

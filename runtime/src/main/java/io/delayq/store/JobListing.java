@@ -116,9 +116,12 @@ public class JobListing extends StorePart {
             }
             for (int j = 4; j + 3 < r.size(); j += 4) {
                 String id = r.get(j).toString(), mark = r.get(j + 2).toString();
-                // The mark: a held job's gheld member when scheduled, "x" (cancelling) when in flight.
-                boolean held = mode.equals("s") && !mark.isEmpty();
-                Key key = held ? new Key("h", null, mark) : new Key(mode.equals("s") ? "d" : "", score(r.get(j + 1).toString()), id);
+                // The mark: a held job's gheld member, or the lane phase of a lane's job, when
+                // scheduled; "x" (cancelling) when in flight.
+                boolean lane = mode.equals("s") && LANE_PHASES.contains(mark);
+                boolean held = mode.equals("s") && !mark.isEmpty() && !lane;
+                Key key = held ? new Key("h", null, mark)
+                        : new Key(lane ? mark : mode.equals("s") ? "d" : "", score(r.get(j + 1).toString()), id);
                 found.add(new Entry(i, key, id, JobRecord.decode(r.get(j + 3).toString()),
                         mode.equals("i") && JobState.cancellingLetter(mark)));
             }
@@ -154,7 +157,13 @@ public class JobListing extends StorePart {
                 full ? e.record.payloadOrNull() : null);
     }
 
-    /** A place in a state's order: phase ('h' held, 'd' day shards; '' outside scheduled), score, member. */
+    /** The phases of the lanes' shards (priorities 1, 2, 4, 5; see list.lua), in list.lua's order after 'd'. */
+    private static final List<String> LANE_PHASES = List.of("l1", "l2", "l4", "l5");
+
+    /**
+     * A place in a state's order: phase ('h' held, 'd' day shards, 'l1' .. 'l5' a lane's shards;
+     * '' outside scheduled), score, member.
+     */
     private record Key(String phase, Long score, String member) {
         static final Key START = new Key("", null, "");
     }
@@ -171,7 +180,7 @@ public class JobListing extends StorePart {
     private static Comparator<Key> order(String mode) {
         Comparator<Long> scores = Comparator.nullsFirst(Comparator.naturalOrder());
         return switch (mode) {
-            case "s" -> Comparator.comparing((Key k) -> k.phase.equals("h") ? 0 : 1)
+            case "s" -> Comparator.comparing((Key k) -> k.phase.equals("h") ? 0 : 2 + LANE_PHASES.indexOf(k.phase))
                     .thenComparing(Key::score, scores).thenComparing(Key::member);
             case "i" -> Comparator.comparing(Key::member);
             default -> Comparator.comparing(Key::score, scores).thenComparing(Key::member).reversed();
@@ -223,7 +232,7 @@ public class JobListing extends StorePart {
                 }
                 String[] f = p.split("\\.", -1);
                 String phase = f[0].equals("_") ? "" : f[0];
-                if (f.length != 3 || !(phase.isEmpty() || phase.equals("h") || phase.equals("d"))) {
+                if (f.length != 3 || !(phase.isEmpty() || phase.equals("h") || phase.equals("d") || LANE_PHASES.contains(phase))) {
                     throw new BadCursor("cursor is malformed");
                 }
                 at[i] = new Key(phase, f[1].isEmpty() ? null : Long.parseLong(f[1]),

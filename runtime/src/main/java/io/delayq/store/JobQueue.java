@@ -221,7 +221,7 @@ public class JobQueue extends StorePart {
             String tick, boolean claim) {
         Set<Integer> days = new TreeSet<>();
         long localNow = System.currentTimeMillis();
-        List<String> args = new ArrayList<>(7 + jobs.size() * 11);
+        List<String> args = new ArrayList<>(7 + jobs.size() * 12);
         args.add(scriptChannel(p));
         args.add(JobRecord.storableTrace(trace));
         args.add(dedupWindow(p.topic()));
@@ -235,6 +235,16 @@ public class JobQueue extends StorePart {
             } else {
                 days.add(Keys.dayOf(job.millis()));
             }
+            if (job.priority() != null && job.priority() != 3) {
+                // Its lane's shards (see lib.lua's lanes); a replace's old lane the script names.
+                Set<Integer> lane = new TreeSet<>();
+                if (job.delayed()) {
+                    aroundDay(lane, localNow + job.millis());
+                } else {
+                    lane.add(Keys.dayOf(job.millis()));
+                }
+                lane.forEach(d -> days.add(Keys.laneCode(job.priority(), d)));
+            }
             args.add(job.id());
             args.add(job.delayed() ? "d" : "a");
             args.add(Long.toString(job.millis()));
@@ -246,6 +256,7 @@ public class JobQueue extends StorePart {
             args.add(tokens == null ? "" : tokens.get(i));
             args.add(job.timeoutMs() == null ? "" : job.timeoutMs().toString());
             args.add(job.expiresAt() == null ? "" : job.expiresAt().toString());
+            args.add(job.priority() == null ? "" : job.priority().toString());
         }
         // After the jobs: the burial of a replaced or extended job that would be due after its expiresAt.
         args.add(layer.burial(p));
@@ -656,9 +667,9 @@ public class JobQueue extends StorePart {
     // ---------------------------------------------------------------- the loops' reads
 
     /**
-     * What the safety-net poll reads of one partition: the "next" lower bound of its due times
-     * (-1 with nothing scheduled), the "leasenext" lower bound of its lease deadlines (-1 with
-     * none), whether its topic is paused, and whether a take was held back by the topic's
+     * What the safety-net poll reads of one partition: the lower bound of its due times (the
+     * earlier of "next" and the lanes' "lnext"; -1 with nothing scheduled), the "leasenext" lower
+     * bound of its lease deadlines (-1 with none), whether its topic is paused, and whether a take was held back by the topic's
      * concurrency cap with no slot freed since (its "capped" mark).
      */
     public record Head(long next, long leaseNext, boolean paused, boolean capped) {
@@ -680,7 +691,7 @@ public class JobQueue extends StorePart {
             for (Partition p : ps) {
                 out.add(layout.compose(v -> redis.sendAsync(
                         Request.cmd(Command.MGET).arg(keys.next(p)).arg(keys.leaseNext(p)).arg(keys.paused(p))
-                                .arg(keys.capped(p))))
+                                .arg(keys.capped(p)).arg(keys.laneNext(p))))
                         .map(r -> head(r, 0)));
             }
             layout.compose(v -> redis.sendAsync(Request.cmd(Command.MGET).arg(keys.schedulesRevision())))
@@ -689,12 +700,13 @@ public class JobQueue extends StorePart {
         }
         Future<Response> all = layout.compose(v -> {
             Request mget = Request.cmd(Command.MGET);
-            ps.forEach(p -> mget.arg(keys.next(p)).arg(keys.leaseNext(p)).arg(keys.paused(p)).arg(keys.capped(p)));
+            ps.forEach(p -> mget.arg(keys.next(p)).arg(keys.leaseNext(p)).arg(keys.paused(p)).arg(keys.capped(p))
+                    .arg(keys.laneNext(p)));
             mget.arg(keys.schedulesRevision());
             return redis.sendAsync(mget);
-        }).onSuccess(r -> noteRevision(r.get(4 * ps.size()), readAt));
+        }).onSuccess(r -> noteRevision(r.get(5 * ps.size()), readAt));
         for (int i = 0; i < ps.size(); i++) {
-            int at = 4 * i;
+            int at = 5 * i;
             out.add(all.map(r -> head(r, at)));
         }
         return out;
@@ -703,7 +715,13 @@ public class JobQueue extends StorePart {
     private static Head head(Response r, int at) {
         Response next = r.get(at);
         Response leaseNext = r.get(at + 1);
-        return new Head(next == null ? -1 : next.toLong(),
+        // The partition's head: the earlier of "next" (priority 3) and "lnext" (the lanes).
+        Response laneNext = r.get(at + 4);
+        long head = next == null ? -1 : next.toLong();
+        if (laneNext != null && (head < 0 || laneNext.toLong() < head)) {
+            head = laneNext.toLong();
+        }
+        return new Head(head,
                 leaseNext == null ? -1 : (long) Double.parseDouble(leaseNext.toString()), r.get(at + 2) != null,
                 r.get(at + 3) != null);
     }

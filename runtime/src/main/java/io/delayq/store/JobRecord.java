@@ -10,7 +10,8 @@ import io.delayq.core.JobRetry;
  * job with its own retry backoff has it next as GS (0x1D), the initial delay ms, a comma, the max
  * delay ms (either empty when not given), GS, and a job of a group has it next as FS (0x1C), the
  * group, FS, and a job with its own limits has them next as ESC (0x1B), the timeout ms, a comma,
- * the expiresAt epoch ms (either empty when not given), ESC. The Lua side of the same format is
+ * the expiresAt epoch ms (either empty when not given), ESC, and a job whose priority is not the
+ * default 3 has it next as SUB (0x1A), the digit 1..5, SUB. The Lua side of the same format is
  * {@code encode}/{@code decode} in {@code lib.lua}, which says why it is there.
  *
  * @param trace the W3C trace context of the enqueue as 32 + 16 + 2 hex digits (trace id, span
@@ -25,15 +26,27 @@ import io.delayq.core.JobRetry;
  * @param timeoutMs the job's own attempt timeout (the enqueue's {@code timeoutMs}), null = its topic's
  * @param expiresAt the job's own expiresAt, epoch ms, null = none (every record written before
  *        there was one)
+ * @param priority 1 (first) .. 5 (last); {@link #DEFAULT_PRIORITY} for a record without the mark
+ *        (every record written before there were priorities)
  */
 public record JobRecord(long runAt, String trace, int attempts, int maxAttempts, String lastError, String payload,
-        int lostAttempts, JobRetry retry, String group, Long timeoutMs, Long expiresAt) {
+        int lostAttempts, JobRetry retry, String group, Long timeoutMs, Long expiresAt, int priority) {
+    /** The priority of a job that was given none, and of every record without the mark. */
+    public static final int DEFAULT_PRIORITY = 3;
     private static final char TRACE_MARK = 0x1E;
     private static final int TRACE_LENGTH = 50;
     private static final char LOST_MARK = 0x1F;
     private static final char RETRY_MARK = 0x1D;
     private static final char GROUP_MARK = 0x1C;
     private static final char LIMIT_MARK = 0x1B;
+    private static final char PRIORITY_MARK = 0x1A;
+
+    /** A record of the default priority. */
+    public JobRecord(long runAt, String trace, int attempts, int maxAttempts, String lastError, String payload,
+            int lostAttempts, JobRetry retry, String group, Long timeoutMs, Long expiresAt) {
+        this(runAt, trace, attempts, maxAttempts, lastError, payload, lostAttempts, retry, group, timeoutMs, expiresAt,
+                DEFAULT_PRIORITY);
+    }
 
     /** A record without limits of its own. */
     public JobRecord(long runAt, String trace, int attempts, int maxAttempts, String lastError, String payload,
@@ -107,8 +120,14 @@ public record JobRecord(long runAt, String trace, int attempts, int maxAttempts,
             expiresAt = number(error.substring(comma + 1, end));
             error = error.substring(end + 1);
         }
+        int priority = DEFAULT_PRIORITY;
+        if (error.length() >= 3 && error.charAt(0) == PRIORITY_MARK && error.charAt(2) == PRIORITY_MARK
+                && error.charAt(1) >= '1' && error.charAt(1) <= '5') {
+            priority = error.charAt(1) - '0';
+            error = error.substring(3);
+        }
         return new JobRecord(Long.parseLong(head.substring(0, c1), 36), trace, attempts, max, error, payload, lost, retry,
-                group, timeoutMs, expiresAt);
+                group, timeoutMs, expiresAt, priority);
     }
 
     /** A limit's number as the record keeps it: null when empty, or not a number (read as none). */

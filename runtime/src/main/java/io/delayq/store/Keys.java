@@ -380,7 +380,32 @@ public class Keys {
         return prefix + ":schedules:rev";
     }
 
-    /** ZSET job id → runAt ms, for the jobs due on one UTC day ({@code yyyymmdd}). */
+    /**
+     * ZSET of the non-empty lane shards (priorities 1, 2, 4, 5), member and score their code
+     * {@code lane * 100000000 + yyyymmdd} ({@link #laneCode}); apart from {@link #days} so that a
+     * release before priorities never meets one.
+     */
+    public String laneDays(Partition p) {
+        return base(p) + "ldays";
+    }
+
+    /** STRING: a lower bound of every runAt in the partition's lane shards (absent = none). */
+    public String laneNext(Partition p) {
+        return base(p) + "lnext";
+    }
+
+    /** What separates a lane's shard codes: {@code lane * LANE + yyyymmdd}. */
+    public static final int LANE = 100_000_000;
+
+    /** The shard code of a priority's day: the day itself for priority 3, else lane * {@link #LANE} + day. */
+    public static int laneCode(int priority, int day) {
+        return priority == 3 ? day : priority * LANE + day;
+    }
+
+    /**
+     * ZSET job id → runAt ms, for the jobs due on one UTC day ({@code yyyymmdd}), or for one lane's
+     * jobs of a day when given a lane code ({@link #laneCode}: its own key, {@code due:<code>}).
+     */
     public String due(Partition p, int day) {
         return base(p) + "due:" + day;
     }

@@ -205,7 +205,7 @@ public abstract class StorePart {
 
     /**
      * As above; with {@code claims} the partition's {@link Keys#claims} key goes after the day
-     * shards (KEYS[27 + k]: the scripts that read it, only with several partitions, see
+     * shards (KEYS[29 + k]: the scripts that read it, only with several partitions, see
      * {@link IdClaims}).
      */
     protected Future<Response> runAsync(String script, Partition p, Set<Integer> days, List<String> args, int replicas,
@@ -217,7 +217,7 @@ public abstract class StorePart {
 
     private Future<Response> runWithDays(String script, Partition p, Set<Integer> shardDays, List<String> args,
             int replicas, Consumer<Response> late, boolean claims, int attempt) {
-        List<String> k = new ArrayList<>(27 + shardDays.size());
+        List<String> k = new ArrayList<>(29 + shardDays.size());
         k.add(keys.jobs(p));
         k.add(keys.days(p));
         k.add(keys.next(p));
@@ -244,6 +244,8 @@ public abstract class StorePart {
         k.add(keys.relayed(p));
         k.add(keys.groupRateLimit(p));
         k.add(keys.groupRateTat(p));
+        k.add(keys.laneDays(p));
+        k.add(keys.laneNext(p));
         List<String> a = new ArrayList<>(1 + shardDays.size() + args.size());
         a.add(Integer.toString(shardDays.size()));
         for (int day : shardDays) {
@@ -273,6 +275,20 @@ public abstract class StorePart {
     static Set<Integer> aroundNow() {
         Set<Integer> days = new TreeSet<>();
         aroundDay(days, System.currentTimeMillis());
+        return days;
+    }
+
+    /**
+     * {@link #aroundNow()} and the same days of every priority lane ({@link Keys#laneCode}): for a
+     * call that may put jobs of any lane back, due now, in one step (a dead sweep's requeue).
+     */
+    static Set<Integer> aroundNowAllLanes() {
+        Set<Integer> days = aroundNow();
+        for (int day : List.copyOf(days)) {
+            for (int lane : new int[] { 1, 2, 4, 5 }) {
+                days.add(Keys.laneCode(lane, day));
+            }
+        }
         return days;
     }
 

@@ -52,7 +52,8 @@ class DashboardPagesTest {
         String[][] jobs = { { "own", ",\"retry\":{\"initialMs\":200,\"maxMs\":400}" },
                 { "initial", ",\"retry\":{\"initialMs\":1500}" }, { "max", ",\"retry\":{\"maxMs\":90000}" },
                 { "units", ",\"retry\":{\"initialMs\":61000,\"maxMs\":90000000}" }, { "plain", "" },
-                { "limits", ",\"timeoutMs\":2500,\"expiresAt\":\"2099-01-01T00:00:00Z\"" } };
+                { "limits", ",\"timeoutMs\":2500,\"expiresAt\":\"2099-01-01T00:00:00Z\"" },
+                { "first", ",\"priority\":1" } };
         for (String[] j : jobs) {
             given().contentType(ContentType.JSON).body("{\"topic\":\"" + topic + "\",\"id\":\"" + j[0]
                     + "\",\"delayMs\":3600000" + j[1] + "}").post("/jobs").then().statusCode(201);
@@ -71,6 +72,10 @@ class DashboardPagesTest {
         given().get("/delayq/job?topic=" + topic + "&id=limits").then().statusCode(200)
                 .body(containsString("<th>timeout</th><td data-col=\"timeout\">2500 ms <span"))
                 .body(containsString("<th>expires</th><td data-col=\"expiresAt\">2099-01-01"));
+        given().get("/delayq/job?topic=" + topic + "&id=first").then().statusCode(200)
+                .body(containsString("<th>priority</th><td data-col=\"priority\">1 <span"));
+        given().get("/delayq/job?topic=" + topic + "&id=plain").then().statusCode(200)
+                .body(containsString("<th>priority</th><td data-col=\"priority\">3 <span"));
         // Each bound in the largest unit that shows it without rounding.
         given().get("/delayq/job?topic=" + topic + "&id=units").then().statusCode(200)
                 .body(containsString("data-col=\"retry\">61 s → 25 h <span"));

@@ -1,0 +1,142 @@
+package io.delayq.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashSet;
+import java.util.List;
+
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import io.delayq.core.JobRequest;
+import io.delayq.core.JobValidator;
+import io.delayq.core.NewJob;
+import io.delayq.dev.Resp;
+
+/**
+ * A job's priority in its record (the head's SUB mark, see lib.lua's PRIORITY_MARK): absent = 3,
+ * so every record written before priorities reads as priority 3; a mark that is not one digit
+ * 1..5 stays error text (on both sides, Lua and Java); and every script that rewrites a record
+ * (a failed attempt's retry, a snooze, a lost attempt's rerun, a drain's requeue, a burial and a
+ * revive) keeps the mark, between the job's other marks and its error.
+ */
+class PriorityRecordScriptsTest {
+    private static final String TRACE = "0af7651916cd43dd8448eb211c80319c" + "b7ad6b7169203331" + "01";
+    private static final HandBuiltStore STORE = HandBuiltStore.configured();
+    private final JobQueue store = STORE.queue;
+    private final Inspection inspection = STORE.inspection;
+    private final JobValidator validator = new JobValidator(STORE.config, new RedisClock());
+
+    @Test
+    void aRecordWithoutTheMarkIsPriorityThree() {
+        assertEquals(3, JobRecord.decode("kx2\n{}").priority());
+        assertEquals(3, JobRecord.decode("kx2,2,5\n{}").priority());
+        JobRecord old = JobRecord.decode("kx2,2,5,\u001e" + TRACE + "\u001f1\u001f\u001cg\u001c\u001b100,\u001bboom\n{}");
+        assertEquals(3, old.priority());
+        assertEquals("g", old.group());
+        assertEquals(100L, old.timeoutMs());
+        assertEquals("boom", old.lastError());
+    }
+
+    @Test
+    void theMarkRidesAfterTheOtherMarksAndBeforeTheError() {
+        JobRecord r = JobRecord.decode("kx2,1,0,\u001e" + TRACE + "\u001cg\u001c\u001b,99\u001b\u001a1\u001aboom\n[1]");
+        assertEquals(1, r.priority());
+        assertEquals("g", r.group());
+        assertEquals(99L, r.expiresAt());
+        assertEquals(TRACE, r.trace());
+        assertEquals("boom", r.lastError());
+        assertEquals("[1]", r.payload());
+        assertEquals(5, JobRecord.decode("kx2,0,0,\u001a5\u001a\n{}").priority());
+        assertEquals("", JobRecord.decode("kx2,0,0,\u001a5\u001a\n{}").lastError());
+    }
+
+    @Test
+    void aMarkThatIsNotAPriorityStaysErrorText() {
+        for (String text : List.of("\u001a0\u001aboom", "\u001a6\u001aboom", "\u001ax\u001aboom", "\u001a12\u001aboom", "\u001a")) {
+            JobRecord r = JobRecord.decode("kx2,1,0," + text + "\n{}");
+            assertEquals(3, r.priority(), text);
+            assertEquals(text, r.lastError(), text);
+        }
+    }
+
+    /** Job "j" of a fresh topic, due, its record given priority (as an enqueue will write it). */
+    private Partition dueWithPriority(String topic, int priority, String error) {
+        NewJob job = validator.validate(JobRequest.topic(topic).id("j").runAt(Instant.now().minusSeconds(5)).maxAttempts(2),
+                new ObjectMapper());
+        Partition p = store.partitionOf(topic, "j", null);
+        store.enqueue(p, List.of(job), "");
+        try (Resp redis = HandBuiltStore.resp()) {
+            String k = HandBuiltStore.keysOf(topic);
+            String rec = redis.str("HGET", k + "jobs", "j");
+            int nl = rec.indexOf('\n');
+            redis.num("HSET", k + "jobs", "j", rec.substring(0, nl) + ",\u001a" + priority + "\u001a" + error + rec.substring(nl));
+        }
+        return p;
+    }
+
+    private static JobRecord stored(String topic) {
+        try (Resp redis = HandBuiltStore.resp()) {
+            return JobRecord.decode(redis.str("HGET", HandBuiltStore.keysOf(topic) + "jobs", "j"));
+        }
+    }
+
+    private TakenJob takeOne(Partition p, long leaseMs) {
+        List<TakenJob> jobs = store.take(p, 1, leaseMs, "x" + System.nanoTime() + ":", new HashSet<>(), List.of(), 0).jobs();
+        assertEquals(1, jobs.size(), "one job taken");
+        return jobs.get(0);
+    }
+
+    @Test
+    void theScriptsThatRewriteARecordKeepItsPriority() {
+        String topic = HandBuiltStore.fresh("prio-rec");
+        Partition p = dueWithPriority(topic, 1, "first");
+        TakenJob taken = takeOne(p, 30_000);
+        assertEquals(1, taken.record().priority());
+        assertEquals("first", taken.record().lastError());
+
+        assertEquals(FailOutcome.Kind.RETRY, store.fail(p, taken.lease(), 0, "boom", 3).kind());
+        assertEquals(1, stored(topic).priority(), "kept by a failed attempt's retry");
+        assertEquals("boom", stored(topic).lastError());
+
+        taken = takeOne(p, 30_000);
+        assertTrue(store.snooze(p, taken.lease(), false, 0).isPresent());
+        assertEquals(1, stored(topic).priority(), "kept by a snooze");
+
+        taken = takeOne(p, 1);
+        TakenJob lost = taken;
+        Awaitility.await().atMost(Duration.ofSeconds(30))
+                .until(() -> store.reclaim(p, 100, 10, 3, List.of(), 0, 0, 1.0, 0, 0)[0] == 1);
+        assertEquals(1, stored(topic).priority(), "kept by a lost attempt's rerun");
+        assertEquals(List.of(lost.lease().id()), store.ack(p, List.of(lost.lease())), "the lost attempt's ack is stale");
+
+        taken = takeOne(p, 30_000);
+        assertEquals(1, store.requeue(p, List.of(taken.lease())));
+        assertEquals(1, stored(topic).priority(), "kept by a drain's requeue");
+
+        taken = takeOne(p, 30_000);
+        assertEquals(FailOutcome.Kind.DEAD, store.fail(p, taken.lease(), 0, "last", 2).kind());
+        assertEquals(1, stored(topic).priority(), "kept by a burial");
+        assertEquals("last", stored(topic).lastError());
+        assertTrue(inspection.revive(topic, "j").isPresent());
+        assertEquals(1, stored(topic).priority(), "kept by a revive");
+        assertEquals(1, takeOne(p, 30_000).record().priority());
+    }
+
+    @Test
+    void aBadMarkStaysErrorTextThroughTheScripts() {
+        String topic = HandBuiltStore.fresh("prio-bad");
+        Partition p = dueWithPriority(topic, 7, "boom");
+        TakenJob taken = takeOne(p, 30_000);
+        assertEquals(3, taken.record().priority());
+        assertEquals("\u001a7\u001aboom", taken.record().lastError());
+        assertTrue(store.snooze(p, taken.lease(), false, 0).isPresent());
+        assertEquals(3, stored(topic).priority());
+        assertEquals("\u001a7\u001aboom", stored(topic).lastError(), "the scripts read it as Java does");
+    }
+}
