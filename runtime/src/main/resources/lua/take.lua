@@ -423,6 +423,12 @@ local function flush_offs()
     rcall('HSET', K_JOBS, id, with_run_at(o[2], at))
     rcall('ZADD', shard_of_day[code], at, id)
     rcall('ZADD', code >= LANE and K_LDAYS or K_DAYS, code, code)
+    -- lnext bounds the lanes' runAts from below: a take that pulled no lane (lnext not due) ends
+    -- with lhead as it found it, and a job put into a lane shard below it would never be served.
+    if code >= LANE and (not lhead or at < lhead) then
+      lhead = at
+      rcall('SET', K_LNEXT, at)
+    end
   end
   offs = {}
 end

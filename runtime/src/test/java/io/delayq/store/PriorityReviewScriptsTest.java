@@ -1,0 +1,127 @@
+package io.delayq.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+
+import io.delayq.core.IfExists;
+import io.delayq.core.NewJob;
+import io.delayq.dev.Resp;
+
+/**
+ * The findings of the first cold review of priorities (lanes), each on the real scripts: a lane job
+ * put off by its group's rate limit is neither lost nor parked in the past and lnext keeps it in
+ * sight; a take that stopped early serves no lower priority; a group starts its held jobs in
+ * (priority, runAt) order; a lane entry an older release left behind is dropped, not leased.
+ */
+class PriorityReviewScriptsTest {
+    private static final long DAY = 86_400_000L;
+    /** group-max-in-flight 2 and group-rate-limit 1/s. */
+    private static final String GROUP_RATE = HandBuiltStore.fresh("prv-grate");
+    /** As GROUP_RATE, for a second test. */
+    private static final String GROUP_RATE2 = HandBuiltStore.fresh("prv-grate2");
+    /** group-rate-limit 1/s only. */
+    private static final String RATE_ONLY = HandBuiltStore.fresh("prv-rate");
+    /** group-max-in-flight 2 only. */
+    private static final String GROUPS = HandBuiltStore.fresh("prv-grp");
+    private static final HandBuiltStore STORE = HandBuiltStore.configured(
+            "delayq.topics." + GROUP_RATE + ".group-max-in-flight", "2",
+            "delayq.topics." + GROUP_RATE + ".group-rate-limit", "1",
+            "delayq.topics." + GROUP_RATE2 + ".group-max-in-flight", "2",
+            "delayq.topics." + GROUP_RATE2 + ".group-rate-limit", "1",
+            "delayq.topics." + RATE_ONLY + ".group-rate-limit", "1",
+            "delayq.topics." + GROUPS + ".group-max-in-flight", "2");
+    private final JobQueue store = STORE.queue;
+    private final Set<Integer> older = new HashSet<>();
+    private int token;
+
+    private static NewJob grouped(String topic, String group, String id, long runAt, Integer priority) {
+        return new NewJob(topic, id, false, runAt, 0, "{}", IfExists.KEEP, null, group, null, null, priority);
+    }
+
+    private TakeResult take(Partition p, int want) {
+        return store.take(p, want, 30_000, "t" + (token++) + ":", older, List.of(), 0);
+    }
+
+    private static List<String> ids(TakeResult r) {
+        return r.jobs().stream().map(j -> j.lease().id()).toList();
+    }
+
+    private static String laneChar(int lane) {
+        return switch (lane) {
+            case 1 -> "+";
+            case 2 -> "-";
+            case 4 -> "8";
+            default -> "9";
+        };
+    }
+
+    /**
+     * Moves a scheduled lane job (enqueued at runAt) out of its lane shard into gheld, as a take
+     * that held it back leaves it, and drops lnext (no other lane job is scheduled).
+     */
+    private static void holdBack(String topic, String group, String id, long runAt, int lane) {
+        String k = HandBuiltStore.keysOf(topic);
+        int code = Keys.laneCode(lane, Keys.dayOf(runAt));
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(1, redis.num("ZREM", k + "due:" + code, id));
+            redis.num("ZREM", k + "ldays", code);
+            redis.num("DEL", k + "lnext");
+            redis.num("ZADD", k + "gheld", "0",
+                    group + "\0" + laneChar(lane) + String.format("%012d", runAt / 10) + "\0" + id);
+        }
+    }
+
+    /** The lane shards (today's and tomorrow's of the lane) that hold id, with its score. */
+    private static List<String> laneEntries(String topic, int lane, String id, long now) {
+        String k = HandBuiltStore.keysOf(topic);
+        List<String> out = new ArrayList<>();
+        try (Resp redis = HandBuiltStore.resp()) {
+            for (long at : new long[] { now - DAY, now, now + DAY }) {
+                int code = Keys.laneCode(lane, Keys.dayOf(at));
+                String score = redis.str("ZSCORE", k + "due:" + code, id);
+                if (score != null) {
+                    out.add(code + "@" + score);
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Review #2: a take that pulled no lane puts a lane job off into a lane shard: lnext follows. */
+    @Test
+    void aPutOffIntoALaneShardLowersLnext() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUP_RATE2, "x", g);
+        String k = HandBuiltStore.keysOf(GROUP_RATE2);
+        long now = System.currentTimeMillis();
+        store.enqueue(p, List.of(grouped(GROUP_RATE2, g, "h2", now - 5000, 1)), "");
+        holdBack(GROUP_RATE2, g, "h2", now - 5000, 1);
+        store.enqueue(p, List.of(grouped(GROUP_RATE2, g, "q3", now - 1000, null)), "");
+        // The lane's shards are known to the taker already (learnt by an earlier take).
+        older.add(Keys.laneCode(1, Keys.dayOf(now)));
+        older.add(Keys.laneCode(1, Keys.dayOf(now + DAY)));
+        try (Resp redis = HandBuiltStore.resp()) {
+            redis.num("HSET", k + "groups", "", "2");
+            redis.num("ZADD", k + "grouptat", Long.toString(now + 10_000), g);
+        }
+        TakeResult r = take(p, 10);
+        assertEquals(List.of(), ids(r));
+        List<String> at = laneEntries(GROUP_RATE2, 1, "h2", now);
+        assertEquals(1, at.size(), "h2 put off in its lane: " + at);
+        long score = Long.parseLong(at.get(0).substring(at.get(0).indexOf('@') + 1));
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(Long.toString(score), redis.str("GET", k + "lnext"), "lnext is the put-off job's turn");
+        }
+        assertTrue(r.nextDue() <= score, "the taker is told to come back by then: " + r.nextDue());
+    }
+}
