@@ -122,6 +122,21 @@ if lane_due then
   local err = require_days(need)
   if err then return err end
 end
+-- A take under a group rate limit may put a due job of any lane off to its group's turn, into that
+-- lane's shard of the turn's day (see "The group rate limit" below): held lane jobs start from
+-- gheld whether or not lnext is due. So today's and tomorrow's shard of every lane are named before
+-- any write, once a topic's lanes or groups are in use: a put-off then never parks a job before now
+-- (the end of an older lane day passed by chance) and never needs a shard it was not given.
+local group_rate = tonumber(flow[7]) or tonumber(ARGV[A + 12])
+if group_rate > 0 and limit > 0 and (lhead or group_limit > 0) then
+  local need, tomorrow = {}, day_of(now + DAY_MS)
+  for _, lane in ipairs({ 1, 2, 4, 5 }) do
+    need[#need + 1] = code_of(lane, today)
+    need[#need + 1] = code_of(lane, tomorrow)
+  end
+  local err = require_days(need)
+  if err then return err end
+end
 -- The earliest runAt of both bounds (-1 when neither holds one): what the caller sleeps until.
 local function earliest(a, b)
   if not a or a < 0 then return b or -1 end
@@ -355,7 +370,6 @@ end
 -- at its turn it starts whatever the group's pace says then (its turn was counted when given). A
 -- turn past the days passed to this call (a group's backlog more than a day long) puts the job at
 -- the end of the last day passed, its turn kept: met there, it is put off again, towards its turn.
-local group_rate = tonumber(flow[7]) or tonumber(ARGV[A + 12])
 local g_interval, g_tolerance = nil, nil
 if group_rate > 0 then
   g_interval = 1000 / group_rate
@@ -397,13 +411,14 @@ end
 -- off Redis' may leave today's shard out, and a put-off there would ZADD to no key after its ZREM
 -- (the job met was taken out of a passed shard, so there is always one).
 -- Of a lane's shards, when the job is one of a lane: it stays in its lane.
+-- nil when no shard of the lane was passed.
 local function last_passed_ms(lane)
   local last = nil
   local of = lane == 3 and 0 or lane
   for d in pairs(shard_of_day) do
     if floor(d / LANE) == of and (not last or d > last) then last = d end
   end
-  return day_start(last % LANE) + DAY_MS - 1
+  return last and day_start(last % LANE) + DAY_MS - 1
 end
 -- Puts a due job (its record rec) off to its turn, as the scheduled job it stays (its admission,
 -- when it has one, stays with it): written by flush_offs, once the job is out of its shard or
@@ -411,9 +426,20 @@ end
 -- The lane of the shard being pulled (3: a plain day).
 local cur_lane = 3
 local offs = {}
+-- A lane job whose lane has no shard passed that ends after now (never so when the take required
+-- today's and tomorrow's, above) goes to the plain shard, where every script looks for it too
+-- (codes_of), rather than into the past (a busy loop of takes) or into no key (a lost job).
 local function put_off(id, rec, turn, lane)
   local at = turn
-  if not shard_of_day[code_of(lane, day_of(at))] then at = math.min(turn, last_passed_ms(lane)) end
+  if not shard_of_day[code_of(lane, day_of(at))] then
+    local last = lane ~= 3 and last_passed_ms(lane)
+    if last and last >= now then
+      at = math.min(turn, last)
+    else
+      lane = 3
+      if not shard_of_day[day_of(at)] then at = math.min(turn, last_passed_ms(3)) end
+    end
+  end
   offs[#offs + 1] = { id, rec, at, lane }
 end
 local function flush_offs()

@@ -97,6 +97,33 @@ class PriorityReviewScriptsTest {
         return out;
     }
 
+    /** Review #1: a held lane job its group's rate puts off, in a take given no shard of its lane. */
+    @Test
+    void aHeldLaneJobPutOffByItsGroupsRateIsNotLost() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUP_RATE, "x", g);
+        String k = HandBuiltStore.keysOf(GROUP_RATE);
+        long now = System.currentTimeMillis();
+        store.enqueue(p, List.of(grouped(GROUP_RATE, g, "h1", now - 5000, 1)), "");
+        holdBack(GROUP_RATE, g, "h1", now - 5000, 1);
+        store.enqueue(p, List.of(grouped(GROUP_RATE, g, "p3", now - 1000, null)), "");
+        try (Resp redis = HandBuiltStore.resp()) {
+            redis.num("HSET", k + "groups", "", "2");
+            redis.num("ZADD", k + "grouptat", Long.toString(now + 10_000), g); // the group's pace is ahead
+        }
+        TakeResult r = take(p, 10);
+        assertEquals(List.of(), ids(r), "both put off to the group's turns");
+        List<String> at = laneEntries(GROUP_RATE, 1, "h1", now);
+        assertEquals(1, at.size(), "h1 stays scheduled, in its lane: " + at);
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(0, redis.num("ZCARD", k + "gheld"));
+            long score = Long.parseLong(at.get(0).substring(at.get(0).indexOf('@') + 1));
+            assertTrue(score > now, "at its turn, not before now: " + score);
+            assertNotNull(redis.str("GET", k + "lnext"), "lnext bounds the put-off job");
+            assertTrue(Long.parseLong(redis.str("GET", k + "lnext")) <= score);
+        }
+    }
+
     /** Review #2: a take that pulled no lane puts a lane job off into a lane shard: lnext follows. */
     @Test
     void aPutOffIntoALaneShardLowersLnext() {
@@ -123,5 +150,27 @@ class PriorityReviewScriptsTest {
             assertEquals(Long.toString(score), redis.str("GET", k + "lnext"), "lnext is the put-off job's turn");
         }
         assertTrue(r.nextDue() <= score, "the taker is told to come back by then: " + r.nextDue());
+    }
+
+    /** Review #6: a lane job of yesterday put off by its group's rate is not parked in the past. */
+    @Test
+    void aLaneJobOfAnOlderDayPutOffGoesToItsTurnNotToThatDaysEnd() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(RATE_ONLY, "x", g);
+        String k = HandBuiltStore.keysOf(RATE_ONLY);
+        long now = System.currentTimeMillis();
+        store.enqueue(p, List.of(grouped(RATE_ONLY, g, "y1", now - DAY, 1)), "");
+        try (Resp redis = HandBuiltStore.resp()) {
+            redis.num("ZADD", k + "grouptat", Long.toString(now + 10_000), g);
+        }
+        for (int i = 0; i < 3; i++) {
+            TakeResult r = take(p, 10);
+            assertEquals(List.of(), ids(r));
+            assertTrue(r.nextDue() > r.now(), "nothing due before the job's turn (no busy loop): " + r.nextDue());
+        }
+        List<String> at = laneEntries(RATE_ONLY, 1, "y1", now);
+        assertEquals(1, at.size(), "y1 in its lane: " + at);
+        long score = Long.parseLong(at.get(0).substring(at.get(0).indexOf('@') + 1));
+        assertTrue(score > now, "at its turn: " + at);
     }
 }
