@@ -93,12 +93,15 @@ local due = head and head <= now and limit > 0
 -- job, and today's first job is the earliest of all.
 local fast = due and day_of(head) == today
 local wanted = {}
+-- A list of days cut at 32: due days may lie beyond it (see "stopped" below).
+local days_cut, lane_cut = false, {}
 if fast then
   if not shard_of_day[today] then return redis.error_reply('DQNEEDDAY ' .. string.format('%d', today)) end
 elseif due then
   -- At most 32 shards per call: a backlog spread over more past days is taken over several calls.
   local days = rcall('ZRANGEBYSCORE', K_DAYS, '-inf', today, 'LIMIT', 0, 32)
   for i = 1, #days do wanted[i] = tonumber(days[i]) end
+  days_cut = #days == 32 and wanted[32] ~= today
   local err = require_days(wanted)
   if err then return err end
 end
@@ -117,6 +120,7 @@ if lane_due then
       codes[i] = tonumber(codes[i])
       need[#need + 1] = codes[i]
     end
+    lane_cut[lane] = #codes == 32 and codes[32] ~= code_of(lane, today)
     lane_codes[lane] = codes
   end
   local err = require_days(need)
@@ -620,27 +624,37 @@ end
 
 local taken = {}
 local next_due = -2 -- unknown: look it up below
+-- Set once a shard comes back with due jobs left (the take has what it wants, or it looked at SCAN
+-- jobs): every later phase (a lower priority, a later day) is skipped, so that no job is taken while
+-- one of a higher priority, or older, stays due.
+local stopped = false
 -- A lane's due days, oldest first, while the take wants more.
 local function pull_lane(lane)
+  if stopped then return end
   cur_lane = lane
   for _, code in ipairs(lane_codes[lane] or {}) do
     if limit - #taken <= 0 then break end
     local shard = shard_of_day[code]
     local dry = pull(shard, limit - #taken, taken)
     if rcall('ZCARD', shard) == 0 then rcall('ZREM', K_LDAYS, code) end
-    if not dry then break end
+    if not dry then
+      stopped = true
+      break
+    end
   end
+  -- Its days were cut at 32: later ones may hold due jobs, taken by the next call first.
+  stopped = stopped or lane_cut[lane] == true
   cur_lane = 3
 end
 if lane_due then
   pull_lane(1)
   pull_lane(2)
 end
-if not due or limit - #taken <= 0 then
+if not due or stopped or limit - #taken <= 0 then
   -- the plain days are left as they are ("next" is looked up below)
 elseif fast then
   local shard = shard_of_day[today]
-  pull(shard, limit - #taken, taken)
+  stopped = not pull(shard, limit - #taken, taken)
   local top = rcall('ZRANGE', shard, 0, 0, 'WITHSCORES')
   if #top > 0 then
     next_due = tonumber(top[2])
@@ -653,9 +667,11 @@ else
     local shard = shard_of_day[day]
     local dry = pull(shard, limit - #taken, taken)
     if rcall('ZCARD', shard) == 0 then rcall('ZREM', K_DAYS, day) end
+    stopped = not dry
     -- Stop when the limit is reached, or at today's shard (later days hold nothing due).
     if not dry or day == today then break end
   end
+  stopped = stopped or days_cut
 end
 if lane_due then
   pull_lane(4)

@@ -173,4 +173,26 @@ class PriorityReviewScriptsTest {
         long score = Long.parseLong(at.get(0).substring(at.get(0).indexOf('@') + 1));
         assertTrue(score > now, "at its turn: " + at);
     }
+    /** Review #5: a take that looked at SCAN jobs of a lane takes nothing of a lower priority. */
+    @Test
+    void aTakeThatStoppedInALaneTakesNoLowerPriority() {
+        String topic = HandBuiltStore.fresh("prv-scan");
+        Partition p = store.partitionsOf(topic).get(0);
+        long now = System.currentTimeMillis();
+        long expires = now + 1500;
+        List<NewJob> jobs = new ArrayList<>();
+        for (int i = 0; i < 1000; i++) {
+            jobs.add(new NewJob(topic, "x" + i, false, now - 5000, 0, "{}", IfExists.KEEP, null, null, null, expires, 1));
+        }
+        jobs.add(new NewJob(topic, "l1", false, now - 4000, 0, "{}", IfExists.KEEP, null, null, null, null, 1));
+        jobs.add(new NewJob(topic, "p3", false, now - 3000, 0, "{}", IfExists.KEEP, null, null, null, null, null));
+        store.enqueue(p, jobs, "");
+        // The 1000 lane jobs ahead of l1 expire (awaited on the clock, Redis' being this host's).
+        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> System.currentTimeMillis() > expires + 200);
+        List<String> order = new ArrayList<>();
+        for (int i = 0; i < 10 && order.size() < 2; i++) {
+            order.addAll(ids(take(p, 1)));
+        }
+        assertEquals(List.of("l1", "p3"), order, "the lane job first, though the first take met SCAN expired jobs");
+    }
 }
