@@ -473,21 +473,30 @@ local function off_by_rate(g, id, rec, lane)
   return true
 end
 
+-- A job's place in its group's (priority, runAt) order, as gheld sorts its members (a lane's runAt
+-- to 10 ms below, as its member keeps it), as a number: Lua compares strings with strcoll, under
+-- the locale Redis sets, not bytewise as ZRANGEBYLEX does.
+local function held_rank(lane, run_at)
+  if lane ~= 3 then run_at = floor(run_at / 10) * 10 end
+  return lane * 1e14 + run_at
+end
 -- A group below its limit that holds jobs back (its limit was raised, or a release found a member
--- without a record) starts those due no later than upto (the job the take met) first, taken
--- straight out of gheld in runAt order, up to room. Returns how many were admitted, what is known
--- of the group's held jobs left (the runAt of the first, false when none is left), and how many of
--- the admitted the group rate limit put off (admitted, not taken).
+-- without a record) starts those that come no later than upto (the held_rank of the job the take
+-- met) first, taken straight out of gheld in (priority, runAt) order, up to room. Returns how many
+-- were admitted, what is known of the group's held jobs left (the held_rank of the first, false
+-- when none is left), and how many of the admitted the group rate limit put off (admitted, not
+-- taken).
 local function take_held(g, room, upto, taken)
   local members = held_of(g, room + 1)
-  local ids, runs, lanes = {}, {}, {}
+  local ids, ranks, lanes = {}, {}, {}
   for k, m in ipairs(members) do
-    local _
-    _, runs[k], ids[k], lanes[k] = held_split(m)
+    local _, run
+    _, run, ids[k], lanes[k] = held_split(m)
+    ranks[k] = held_rank(lanes[k], run)
   end
   local n = 0
-  while n < #members and n < room and runs[n + 1] <= upto do n = n + 1 end
-  local first_left = runs[n + 1] or false
+  while n < #members and n < room and ranks[n + 1] <= upto do n = n + 1 end
+  local first_left = ranks[n + 1] or false
   if n == 0 then return 0, first_left, 0 end
   rcall('ZREM', K_GHELD, unpack(members, 1, n))
   local recs = rcall('HMGET', K_JOBS, unpack(ids, 1, n))
@@ -582,17 +591,20 @@ local function pull(shard, want, taken)
       elseif g ~= '' then
         local st = groups[g]
         local run = tonumber(runs[i])
-        -- Below its limit, the group's held jobs due no later than this one start first (runAt
-        -- order). What it holds matters only there: at its limit, the job is held anyway.
-        -- st.held: nil = not looked yet, false = holds none, else the runAt of its first held job.
-        if st.c < group_limit and st.held ~= false and (st.held == nil or st.held <= run) then
+        local prio = priority_of(recs[i])
+        local rank = held_rank(prio, run)
+        -- Below its limit, the group's held jobs that come no later than this one start first
+        -- ((priority, runAt) order, as gheld sorts). What it holds matters only there: at its
+        -- limit, the job is held anyway. st.held: nil = not looked yet, false = holds none, else
+        -- the held_rank of its first held job.
+        if st.c < group_limit and st.held ~= false and (st.held == nil or st.held <= rank) then
           local got, off
-          got, st.held, off = take_held(g, math.min(group_limit - st.c, want, SCAN), run, taken)
+          got, st.held, off = take_held(g, math.min(group_limit - st.c, want, SCAN), rank, taken)
           st.c, st.added, want = st.c + got, st.added + got, want - got + off
         end
         if st.c >= group_limit or want <= 0 then
           held[#held + 1] = 0
-          held[#held + 1] = held_member(g, run, id, priority_of(recs[i]))
+          held[#held + 1] = held_member(g, run, id, prio)
           take_it = false
         else
           st.c, st.added = st.c + 1, st.added + 1

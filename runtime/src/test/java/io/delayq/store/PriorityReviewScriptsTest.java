@@ -195,4 +195,23 @@ class PriorityReviewScriptsTest {
         }
         assertEquals(List.of("l1", "p3"), order, "the lane job first, though the first take met SCAN expired jobs");
     }
+
+    /** Review #7: a group below its limit starts its held jobs in (priority, runAt) order. */
+    @Test
+    void aGroupsHeldJobOfALowerPriorityWaitsForItsDueHigherOne() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        String k = HandBuiltStore.keysOf(GROUPS);
+        long now = System.currentTimeMillis();
+        store.enqueue(p, List.of(grouped(GROUPS, g, "m5", now - 5000, 5)), "");
+        holdBack(GROUPS, g, "m5", now - 5000, 5);
+        store.enqueue(p, List.of(grouped(GROUPS, g, "l1", now - 1000, 1)), "");
+        try (Resp redis = HandBuiltStore.resp()) {
+            redis.num("HSET", k + "groups", "", "2");
+        }
+        TakeResult first = take(p, 1);
+        assertEquals(List.of("l1"), ids(first), "priority 1 before the older held priority 5");
+        store.ack(p, List.of(first.jobs().get(0).lease())); // releases m5
+        assertEquals(List.of("m5"), ids(take(p, 1)));
+    }
 }
