@@ -521,6 +521,17 @@ local function take_held(g, room, upto, taken)
   -- of gheld, not out of the shard that ZREM empties.
   return got, first_left, off
 end
+-- An entry of a lane shard that its record no longer matches (runAt other than its score, or another
+-- priority): a release before priorities moved or replaced the job (its reschedule, extend or
+-- replace looks in the plain shard only, and puts the job there), and left this entry behind. The
+-- round drops it (its ZREM) rather than lease the job before its runAt, or twice. A record-less
+-- entry (an older cancel) is not stale here: it is taken as before, and the caller drops it. Costs a
+-- compare per lane job met; the plain shards are not checked.
+local function stale_entry(rec, score)
+  if cur_lane == 3 or not rec then return false end
+  local run_at = tonumber(string.sub(rec, 1, string.find(rec, '[,\n]') - 1), 36)
+  return run_at ~= tonumber(score) or priority_of(rec) ~= cur_lane
+end
 -- Moves up to want due jobs of a shard into taken (held ones aside); true when the shard has no
 -- due job left. A round reads want jobs, and twice as many as the last when that one held jobs
 -- back: a big group's backlog is set aside in a few rounds even by a take with one free slot.
@@ -529,14 +540,26 @@ local function pull(shard, want, taken)
     -- Expired jobs, and those put off by the group rate limit, take no slot: the round reads again
     -- for them, up to SCAN jobs met in all.
     while true do
-      local ids = rcall('ZRANGEBYSCORE', shard, '-inf', now, 'LIMIT', 0, want)
+      local ids, scores = nil, {}
+      if cur_lane == 3 then
+        ids = rcall('ZRANGEBYSCORE', shard, '-inf', now, 'LIMIT', 0, want)
+      else
+        local found = rcall('ZRANGEBYSCORE', shard, '-inf', now, 'WITHSCORES', 'LIMIT', 0, want)
+        ids = {}
+        for i = 1, #found, 2 do
+          ids[#ids + 1] = found[i]
+          scores[#ids] = found[i + 1]
+        end
+      end
       if #ids > 0 then variadic('ZREM', shard, ids) end
       local got = 0
       for i = 1, #ids, CHUNK do
         local part = { unpack(ids, i, math.min(i + CHUNK - 1, #ids)) }
         local recs = rcall('HMGET', K_JOBS, unpack(part))
         for j = 1, #part do
-          if not expire(part[j], recs[j]) and not off_by_rate(recs[j] and group_of(recs[j]), part[j], recs[j]) then
+          if stale_entry(recs[j], scores[i + j - 1]) then
+            -- dropped (out of the shard with the round)
+          elseif not expire(part[j], recs[j]) and not off_by_rate(recs[j] and group_of(recs[j]), part[j], recs[j]) then
             taken[#taken + 1] = part[j]
             recs_of[part[j]] = recs[j] or ''
             got = got + 1
@@ -585,7 +608,9 @@ local function pull(shard, want, taken)
       done = i
       local g = of[i]
       local take_it = true
-      if recs[i] and expire(id, recs[i]) then
+      if stale_entry(recs[i], runs[i]) then
+        g, take_it = '', false
+      elseif recs[i] and expire(id, recs[i]) then
         if admitted[i] then unadmit[#unadmit + 1] = { id, admitted[i] } end
         take_it = false
       elseif g ~= '' then

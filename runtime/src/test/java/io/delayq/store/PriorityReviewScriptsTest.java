@@ -214,4 +214,53 @@ class PriorityReviewScriptsTest {
         store.ack(p, List.of(first.jobs().get(0).lease())); // releases m5
         assertEquals(List.of("m5"), ids(take(p, 1)));
     }
+
+    /** Replaces a record's runAt as text (base 36, up to its first ',' or newline), as the scripts do. */
+    private static String withRunAt(String rec, long runAt) {
+        int end = 0;
+        while (rec.charAt(end) != ',' && rec.charAt(end) != '\n') {
+            end++;
+        }
+        return Long.toString(runAt, 36) + rec.substring(end);
+    }
+
+    /**
+     * Review #3: a release before priorities reschedules (or replaces) a lane job: it rewrites the
+     * record and puts the job into the plain shard, leaving the lane entry. The take drops that
+     * entry instead of leasing the job before its new runAt, or twice.
+     */
+    @Test
+    void aLaneEntryThatAnOlderReleaseLeftBehindIsDroppedNotLeased() {
+        String topic = HandBuiltStore.fresh("prv-stale");
+        Partition p = store.partitionsOf(topic).get(0);
+        String k = HandBuiltStore.keysOf(topic);
+        long now = System.currentTimeMillis();
+        store.enqueue(p, List.of(
+                new NewJob(topic, "moved", false, now - 1000, 0, "{}", IfExists.KEEP, null, null, null, null, 1),
+                new NewJob(topic, "replaced", false, now - 1000, 0, "{}", IfExists.KEEP, null, null, null, null, 1)), "");
+        long later = now + 60_000;
+        int lane = Keys.laneCode(1, Keys.dayOf(now - 1000));
+        try (Resp redis = HandBuiltStore.resp()) {
+            // The old reschedule of "moved": its record at the new runAt (mark kept), a plain entry.
+            String rec = redis.str("HGET", k + "jobs", "moved");
+            redis.num("HSET", k + "jobs", "moved", withRunAt(rec, later));
+            redis.num("ZADD", k + "due:" + Keys.dayOf(later), Long.toString(later), "moved");
+            redis.num("ZADD", k + "days", Keys.dayOf(later), Keys.dayOf(later));
+            // The old replace of "replaced": a new record without the mark, due now, a plain entry.
+            String rep = redis.str("HGET", k + "jobs", "replaced").replace("\u001a1\u001a", "");
+            redis.num("HSET", k + "jobs", "replaced", withRunAt(rep, now - 500));
+            redis.num("ZADD", k + "due:" + Keys.dayOf(now - 500), Long.toString(now - 500), "replaced");
+            redis.num("ZADD", k + "days", Keys.dayOf(now - 500), Keys.dayOf(now - 500));
+            redis.call("SET", k + "next", Long.toString(now - 500));
+        }
+        List<String> taken = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            taken.addAll(ids(take(p, 10)));
+        }
+        assertEquals(List.of("replaced"), taken, "once, from its plain entry; moved not before its new runAt");
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(0, redis.num("EXISTS", k + "due:" + lane), "the stale lane entries went");
+            assertEquals(Long.toString(later), redis.str("ZSCORE", k + "due:" + Keys.dayOf(later), "moved"));
+        }
+    }
 }
