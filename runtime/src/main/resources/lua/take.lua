@@ -202,7 +202,7 @@ if group_limit <= 0 and (due or lane_due or (released > 0 and limit > 0)) and rc
   -- Into today's shard of each job's lane (the plain one when that was not passed).
   local records, due_at, early, count = {}, {}, day_start(today), 0
   for i, id in ipairs(ids) do
-    if recs[i] then
+    if recs[i] and not stale_held(recs[i], runs[i], lanes[i]) then
       local at = runs[i]
       if lanes[i] ~= 3 or day_of(at) ~= today then
         -- A lane member's runAt is its record's (the member keeps it to 10 ms).
@@ -488,11 +488,11 @@ end
 -- taken).
 local function take_held(g, room, upto, taken)
   local members = held_of(g, room + 1)
-  local ids, ranks, lanes = {}, {}, {}
+  local ids, ranks, lanes, runs = {}, {}, {}, {}
   for k, m in ipairs(members) do
-    local _, run
-    _, run, ids[k], lanes[k] = held_split(m)
-    ranks[k] = held_rank(lanes[k], run)
+    local _
+    _, runs[k], ids[k], lanes[k] = held_split(m)
+    ranks[k] = held_rank(lanes[k], runs[k])
   end
   local n = 0
   while n < #members and n < room and ranks[n + 1] <= upto do n = n + 1 end
@@ -503,7 +503,9 @@ local function take_held(g, room, upto, taken)
   local got, off = 0, 0
   for k = 1, n do
     local id = ids[k]
-    if recs[k] and expire(id, recs[k]) then
+    if recs[k] and stale_held(recs[k], runs[k], lanes[k]) then
+      -- dropped (out of gheld above), not admitted: its plain entry is the job
+    elseif recs[k] and expire(id, recs[k]) then
       -- not admitted: a held job has no slot yet
     elseif recs[k] then
       if off_by_rate(g, id, recs[k], lanes[k]) then
@@ -527,10 +529,17 @@ end
 -- round drops it (its ZREM) rather than lease the job before its runAt, or twice. A record-less
 -- entry (an older cancel) is not stale here: it is taken as before, and the caller drops it. Costs a
 -- compare per lane job met; the plain shards are not checked.
-local function stale_entry(rec, score)
+-- An entry that matches its record may have a plain twin at the same runAt (such a move to the
+-- runAt the job had): it goes with the entry met, when its shard was passed. One ZREM per lane job
+-- met.
+local function stale_entry(id, rec, score)
   if cur_lane == 3 or not rec then return false end
   local run_at = tonumber(string.sub(rec, 1, string.find(rec, '[,\n]') - 1), 36)
-  return run_at ~= tonumber(score) or priority_of(rec) ~= cur_lane
+  if run_at ~= tonumber(score) or priority_of(rec) ~= cur_lane then return true end
+  local day = day_of(run_at)
+  local plain = shard_of_day[day]
+  if plain and rcall('ZREM', plain, id) == 1 and rcall('ZCARD', plain) == 0 then rcall('ZREM', K_DAYS, day) end
+  return false
 end
 -- Moves up to want due jobs of a shard into taken (held ones aside); true when the shard has no
 -- due job left. A round reads want jobs, and twice as many as the last when that one held jobs
@@ -557,7 +566,7 @@ local function pull(shard, want, taken)
         local part = { unpack(ids, i, math.min(i + CHUNK - 1, #ids)) }
         local recs = rcall('HMGET', K_JOBS, unpack(part))
         for j = 1, #part do
-          if stale_entry(recs[j], scores[i + j - 1]) then
+          if stale_entry(part[j], recs[j], scores[i + j - 1]) then
             -- dropped (out of the shard with the round)
           elseif not expire(part[j], recs[j]) and not off_by_rate(recs[j] and group_of(recs[j]), part[j], recs[j]) then
             taken[#taken + 1] = part[j]
@@ -608,7 +617,7 @@ local function pull(shard, want, taken)
       done = i
       local g = of[i]
       local take_it = true
-      if stale_entry(recs[i], runs[i]) then
+      if stale_entry(id, recs[i], runs[i]) then
         g, take_it = '', false
       elseif recs[i] and expire(id, recs[i]) then
         if admitted[i] then unadmit[#unadmit + 1] = { id, admitted[i] } end

@@ -237,7 +237,8 @@ class PriorityReviewScriptsTest {
         long now = System.currentTimeMillis();
         store.enqueue(p, List.of(
                 new NewJob(topic, "moved", false, now - 1000, 0, "{}", IfExists.KEEP, null, null, null, null, 1),
-                new NewJob(topic, "replaced", false, now - 1000, 0, "{}", IfExists.KEEP, null, null, null, null, 1)), "");
+                new NewJob(topic, "replaced", false, now - 1000, 0, "{}", IfExists.KEEP, null, null, null, null, 1),
+                new NewJob(topic, "twin", false, now - 1000, 0, "{}", IfExists.KEEP, null, null, null, null, 1)), "");
         long later = now + 60_000;
         int lane = Keys.laneCode(1, Keys.dayOf(now - 1000));
         try (Resp redis = HandBuiltStore.resp()) {
@@ -251,16 +252,50 @@ class PriorityReviewScriptsTest {
             redis.num("HSET", k + "jobs", "replaced", withRunAt(rep, now - 500));
             redis.num("ZADD", k + "due:" + Keys.dayOf(now - 500), Long.toString(now - 500), "replaced");
             redis.num("ZADD", k + "days", Keys.dayOf(now - 500), Keys.dayOf(now - 500));
-            redis.call("SET", k + "next", Long.toString(now - 500));
+            // The old extend of "twin" to the runAt it had: its record as it was, a plain entry too.
+            redis.num("ZADD", k + "due:" + Keys.dayOf(now - 1000), Long.toString(now - 1000), "twin");
+            redis.num("ZADD", k + "days", Keys.dayOf(now - 1000), Keys.dayOf(now - 1000));
+            redis.call("SET", k + "next", Long.toString(now - 1000));
         }
         List<String> taken = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
             taken.addAll(ids(take(p, 10)));
         }
-        assertEquals(List.of("replaced"), taken, "once, from its plain entry; moved not before its new runAt");
+        assertEquals(List.of("twin", "replaced"), taken,
+                "each once (replaced from its plain entry); moved not before its new runAt");
         try (Resp redis = HandBuiltStore.resp()) {
             assertEquals(0, redis.num("EXISTS", k + "due:" + lane), "the stale lane entries went");
             assertEquals(Long.toString(later), redis.str("ZSCORE", k + "due:" + Keys.dayOf(later), "moved"));
+        }
+    }
+    /**
+     * Review #3, a held job: an older release's reschedule of a held lane job does not find its
+     * gheld member (it looks for a priority-3 one): it rewrites the record and adds a plain entry.
+     * The member is dropped when met; the job runs once.
+     */
+    @Test
+    void aHeldLaneJobThatAnOlderReleaseRescheduledRunsOnce() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        String k = HandBuiltStore.keysOf(GROUPS);
+        long now = System.currentTimeMillis();
+        store.enqueue(p, List.of(grouped(GROUPS, g, "hr", now - 5000, 1)), "");
+        holdBack(GROUPS, g, "hr", now - 5000, 1);
+        long moved = now - 3000;
+        try (Resp redis = HandBuiltStore.resp()) {
+            redis.num("HSET", k + "groups", "", "2");
+            String rec = redis.str("HGET", k + "jobs", "hr");
+            redis.num("HSET", k + "jobs", "hr", withRunAt(rec, moved));
+            redis.num("ZADD", k + "due:" + Keys.dayOf(moved), Long.toString(moved), "hr");
+            redis.num("ZADD", k + "days", Keys.dayOf(moved), Keys.dayOf(moved));
+            redis.call("SET", k + "next", Long.toString(moved));
+        }
+        TakeResult r = take(p, 10);
+        assertEquals(List.of("hr"), ids(r), "once");
+        store.ack(p, List.of(r.jobs().get(0).lease()));
+        assertEquals(List.of(), ids(take(p, 10)));
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(0, redis.num("EXISTS", k + "gheld"), "the stale member went");
         }
     }
 }
