@@ -362,11 +362,15 @@ end
 -- the topic's concurrency cap since the last such step (its "capped" mark), the mark goes and the
 -- takers of every replica are woken with the partition's head, so that one of them takes the freed
 -- slot at once (a lost message is made up for by the safety-net poll, which finds the mark gone).
--- One DEL (of an absent key, for a partition never capped): no publish, no other write.
+-- One DEL (of an absent key, for a partition never capped): no publish, no other write. The head
+-- is the earlier of next and lnext: a partition may hold only lane jobs.
 local function free_slots(channel)
   if rcall('DEL', K_CAPPED) == 1 then
-    local head = rcall('GET', K_NEXT)
-    if head then wake(channel, head) end
+    local heads = rcall('MGET', K_NEXT, K_LNEXT)
+    local head = tonumber(heads[1])
+    local lhead = tonumber(heads[2])
+    if lhead and (not head or lhead < head) then head = lhead end
+    if head then wake(channel, string.format('%d', head)) end
   end
 end
 

@@ -31,6 +31,8 @@ class PriorityReviewScriptsTest {
     private static final String GROUP_RATE2 = HandBuiltStore.fresh("prv-grate2");
     /** group-rate-limit 1/s only. */
     private static final String RATE_ONLY = HandBuiltStore.fresh("prv-rate");
+    /** max-in-flight 1. */
+    private static final String CAPPED = HandBuiltStore.fresh("prv-cap");
     /** group-max-in-flight 2 only. */
     private static final String GROUPS = HandBuiltStore.fresh("prv-grp");
     private static final HandBuiltStore STORE = HandBuiltStore.configured(
@@ -39,7 +41,8 @@ class PriorityReviewScriptsTest {
             "delayq.topics." + GROUP_RATE2 + ".group-max-in-flight", "2",
             "delayq.topics." + GROUP_RATE2 + ".group-rate-limit", "1",
             "delayq.topics." + RATE_ONLY + ".group-rate-limit", "1",
-            "delayq.topics." + GROUPS + ".group-max-in-flight", "2");
+            "delayq.topics." + GROUPS + ".group-max-in-flight", "2",
+            "delayq.topics." + CAPPED + ".max-in-flight", "1");
     private final JobQueue store = STORE.queue;
     private final Set<Integer> older = new HashSet<>();
     private int token;
@@ -297,5 +300,31 @@ class PriorityReviewScriptsTest {
         try (Resp redis = HandBuiltStore.resp()) {
             assertEquals(0, redis.num("EXISTS", k + "gheld"), "the stale member went");
         }
+    }
+
+    private static NewJob laneJob(String topic, String id, long runAt, int priority, IfExists ifExists) {
+        return new NewJob(topic, id, false, runAt, 0, "{}", ifExists, null, null, null, null, priority);
+    }
+
+    /** Review #8: a partition holding only lane jobs is woken when a capped slot frees or it resumes. */
+    @Test
+    void aFreedSlotAndAResumeWakeAPartitionOfLaneJobsOnly() throws Exception {
+        Partition p = store.partitionsOf(CAPPED).get(0);
+        long now = System.currentTimeMillis();
+        store.enqueue(p, List.of(laneJob(CAPPED, "a", now - 2000, 1, IfExists.KEEP),
+                laneJob(CAPPED, "b", now - 1000, 2, IfExists.KEEP)), "");
+        TakeResult first = take(p, 10);
+        assertEquals(List.of("a"), ids(first));
+        assertTrue(first.capped(), "b is due, the cap holds it back");
+        try (MaxInFlightScriptsTest.Subscriber sub = new MaxInFlightScriptsTest.Subscriber(STORE.keys.wakeChannel(p))) {
+            store.ack(p, List.of(first.jobs().get(0).lease()));
+            assertEquals(1, sub.published(), "the freed slot wakes the takers");
+        }
+        STORE.topicAdmin.pause(CAPPED);
+        try (MaxInFlightScriptsTest.Subscriber sub = new MaxInFlightScriptsTest.Subscriber(STORE.keys.wakeChannel(p))) {
+            STORE.topicAdmin.resume(CAPPED);
+            assertEquals(1, sub.published(), "the resume wakes the takers");
+        }
+        assertEquals(List.of("b"), ids(take(p, 10)));
     }
 }
