@@ -327,4 +327,20 @@ class PriorityReviewScriptsTest {
         }
         assertEquals(List.of("b"), ids(take(p, 10)));
     }
+
+    /** Review #9: a replace that moves a lane job earlier lowers lnext and wakes the takers. */
+    @Test
+    void aReplaceThatMovesALaneJobEarlierWakesTheTakers() throws Exception {
+        String topic = HandBuiltStore.fresh("prv-wake");
+        Partition p = store.partitionsOf(topic).get(0);
+        long now = System.currentTimeMillis();
+        store.enqueue(p, List.of(laneJob(topic, "j", now + 600_000, 1, IfExists.KEEP)), "");
+        try (MaxInFlightScriptsTest.Subscriber sub = new MaxInFlightScriptsTest.Subscriber(STORE.keys.wakeChannel(p))) {
+            store.enqueue(p, List.of(laneJob(topic, "j", now + 1000, 1, IfExists.REPLACE)), "");
+            assertEquals(1, sub.published(), "lnext went down: the takers hear of it");
+        }
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(Long.toString(now + 1000), redis.str("GET", HandBuiltStore.keysOf(topic) + "lnext"));
+        }
+    }
 }
