@@ -343,4 +343,23 @@ class PriorityReviewScriptsTest {
             assertEquals(Long.toString(now + 1000), redis.str("GET", HandBuiltStore.keysOf(topic) + "lnext"));
         }
     }
+
+    /** Review #10: a taker keeps the shard codes of a backlog over many days of several lanes. */
+    @Test
+    void aTakerKeepsTheCodesOfABacklogOverManyDaysAndLanes() {
+        String topic = HandBuiltStore.fresh("prv-older");
+        Partition p = store.partitionsOf(topic).get(0);
+        long now = System.currentTimeMillis();
+        List<NewJob> jobs = new ArrayList<>();
+        for (int lane : new int[] { 1, 2, 4 }) {
+            for (int d = 3; d < 35; d++) {
+                jobs.add(laneJob(topic, "l" + lane + "-" + d, now - d * DAY, lane, IfExists.KEEP));
+            }
+        }
+        store.enqueue(p, jobs, "");
+        assertEquals(1, ids(take(p, 1)).size());
+        assertEquals(96, older.size(), "32 days of three lanes, learnt once, kept: " + older.size());
+        assertEquals(1, ids(take(p, 1)).size());
+        assertEquals(96, older.size());
+    }
 }
