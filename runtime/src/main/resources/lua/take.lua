@@ -531,11 +531,13 @@ end
 -- compare per lane job met; the plain shards are not checked.
 -- An entry that matches its record may have a plain twin at the same runAt (such a move to the
 -- runAt the job had): it goes with the entry met, when its shard was passed. One ZREM per lane job
--- met.
+-- met. Lanes 4 and 5 are pulled after the plain days, which may have taken the twin first (in this
+-- call, or in flight from an earlier one): then the entry is stale. One ZSCORE more per such job.
 local function stale_entry(id, rec, score)
   if cur_lane == 3 or not rec then return false end
   local run_at = tonumber(string.sub(rec, 1, string.find(rec, '[,\n]') - 1), 36)
   if run_at ~= tonumber(score) or priority_of(rec) ~= cur_lane then return true end
+  if cur_lane > 3 and (recs_of[id] or rcall('ZSCORE', K_INFLIGHT, id)) then return true end
   local day = day_of(run_at)
   local plain = shard_of_day[day]
   if plain and rcall('ZREM', plain, id) == 1 and rcall('ZCARD', plain) == 0 then rcall('ZREM', K_DAYS, day) end

@@ -241,7 +241,8 @@ class PriorityReviewScriptsTest {
         store.enqueue(p, List.of(
                 new NewJob(topic, "moved", false, now - 1000, 0, "{}", IfExists.KEEP, null, null, null, null, 1),
                 new NewJob(topic, "replaced", false, now - 1000, 0, "{}", IfExists.KEEP, null, null, null, null, 1),
-                new NewJob(topic, "twin", false, now - 1000, 0, "{}", IfExists.KEEP, null, null, null, null, 1)), "");
+                new NewJob(topic, "twin", false, now - 1000, 0, "{}", IfExists.KEEP, null, null, null, null, 1),
+                new NewJob(topic, "twin4", false, now - 1000, 0, "{}", IfExists.KEEP, null, null, null, null, 4)), "");
         long later = now + 60_000;
         int lane = Keys.laneCode(1, Keys.dayOf(now - 1000));
         try (Resp redis = HandBuiltStore.resp()) {
@@ -257,6 +258,8 @@ class PriorityReviewScriptsTest {
             redis.num("ZADD", k + "days", Keys.dayOf(now - 500), Keys.dayOf(now - 500));
             // The old extend of "twin" to the runAt it had: its record as it was, a plain entry too.
             redis.num("ZADD", k + "due:" + Keys.dayOf(now - 1000), Long.toString(now - 1000), "twin");
+            // And of "twin4", of lane 4: the plain days are pulled before it.
+            redis.num("ZADD", k + "due:" + Keys.dayOf(now - 1000), Long.toString(now - 1000), "twin4");
             redis.num("ZADD", k + "days", Keys.dayOf(now - 1000), Keys.dayOf(now - 1000));
             redis.call("SET", k + "next", Long.toString(now - 1000));
         }
@@ -264,10 +267,11 @@ class PriorityReviewScriptsTest {
         for (int i = 0; i < 5; i++) {
             taken.addAll(ids(take(p, 10)));
         }
-        assertEquals(List.of("twin", "replaced"), taken,
+        assertEquals(List.of("twin", "twin4", "replaced"), taken,
                 "each once (replaced from its plain entry); moved not before its new runAt");
         try (Resp redis = HandBuiltStore.resp()) {
             assertEquals(0, redis.num("EXISTS", k + "due:" + lane), "the stale lane entries went");
+            assertEquals(0, redis.num("EXISTS", k + "due:" + Keys.laneCode(4, Keys.dayOf(now - 1000))));
             assertEquals(Long.toString(later), redis.str("ZSCORE", k + "due:" + Keys.dayOf(later), "moved"));
         }
     }
