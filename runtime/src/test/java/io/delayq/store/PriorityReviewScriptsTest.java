@@ -2,6 +2,7 @@ package io.delayq.store;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
@@ -302,8 +303,30 @@ class PriorityReviewScriptsTest {
         store.ack(p, List.of(r.jobs().get(0).lease()));
         assertEquals(List.of(), ids(take(p, 10)));
         try (Resp redis = HandBuiltStore.resp()) {
-            assertEquals(0, redis.num("EXISTS", k + "gheld"), "the stale member went");
+            assertTrue(redis.list("ZRANGE", k + "gheld", "0", "-1").stream().noneMatch(m -> m.toString().startsWith(g + "\0")),
+                    "the stale member went");
         }
+    }
+
+    /** Review #4: a held lane job that an ack releases goes into its lane, not the plain shard. */
+    @Test
+    void aHeldLaneJobReleasedByAnAckGoesIntoItsLane() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        String k = HandBuiltStore.keysOf(GROUPS);
+        long now = System.currentTimeMillis();
+        store.enqueue(p, List.of(grouped(GROUPS, g, "r1", now - 3000, null), grouped(GROUPS, g, "r2", now - 2000, null)), "");
+        TakeResult first = take(p, 10);
+        assertEquals(List.of("r1", "r2"), ids(first), "the group at its limit");
+        store.enqueue(p, List.of(grouped(GROUPS, g, "rl", now - 1000, 1), grouped(GROUPS, g, "r3", now - 1000, null)), "");
+        assertEquals(List.of(), ids(take(p, 10)), "both held");
+        store.ack(p, List.of(first.jobs().get(0).lease()));
+        try (Resp redis = HandBuiltStore.resp()) {
+            int today = Keys.dayOf(System.currentTimeMillis());
+            assertNull(redis.str("ZSCORE", k + "due:" + today, "rl"), "not in the plain shard");
+            assertNotNull(redis.str("ZSCORE", k + "due:" + Keys.laneCode(1, today), "rl"), "in its lane's shard of today");
+        }
+        assertEquals(List.of("rl"), ids(take(p, 10)), "the released lane job, the group at its limit again");
     }
 
     private static NewJob laneJob(String topic, String id, long runAt, int priority, IfExists ifExists) {
