@@ -101,6 +101,26 @@ class PriorityReviewScriptsTest {
         return out;
     }
 
+    /**
+     * A held priority-1 job (heldId, due 5 s ago) of group g and a due priority-3 one (metId) of the
+     * same group, below its limit (2), its rate pace 10 s ahead: a take meets metId, starts heldId
+     * first, and the group's rate puts both off.
+     */
+    private void heldLaneJobBehindItsGroupsPace(String topic, Partition p, String g, String heldId, String metId, long now) {
+        String k = HandBuiltStore.keysOf(topic);
+        store.enqueue(p, List.of(grouped(topic, g, heldId, now - 5000, 1)), "");
+        holdBack(topic, g, heldId, now - 5000, 1);
+        store.enqueue(p, List.of(grouped(topic, g, metId, now - 1000, null)), "");
+        try (Resp redis = HandBuiltStore.resp()) {
+            redis.num("HSET", k + "groups", "", "2");
+            redis.num("ZADD", k + "grouptat", Long.toString(now + 10_000), g); // the group's pace is ahead
+        }
+    }
+
+    private static long scoreOf(String laneEntry) {
+        return Long.parseLong(laneEntry.substring(laneEntry.indexOf('@') + 1));
+    }
+
     /** Review #1: a held lane job its group's rate puts off, in a take given no shard of its lane. */
     @Test
     void aHeldLaneJobPutOffByItsGroupsRateIsNotLost() {
@@ -108,20 +128,14 @@ class PriorityReviewScriptsTest {
         Partition p = store.partitionOf(GROUP_RATE, "x", g);
         String k = HandBuiltStore.keysOf(GROUP_RATE);
         long now = System.currentTimeMillis();
-        store.enqueue(p, List.of(grouped(GROUP_RATE, g, "h1", now - 5000, 1)), "");
-        holdBack(GROUP_RATE, g, "h1", now - 5000, 1);
-        store.enqueue(p, List.of(grouped(GROUP_RATE, g, "p3", now - 1000, null)), "");
-        try (Resp redis = HandBuiltStore.resp()) {
-            redis.num("HSET", k + "groups", "", "2");
-            redis.num("ZADD", k + "grouptat", Long.toString(now + 10_000), g); // the group's pace is ahead
-        }
+        heldLaneJobBehindItsGroupsPace(GROUP_RATE, p, g, "h1", "p3", now);
         TakeResult r = take(p, 10);
         assertEquals(List.of(), ids(r), "both put off to the group's turns");
         List<String> at = laneEntries(GROUP_RATE, 1, "h1", now);
         assertEquals(1, at.size(), "h1 stays scheduled, in its lane: " + at);
         try (Resp redis = HandBuiltStore.resp()) {
             assertEquals(0, redis.num("ZCARD", k + "gheld"));
-            long score = Long.parseLong(at.get(0).substring(at.get(0).indexOf('@') + 1));
+            long score = scoreOf(at.get(0));
             assertTrue(score > now, "at its turn, not before now: " + score);
             assertNotNull(redis.str("GET", k + "lnext"), "lnext bounds the put-off job");
             assertTrue(Long.parseLong(redis.str("GET", k + "lnext")) <= score);
@@ -135,21 +149,15 @@ class PriorityReviewScriptsTest {
         Partition p = store.partitionOf(GROUP_RATE2, "x", g);
         String k = HandBuiltStore.keysOf(GROUP_RATE2);
         long now = System.currentTimeMillis();
-        store.enqueue(p, List.of(grouped(GROUP_RATE2, g, "h2", now - 5000, 1)), "");
-        holdBack(GROUP_RATE2, g, "h2", now - 5000, 1);
-        store.enqueue(p, List.of(grouped(GROUP_RATE2, g, "q3", now - 1000, null)), "");
+        heldLaneJobBehindItsGroupsPace(GROUP_RATE2, p, g, "h2", "q3", now);
         // The lane's shards are known to the taker already (learnt by an earlier take).
         older.add(Keys.laneCode(1, Keys.dayOf(now)));
         older.add(Keys.laneCode(1, Keys.dayOf(now + DAY)));
-        try (Resp redis = HandBuiltStore.resp()) {
-            redis.num("HSET", k + "groups", "", "2");
-            redis.num("ZADD", k + "grouptat", Long.toString(now + 10_000), g);
-        }
         TakeResult r = take(p, 10);
         assertEquals(List.of(), ids(r));
         List<String> at = laneEntries(GROUP_RATE2, 1, "h2", now);
         assertEquals(1, at.size(), "h2 put off in its lane: " + at);
-        long score = Long.parseLong(at.get(0).substring(at.get(0).indexOf('@') + 1));
+        long score = scoreOf(at.get(0));
         try (Resp redis = HandBuiltStore.resp()) {
             assertEquals(Long.toString(score), redis.str("GET", k + "lnext"), "lnext is the put-off job's turn");
         }
@@ -174,7 +182,7 @@ class PriorityReviewScriptsTest {
         }
         List<String> at = laneEntries(RATE_ONLY, 1, "y1", now);
         assertEquals(1, at.size(), "y1 in its lane: " + at);
-        long score = Long.parseLong(at.get(0).substring(at.get(0).indexOf('@') + 1));
+        long score = scoreOf(at.get(0));
         assertTrue(score > now, "at its turn: " + at);
     }
     /** Review #5: a take that looked at SCAN jobs of a lane takes nothing of a lower priority. */
