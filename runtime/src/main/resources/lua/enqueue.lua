@@ -287,7 +287,10 @@ if #order > 0 then
   end
   -- The lanes' bound: lowered by a job into a lane, set exactly when a lane job moved.
   if lane_left then
-    reset_lnext()
+    -- Set exactly; lowered too when a job came into a lane (a replace to an earlier runAt): wake.
+    local before = tonumber(rcall('GET', K_LNEXT))
+    local after = reset_lnext()
+    if after >= 0 and (not before or after < before) then wake(channel, string.format('%d', after)) end
   elseif lane_earliest then
     local lhead = tonumber(rcall('GET', K_LNEXT))
     if not lhead or lane_earliest < lhead then

@@ -57,8 +57,11 @@ if changed then
   rcall('DEL', K_RATE_TAT)
   -- Takers sleep while paused, or until the old limit let them take again: wake them, so that due
   -- jobs go at once (a lost message is made up for by the safety-net poll).
-  local head = rcall('GET', K_NEXT)
-  if head then wake(ARGV[A + 2], head) end
+  -- The earlier of next and lnext: a partition may hold only lane jobs.
+  local heads = rcall('MGET', K_NEXT, K_LNEXT)
+  local head, lhead = tonumber(heads[1]), tonumber(heads[2])
+  if lhead and (not head or lhead < head) then head = lhead end
+  if head then wake(ARGV[A + 2], string.format('%d', head)) end
 end
 local flow = rcall('MGET', K_PAUSED, K_RATE, K_HELD, K_MAX_INFLIGHT, K_GROUP_RATE)
 return { flow[1] and tonumber(flow[1]) or -1, flow[2] or '', flow[3] and tonumber(flow[3]) or -1, flow[4] or '',

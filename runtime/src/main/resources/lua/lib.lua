@@ -362,11 +362,15 @@ end
 -- the topic's concurrency cap since the last such step (its "capped" mark), the mark goes and the
 -- takers of every replica are woken with the partition's head, so that one of them takes the freed
 -- slot at once (a lost message is made up for by the safety-net poll, which finds the mark gone).
--- One DEL (of an absent key, for a partition never capped): no publish, no other write.
+-- One DEL (of an absent key, for a partition never capped): no publish, no other write. The head
+-- is the earlier of next and lnext: a partition may hold only lane jobs.
 local function free_slots(channel)
   if rcall('DEL', K_CAPPED) == 1 then
-    local head = rcall('GET', K_NEXT)
-    if head then wake(channel, head) end
+    local heads = rcall('MGET', K_NEXT, K_LNEXT)
+    local head = tonumber(heads[1])
+    local lhead = tonumber(heads[2])
+    if lhead and (not head or lhead < head) then head = lhead end
+    if head then wake(channel, string.format('%d', head)) end
   end
 end
 
@@ -484,6 +488,16 @@ local function held_split(m)
   return string.sub(m, 1, z - 1), tonumber(string.sub(m, z + 1, z + 13)), string.sub(m, z + 15), 3
 end
 
+-- Whether a lane member of gheld (its runAt to 10 ms, its lane) is stale: its record's runAt (rec) is
+-- another. A release before priorities builds a priority-3 member to find a held job, so its
+-- reschedule, extend or replace of a held lane job does not find the member: it rewrites the record
+-- and puts the job into the plain shard. The plain entry is then the job; a release that meets the
+-- member drops it (never a second run). A priority-3 member is found by every release: never stale.
+local function stale_held(rec, run_at, lane)
+  if lane == 3 then return false end
+  return floor(tonumber(string.sub(rec, 1, string.find(rec, '[,\n]') - 1), 36) / 10) * 10 ~= run_at
+end
+
 -- The first n members of a group's held jobs, in runAt order.
 local function held_of(group, n)
   return rcall('ZRANGEBYLEX', K_GHELD, '[' .. group .. '\0', '(' .. group .. '\1', 'LIMIT', 0, n)
@@ -514,7 +528,7 @@ end
 -- to the stored limit. Returns how many jobs were released.
 local function group_fill(order, ending, now, channel)
   local limit = tonumber(rcall('HGET', K_GROUPS, ''))
-  local ids, groups_of, lanes_of = {}, {}, {}
+  local ids, groups_of, lanes_of, runs_of = {}, {}, {}, {}
   local records, admit, due, missing = {}, {}, {}, {}
   local today = day_of(now)
   -- Into today's shard of its lane (the plain one when that was not passed, see schedule), due
@@ -548,10 +562,11 @@ local function group_fill(order, ending, now, channel)
         if #members > 0 then
           rcall('ZREM', K_GHELD, unpack(members))
           for _, m in ipairs(members) do
-            local _, _, id, lane = held_split(m)
+            local _, run, id, lane = held_split(m)
             ids[#ids + 1] = id
             groups_of[#ids] = g
             lanes_of[#ids] = lane
+            runs_of[#ids] = run
           end
           c = c + #members
         end
@@ -564,10 +579,11 @@ local function group_fill(order, ending, now, channel)
     local recs = rcall('HMGET', K_JOBS, unpack(ids, i, math.min(i + CHUNK - 1, #ids)))
     for j = 1, #recs do
       local k = i + j - 1
-      if recs[j] then
+      if recs[j] and not stale_held(recs[j], runs_of[k], lanes_of[k]) then
         release(ids[k], recs[j], groups_of[k], lanes_of[k])
       else
-        missing[#missing + 1] = groups_of[k] -- a member without a record: its slot was counted
+        -- a member without a record, or a stale one: its slot was counted
+        missing[#missing + 1] = groups_of[k]
       end
     end
   end
@@ -582,9 +598,9 @@ local function group_fill(order, ending, now, channel)
       if #members == 0 then break end
       rcall('ZREM', K_GHELD, unpack(members))
       for _, m in ipairs(members) do
-        local _, _, id, lane = held_split(m)
+        local _, run, id, lane = held_split(m)
         local rec = rcall('HGET', K_JOBS, id)
-        if rec then
+        if rec and not stale_held(rec, run, lane) then
           release(id, rec, g, lane)
           n, got = n - 1, got + 1
         end

@@ -93,12 +93,15 @@ local due = head and head <= now and limit > 0
 -- job, and today's first job is the earliest of all.
 local fast = due and day_of(head) == today
 local wanted = {}
+-- A list of days cut at 32: due days may lie beyond it (see "stopped" below).
+local days_cut, lane_cut = false, {}
 if fast then
   if not shard_of_day[today] then return redis.error_reply('DQNEEDDAY ' .. string.format('%d', today)) end
 elseif due then
   -- At most 32 shards per call: a backlog spread over more past days is taken over several calls.
   local days = rcall('ZRANGEBYSCORE', K_DAYS, '-inf', today, 'LIMIT', 0, 32)
   for i = 1, #days do wanted[i] = tonumber(days[i]) end
+  days_cut = #days == 32 and wanted[32] ~= today
   local err = require_days(wanted)
   if err then return err end
 end
@@ -117,7 +120,23 @@ if lane_due then
       codes[i] = tonumber(codes[i])
       need[#need + 1] = codes[i]
     end
+    lane_cut[lane] = #codes == 32 and codes[32] ~= code_of(lane, today)
     lane_codes[lane] = codes
+  end
+  local err = require_days(need)
+  if err then return err end
+end
+-- A take under a group rate limit may put a due job of any lane off to its group's turn, into that
+-- lane's shard of the turn's day (see "The group rate limit" below): held lane jobs start from
+-- gheld whether or not lnext is due. So today's and tomorrow's shard of every lane are named before
+-- any write, once a topic's lanes or groups are in use: a put-off then never parks a job before now
+-- (the end of an older lane day passed by chance) and never needs a shard it was not given.
+local group_rate = tonumber(flow[7]) or tonumber(ARGV[A + 12])
+if group_rate > 0 and limit > 0 and (lhead or group_limit > 0) then
+  local need, tomorrow = {}, day_of(now + DAY_MS)
+  for _, lane in ipairs({ 1, 2, 4, 5 }) do
+    need[#need + 1] = code_of(lane, today)
+    need[#need + 1] = code_of(lane, tomorrow)
   end
   local err = require_days(need)
   if err then return err end
@@ -183,7 +202,7 @@ if group_limit <= 0 and (due or lane_due or (released > 0 and limit > 0)) and rc
   -- Into today's shard of each job's lane (the plain one when that was not passed).
   local records, due_at, early, count = {}, {}, day_start(today), 0
   for i, id in ipairs(ids) do
-    if recs[i] then
+    if recs[i] and not stale_held(recs[i], runs[i], lanes[i]) then
       local at = runs[i]
       if lanes[i] ~= 3 or day_of(at) ~= today then
         -- A lane member's runAt is its record's (the member keeps it to 10 ms).
@@ -355,7 +374,6 @@ end
 -- at its turn it starts whatever the group's pace says then (its turn was counted when given). A
 -- turn past the days passed to this call (a group's backlog more than a day long) puts the job at
 -- the end of the last day passed, its turn kept: met there, it is put off again, towards its turn.
-local group_rate = tonumber(flow[7]) or tonumber(ARGV[A + 12])
 local g_interval, g_tolerance = nil, nil
 if group_rate > 0 then
   g_interval = 1000 / group_rate
@@ -397,13 +415,14 @@ end
 -- off Redis' may leave today's shard out, and a put-off there would ZADD to no key after its ZREM
 -- (the job met was taken out of a passed shard, so there is always one).
 -- Of a lane's shards, when the job is one of a lane: it stays in its lane.
+-- nil when no shard of the lane was passed.
 local function last_passed_ms(lane)
   local last = nil
   local of = lane == 3 and 0 or lane
   for d in pairs(shard_of_day) do
     if floor(d / LANE) == of and (not last or d > last) then last = d end
   end
-  return day_start(last % LANE) + DAY_MS - 1
+  return last and day_start(last % LANE) + DAY_MS - 1
 end
 -- Puts a due job (its record rec) off to its turn, as the scheduled job it stays (its admission,
 -- when it has one, stays with it): written by flush_offs, once the job is out of its shard or
@@ -411,9 +430,20 @@ end
 -- The lane of the shard being pulled (3: a plain day).
 local cur_lane = 3
 local offs = {}
+-- A lane job whose lane has no shard passed that ends after now (never so when the take required
+-- today's and tomorrow's, above) goes to the plain shard, where every script looks for it too
+-- (codes_of), rather than into the past (a busy loop of takes) or into no key (a lost job).
 local function put_off(id, rec, turn, lane)
   local at = turn
-  if not shard_of_day[code_of(lane, day_of(at))] then at = math.min(turn, last_passed_ms(lane)) end
+  if not shard_of_day[code_of(lane, day_of(at))] then
+    local last = lane ~= 3 and last_passed_ms(lane)
+    if last and last >= now then
+      at = math.min(turn, last)
+    else
+      lane = 3
+      if not shard_of_day[day_of(at)] then at = math.min(turn, last_passed_ms(3)) end
+    end
+  end
   offs[#offs + 1] = { id, rec, at, lane }
 end
 local function flush_offs()
@@ -423,6 +453,12 @@ local function flush_offs()
     rcall('HSET', K_JOBS, id, with_run_at(o[2], at))
     rcall('ZADD', shard_of_day[code], at, id)
     rcall('ZADD', code >= LANE and K_LDAYS or K_DAYS, code, code)
+    -- lnext bounds the lanes' runAts from below: a take that pulled no lane (lnext not due) ends
+    -- with lhead as it found it, and a job put into a lane shard below it would never be served.
+    if code >= LANE and (not lhead or at < lhead) then
+      lhead = at
+      rcall('SET', K_LNEXT, at)
+    end
   end
   offs = {}
 end
@@ -437,28 +473,39 @@ local function off_by_rate(g, id, rec, lane)
   return true
 end
 
+-- A job's place in its group's (priority, runAt) order, as gheld sorts its members (a lane's runAt
+-- to 10 ms below, as its member keeps it), as a number: Lua compares strings with strcoll, under
+-- the locale Redis sets, not bytewise as ZRANGEBYLEX does.
+local function held_rank(lane, run_at)
+  if lane ~= 3 then run_at = floor(run_at / 10) * 10 end
+  return lane * 1e14 + run_at
+end
 -- A group below its limit that holds jobs back (its limit was raised, or a release found a member
--- without a record) starts those due no later than upto (the job the take met) first, taken
--- straight out of gheld in runAt order, up to room. Returns how many were admitted, what is known
--- of the group's held jobs left (the runAt of the first, false when none is left), and how many of
--- the admitted the group rate limit put off (admitted, not taken).
+-- without a record) starts those that come no later than upto (the held_rank of the job the take
+-- met) first, taken straight out of gheld in (priority, runAt) order, up to room. Returns how many
+-- were admitted, what is known of the group's held jobs left (the held_rank of the first, false
+-- when none is left), and how many of the admitted the group rate limit put off (admitted, not
+-- taken).
 local function take_held(g, room, upto, taken)
   local members = held_of(g, room + 1)
-  local ids, runs, lanes = {}, {}, {}
+  local ids, ranks, lanes, runs = {}, {}, {}, {}
   for k, m in ipairs(members) do
     local _
     _, runs[k], ids[k], lanes[k] = held_split(m)
+    ranks[k] = held_rank(lanes[k], runs[k])
   end
   local n = 0
-  while n < #members and n < room and runs[n + 1] <= upto do n = n + 1 end
-  local first_left = runs[n + 1] or false
+  while n < #members and n < room and ranks[n + 1] <= upto do n = n + 1 end
+  local first_left = ranks[n + 1] or false
   if n == 0 then return 0, first_left, 0 end
   rcall('ZREM', K_GHELD, unpack(members, 1, n))
   local recs = rcall('HMGET', K_JOBS, unpack(ids, 1, n))
   local got, off = 0, 0
   for k = 1, n do
     local id = ids[k]
-    if recs[k] and expire(id, recs[k]) then
+    if recs[k] and stale_held(recs[k], runs[k], lanes[k]) then
+      -- dropped (out of gheld above), not admitted: its plain entry is the job
+    elseif recs[k] and expire(id, recs[k]) then
       -- not admitted: a held job has no slot yet
     elseif recs[k] then
       if off_by_rate(g, id, recs[k], lanes[k]) then
@@ -476,6 +523,26 @@ local function take_held(g, room, upto, taken)
   -- of gheld, not out of the shard that ZREM empties.
   return got, first_left, off
 end
+-- An entry of a lane shard that its record no longer matches (runAt other than its score, or another
+-- priority): a release before priorities moved or replaced the job (its reschedule, extend or
+-- replace looks in the plain shard only, and puts the job there), and left this entry behind. The
+-- round drops it (its ZREM) rather than lease the job before its runAt, or twice. A record-less
+-- entry (an older cancel) is not stale here: it is taken as before, and the caller drops it. Costs a
+-- compare per lane job met; the plain shards are not checked.
+-- An entry that matches its record may have a plain twin at the same runAt (such a move to the
+-- runAt the job had): it goes with the entry met, when its shard was passed. One ZREM per lane job
+-- met. Lanes 4 and 5 are pulled after the plain days, which may have taken the twin first (in this
+-- call, or in flight from an earlier one): then the entry is stale. One ZSCORE more per such job.
+local function stale_entry(id, rec, score)
+  if cur_lane == 3 or not rec then return false end
+  local run_at = tonumber(string.sub(rec, 1, string.find(rec, '[,\n]') - 1), 36)
+  if run_at ~= tonumber(score) or priority_of(rec) ~= cur_lane then return true end
+  if cur_lane > 3 and (recs_of[id] or rcall('ZSCORE', K_INFLIGHT, id)) then return true end
+  local day = day_of(run_at)
+  local plain = shard_of_day[day]
+  if plain and rcall('ZREM', plain, id) == 1 and rcall('ZCARD', plain) == 0 then rcall('ZREM', K_DAYS, day) end
+  return false
+end
 -- Moves up to want due jobs of a shard into taken (held ones aside); true when the shard has no
 -- due job left. A round reads want jobs, and twice as many as the last when that one held jobs
 -- back: a big group's backlog is set aside in a few rounds even by a take with one free slot.
@@ -484,14 +551,26 @@ local function pull(shard, want, taken)
     -- Expired jobs, and those put off by the group rate limit, take no slot: the round reads again
     -- for them, up to SCAN jobs met in all.
     while true do
-      local ids = rcall('ZRANGEBYSCORE', shard, '-inf', now, 'LIMIT', 0, want)
+      local ids, scores = nil, {}
+      if cur_lane == 3 then
+        ids = rcall('ZRANGEBYSCORE', shard, '-inf', now, 'LIMIT', 0, want)
+      else
+        local found = rcall('ZRANGEBYSCORE', shard, '-inf', now, 'WITHSCORES', 'LIMIT', 0, want)
+        ids = {}
+        for i = 1, #found, 2 do
+          ids[#ids + 1] = found[i]
+          scores[#ids] = found[i + 1]
+        end
+      end
       if #ids > 0 then variadic('ZREM', shard, ids) end
       local got = 0
       for i = 1, #ids, CHUNK do
         local part = { unpack(ids, i, math.min(i + CHUNK - 1, #ids)) }
         local recs = rcall('HMGET', K_JOBS, unpack(part))
         for j = 1, #part do
-          if not expire(part[j], recs[j]) and not off_by_rate(recs[j] and group_of(recs[j]), part[j], recs[j]) then
+          if stale_entry(part[j], recs[j], scores[i + j - 1]) then
+            -- dropped (out of the shard with the round)
+          elseif not expire(part[j], recs[j]) and not off_by_rate(recs[j] and group_of(recs[j]), part[j], recs[j]) then
             taken[#taken + 1] = part[j]
             recs_of[part[j]] = recs[j] or ''
             got = got + 1
@@ -540,23 +619,28 @@ local function pull(shard, want, taken)
       done = i
       local g = of[i]
       local take_it = true
-      if recs[i] and expire(id, recs[i]) then
+      if stale_entry(id, recs[i], runs[i]) then
+        g, take_it = '', false
+      elseif recs[i] and expire(id, recs[i]) then
         if admitted[i] then unadmit[#unadmit + 1] = { id, admitted[i] } end
         take_it = false
       elseif g ~= '' then
         local st = groups[g]
         local run = tonumber(runs[i])
-        -- Below its limit, the group's held jobs due no later than this one start first (runAt
-        -- order). What it holds matters only there: at its limit, the job is held anyway.
-        -- st.held: nil = not looked yet, false = holds none, else the runAt of its first held job.
-        if st.c < group_limit and st.held ~= false and (st.held == nil or st.held <= run) then
+        local prio = priority_of(recs[i])
+        local rank = held_rank(prio, run)
+        -- Below its limit, the group's held jobs that come no later than this one start first
+        -- ((priority, runAt) order, as gheld sorts). What it holds matters only there: at its
+        -- limit, the job is held anyway. st.held: nil = not looked yet, false = holds none, else
+        -- the held_rank of its first held job.
+        if st.c < group_limit and st.held ~= false and (st.held == nil or st.held <= rank) then
           local got, off
-          got, st.held, off = take_held(g, math.min(group_limit - st.c, want, SCAN), run, taken)
+          got, st.held, off = take_held(g, math.min(group_limit - st.c, want, SCAN), rank, taken)
           st.c, st.added, want = st.c + got, st.added + got, want - got + off
         end
         if st.c >= group_limit or want <= 0 then
           held[#held + 1] = 0
-          held[#held + 1] = held_member(g, run, id, priority_of(recs[i]))
+          held[#held + 1] = held_member(g, run, id, prio)
           take_it = false
         else
           st.c, st.added = st.c + 1, st.added + 1
@@ -588,27 +672,37 @@ end
 
 local taken = {}
 local next_due = -2 -- unknown: look it up below
+-- Set once a shard comes back with due jobs left (the take has what it wants, or it looked at SCAN
+-- jobs): every later phase (a lower priority, a later day) is skipped, so that no job is taken while
+-- one of a higher priority, or older, stays due.
+local stopped = false
 -- A lane's due days, oldest first, while the take wants more.
 local function pull_lane(lane)
+  if stopped then return end
   cur_lane = lane
   for _, code in ipairs(lane_codes[lane] or {}) do
     if limit - #taken <= 0 then break end
     local shard = shard_of_day[code]
     local dry = pull(shard, limit - #taken, taken)
     if rcall('ZCARD', shard) == 0 then rcall('ZREM', K_LDAYS, code) end
-    if not dry then break end
+    if not dry then
+      stopped = true
+      break
+    end
   end
+  -- Its days were cut at 32: later ones may hold due jobs, taken by the next call first.
+  stopped = stopped or lane_cut[lane] == true
   cur_lane = 3
 end
 if lane_due then
   pull_lane(1)
   pull_lane(2)
 end
-if not due or limit - #taken <= 0 then
+if not due or stopped or limit - #taken <= 0 then
   -- the plain days are left as they are ("next" is looked up below)
 elseif fast then
   local shard = shard_of_day[today]
-  pull(shard, limit - #taken, taken)
+  stopped = not pull(shard, limit - #taken, taken)
   local top = rcall('ZRANGE', shard, 0, 0, 'WITHSCORES')
   if #top > 0 then
     next_due = tonumber(top[2])
@@ -621,9 +715,11 @@ else
     local shard = shard_of_day[day]
     local dry = pull(shard, limit - #taken, taken)
     if rcall('ZCARD', shard) == 0 then rcall('ZREM', K_DAYS, day) end
+    stopped = not dry
     -- Stop when the limit is reached, or at today's shard (later days hold nothing due).
     if not dry or day == today then break end
   end
+  stopped = stopped or days_cut
 end
 if lane_due then
   pull_lane(4)

@@ -356,6 +356,9 @@ public class JobQueue extends StorePart {
         return redis.await(takeAsync(p, limit, leaseMs, tokenPrefix, olderDays, acks, deadlineMs));
     }
 
+    /** The most shard codes a taker keeps between takes ({@code olderDays}): 5 x 32 + 8, rounded up. */
+    static final int MAX_OLDER_DAYS = 192;
+
     /**
      * As {@link #take}, holding no thread: the takers of a replica share a few threads. The caller
      * must leave {@code olderDays} alone until the future completes (it is updated before).
@@ -392,8 +395,12 @@ public class JobQueue extends StorePart {
             }
         }).map(r -> {
             days.removeAll(around);
-            if (days.size() > 64) {
-                days.clear(); // a bound: days emptied long ago are simply learnt again if still needed
+            // A bound: days emptied long ago are simply learnt again if still needed. One take may
+            // need 32 plain days and 32 of each of the four lanes, plus today's and tomorrow's of
+            // every lane (a group rate limit): below that, a backlog over many days and lanes would
+            // clear the set on every take and learn it again (a DQNEEDDAY round trip each time).
+            if (days.size() > MAX_OLDER_DAYS) {
+                days.clear();
             }
             olderDays.clear();
             olderDays.addAll(days);

@@ -211,8 +211,28 @@ public abstract class StorePart {
     protected Future<Response> runAsync(String script, Partition p, Set<Integer> days, List<String> args, int replicas,
             Consumer<Response> late, boolean claims) {
         Set<Integer> shardDays = days instanceof TreeSet<Integer> mutable ? mutable : new TreeSet<>(days);
+        withTodaysLanes(p, shardDays);
         return ensureLayoutAsync().recover(StoreUnavailableException::notSent)
                 .compose(v -> runWithDays(script, p, shardDays, args, replicas, late, claims, 0));
+    }
+
+    /**
+     * A step of a topic with group-max-in-flight may free a group's slot and release its next held
+     * job, of any lane, into today's shard of that lane, due now (lib.lua's group_fill); without
+     * that shard at hand the job would go into today's plain shard and be served as priority 3. So
+     * a call given today's plain shard of such a topic gets today's shard of every lane too: four
+     * keys more, no command more; a topic without groups pays nothing.
+     */
+    private void withTodaysLanes(Partition p, Set<Integer> shardDays) {
+        if (groupMaxInFlights.getOrDefault(p.topic(), 0) <= 0) {
+            return;
+        }
+        int today = Keys.dayOf(System.currentTimeMillis());
+        if (shardDays.contains(today)) {
+            for (int lane : new int[] { 1, 2, 4, 5 }) {
+                shardDays.add(Keys.laneCode(lane, today));
+            }
+        }
     }
 
     private Future<Response> runWithDays(String script, Partition p, Set<Integer> shardDays, List<String> args,
