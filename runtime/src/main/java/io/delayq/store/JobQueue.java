@@ -3,7 +3,6 @@ package io.delayq.store;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -395,33 +394,19 @@ public class JobQueue extends StorePart {
                 Thread.ofVirtual().name("delayq-late-take").start(() -> requeueOrphans(p, orphans));
             }
         }).map(r -> {
-            keepLearnt(days, around);
+            days.removeAll(around);
+            // A bound: days emptied long ago are simply learnt again if still needed. One take may
+            // need 32 plain days and 32 of each of the four lanes, plus today's and tomorrow's of
+            // every lane (a group rate limit): below that, a backlog over many days and lanes would
+            // clear the set on every take and learn it again (a DQNEEDDAY round trip each time).
+            if (days.size() > MAX_OLDER_DAYS) {
+                days.clear();
+            }
             olderDays.clear();
             olderDays.addAll(days);
             expiredInTake(p, r);
             return parseTake(p, tokenPrefix, r);
         });
-    }
-
-    /**
-     * What a taker keeps of a take's shard codes for its next take ({@code days} becomes that):
-     * the days a script named (DQNEEDDAY) beyond {@code around}, which every take passes anyway.
-     * Lane codes of days before {@code around} go: the lane codes a grouped topic's steps get for
-     * today (StorePart's withTodaysLanes) and those a group rate limit names for tomorrow would
-     * otherwise pile up by four or eight a day, each a key more on every take for weeks; a lane
-     * backlog over a day old is learnt again (one DQNEEDDAY more per take while it lasts, a rare
-     * case). Plain older days stay. A bound: days emptied long ago are simply learnt again if still
-     * needed. One take may need 32 plain days and 32 of each of the four lanes, plus today's and
-     * tomorrow's of every lane: below that, a backlog over many days and lanes would clear the set
-     * on every take and learn it again (a DQNEEDDAY round trip each time).
-     */
-    static void keepLearnt(Set<Integer> days, Set<Integer> around) {
-        days.removeAll(around);
-        int first = around.isEmpty() ? 0 : Collections.min(around);
-        days.removeIf(code -> code >= Keys.LANE && code % Keys.LANE < first);
-        if (days.size() > MAX_OLDER_DAYS) {
-            days.clear();
-        }
     }
 
     private static TakeResult parseTake(Partition p, String tokenPrefix, Response r) {
