@@ -397,18 +397,16 @@ local function codes_of(r)
 end
 
 -- Takes a scheduled job (decoded r, not held) out of its shard, and the shard's code out of its
--- index when that emptied it; a lane job out of the plain shard too (see codes_of). The shards must
--- have been passed.
+-- index when that emptied it; a lane job out of the plain shard too (see codes_of): it may be in
+-- both (a twin, see twins_of), and a twin left behind would lease the job at its old runAt. The
+-- shards must have been passed.
 local function unshard(id, r)
   local day = day_of(r.run_at)
   local shard = shard_of_day[day]
   if r.priority ~= 3 then
     local code = code_of(r.priority, day)
     local lane = shard_of_day[code]
-    if rcall('ZREM', lane, id) == 1 then
-      if rcall('ZCARD', lane) == 0 then rcall('ZREM', K_LDAYS, code) end
-      return
-    end
+    if rcall('ZREM', lane, id) == 1 and rcall('ZCARD', lane) == 0 then rcall('ZREM', K_LDAYS, code) end
   end
   if rcall('ZREM', shard, id) == 1 and rcall('ZCARD', shard) == 0 then rcall('ZREM', K_DAYS, day) end
 end
@@ -492,10 +490,13 @@ end
 -- another. A release before priorities builds a priority-3 member to find a held job, so its
 -- reschedule, extend or replace of a held lane job does not find the member: it rewrites the record
 -- and puts the job into the plain shard. The plain entry is then the job; a release that meets the
--- member drops it (never a second run). A priority-3 member is found by every release: never stale.
+-- member drops it (never a second run). A priority-3 member is found by every release: never stale,
+-- unless its record carries a priority: then a release before priorities made it when its take held
+-- the job's plain twin (see twins_of), and it is stale once the record's runAt is another.
 local function stale_held(rec, run_at, lane)
-  if lane == 3 then return false end
-  return floor(tonumber(string.sub(rec, 1, string.find(rec, '[,\n]') - 1), 36) / 10) * 10 ~= run_at
+  local at = tonumber(string.sub(rec, 1, string.find(rec, '[,\n]') - 1), 36)
+  if lane == 3 then return at ~= run_at and priority_of(rec) ~= 3 end
+  return floor(at / 10) * 10 ~= run_at
 end
 
 -- The first n members of a group's held jobs, in runAt order.
@@ -523,17 +524,40 @@ local function admitted_of(ids)
   return out
 end
 
+-- Twins: a release before priorities moves a lane job by its plain shard only, so its reschedule,
+-- extend or replace of a lane job (or of a held one) to the runAt the job had leaves two entries of
+-- one job: the lane entry (or gheld member) and a plain one, each matching the record. Its take then
+-- leases, holds or buries the plain twin as the job, and leaves the other behind. So a gheld member,
+-- or a lane entry, whose id is already admitted, in flight or dead is a twin the job has left: never
+-- started again (a second run, or a group slot counted twice for one admission). None is left so
+-- with only this release running: these reads find nothing then. Of ids[i..j], three reads.
+local function twins_of(ids, i, j)
+  local admitted = rcall('HMGET', K_GADMIT, unpack(ids, i, j))
+  local inflight = rcall('ZMSCORE', K_INFLIGHT, unpack(ids, i, j))
+  local dead = rcall('ZMSCORE', K_DEAD, unpack(ids, i, j))
+  local out = {}
+  for k = 1, j - i + 1 do out[k] = (admitted[k] or inflight[k] or dead[k]) and true or false end
+  return out
+end
+
 -- The release itself (group_release; take.lua when the limit was raised): each group of order,
 -- its count less ending[g] (jobs leaving their admissions, 0 = none), takes its first held jobs up
 -- to the stored limit. Returns how many jobs were released.
 local function group_fill(order, ending, now, channel)
   local limit = tonumber(rcall('HGET', K_GROUPS, ''))
   local ids, groups_of, lanes_of, runs_of = {}, {}, {}, {}
-  local records, admit, due, missing = {}, {}, {}, {}
+  local records, admit, due, missing, released = {}, {}, {}, {}, {}
   local today = day_of(now)
   -- Into today's shard of its lane (the plain one when that was not passed, see schedule), due
-  -- now, admitted.
+  -- now, admitted. A lane job's plain twin (see twins_of) goes, when its shard was passed: its
+  -- record is due now from here on, and the twin would match it. One ZREM per lane job released.
   local function release(id, rec, g, lane)
+    released[id] = true
+    if lane ~= 3 then
+      local day = day_of(tonumber(string.sub(rec, 1, string.find(rec, '[,\n]') - 1), 36))
+      local plain = shard_of_day[day]
+      if plain and rcall('ZREM', plain, id) == 1 and rcall('ZCARD', plain) == 0 then rcall('ZREM', K_DAYS, day) end
+    end
     records[#records + 1] = id
     records[#records + 1] = with_run_at(rec, now)
     admit[#admit + 1] = id
@@ -575,33 +599,47 @@ local function group_fill(order, ending, now, channel)
     end
   end
   if #ids == 0 then return 0 end
+  -- A member to release: its record there, not stale, not a twin (see twins_of; two twins of one
+  -- job may both be among the first members of its group).
+  local function live(id, rec, run, lane, twin)
+    return rec and not twin and not released[id] and not stale_held(rec, run, lane)
+  end
   for i = 1, #ids, CHUNK do
-    local recs = rcall('HMGET', K_JOBS, unpack(ids, i, math.min(i + CHUNK - 1, #ids)))
+    local last = math.min(i + CHUNK - 1, #ids)
+    local recs = rcall('HMGET', K_JOBS, unpack(ids, i, last))
+    local twins = twins_of(ids, i, last)
     for j = 1, #recs do
       local k = i + j - 1
-      if recs[j] and not stale_held(recs[j], runs_of[k], lanes_of[k]) then
+      if live(ids[k], recs[j], runs_of[k], lanes_of[k], twins[j]) then
         release(ids[k], recs[j], groups_of[k], lanes_of[k])
       else
-        -- a member without a record, or a stale one: its slot was counted
+        -- a member without a record, a stale one or a twin: its slot was counted
         missing[#missing + 1] = groups_of[k]
       end
     end
   end
   -- A member without a record (none is left so by the scripts; a record written before groups
-  -- could have been misread as grouped) gave its slot back: the group's next held job takes it.
+  -- could have been misread as grouped), or a stale one, gave its slot back: the group's next held
+  -- job takes it. At most CHUNK members looked at per group (stale ones feed the loop).
   local retry = {}
   for _, g in ipairs(missing) do retry[g] = (retry[g] or 0) + 1 end
   for g, n in pairs(retry) do
-    local got = 0
-    while n > 0 do
-      local members = held_of(g, n)
+    local got, looked = 0, 0
+    while n > 0 and looked < CHUNK do
+      local members = held_of(g, math.min(n, CHUNK - looked))
       if #members == 0 then break end
+      looked = looked + #members
       rcall('ZREM', K_GHELD, unpack(members))
-      for _, m in ipairs(members) do
-        local _, run, id, lane = held_split(m)
-        local rec = rcall('HGET', K_JOBS, id)
-        if rec and not stale_held(rec, run, lane) then
-          release(id, rec, g, lane)
+      local mids, mruns, mlanes = {}, {}, {}
+      for k, m in ipairs(members) do
+        local _
+        _, mruns[k], mids[k], mlanes[k] = held_split(m)
+      end
+      local recs = rcall('HMGET', K_JOBS, unpack(mids))
+      local twins = twins_of(mids, 1, #mids)
+      for k, id in ipairs(mids) do
+        if live(id, recs[k], mruns[k], mlanes[k], twins[k]) then
+          release(id, recs[k], g, mlanes[k])
           n, got = n - 1, got + 1
         end
       end

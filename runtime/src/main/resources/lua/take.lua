@@ -95,15 +95,21 @@ local fast = due and day_of(head) == today
 local wanted = {}
 -- A list of days cut at 32: due days may lie beyond it (see "stopped" below).
 local days_cut, lane_cut = false, {}
+-- Every shard this call needs (plain days, lane days, the lanes' put-off days below), asked for in
+-- one DQNEEDDAY: a taker learns them in one more call, not in up to three (its budget), which a
+-- day's rollover between them would exceed.
+local required = {}
+local function require_all(codes)
+  for _, c in ipairs(codes) do required[#required + 1] = c end
+end
 if fast then
-  if not shard_of_day[today] then return redis.error_reply('DQNEEDDAY ' .. string.format('%d', today)) end
+  require_all({ today })
 elseif due then
   -- At most 32 shards per call: a backlog spread over more past days is taken over several calls.
   local days = rcall('ZRANGEBYSCORE', K_DAYS, '-inf', today, 'LIMIT', 0, 32)
   for i = 1, #days do wanted[i] = tonumber(days[i]) end
   days_cut = #days == 32 and wanted[32] ~= today
-  local err = require_days(wanted)
-  if err then return err end
+  require_all(wanted)
 end
 -- Lanes (lib.lua): when lnext is due, each lane's days up to today (at most 32 per lane and call),
 -- their shards named before any write. Lanes 1 and 2 are served before the plain days, 4 and 5
@@ -123,8 +129,7 @@ if lane_due then
     lane_cut[lane] = #codes == 32 and codes[32] ~= code_of(lane, today)
     lane_codes[lane] = codes
   end
-  local err = require_days(need)
-  if err then return err end
+  require_all(need)
 end
 -- A take under a group rate limit may put a due job of any lane off to its group's turn, into that
 -- lane's shard of the turn's day (see "The group rate limit" below): held lane jobs start from
@@ -138,7 +143,10 @@ if group_rate > 0 and limit > 0 and (lhead or group_limit > 0) then
     need[#need + 1] = code_of(lane, today)
     need[#need + 1] = code_of(lane, tomorrow)
   end
-  local err = require_days(need)
+  require_all(need)
+end
+do
+  local err = require_days(required)
   if err then return err end
 end
 -- The earliest runAt of both bounds (-1 when neither holds one): what the caller sleeps until.
@@ -199,10 +207,13 @@ if group_limit <= 0 and (due or lane_due or (released > 0 and limit > 0)) and rc
     ids[i], runs[i], lanes[i] = id, run_at, lane
   end
   local recs = rcall('HMGET', K_JOBS, unpack(ids))
+  -- A twin (lib.lua's twins_of; two members of one job among these) is dropped, as a stale member.
+  local twins, moved = twins_of(ids, 1, #ids), {}
   -- Into today's shard of each job's lane (the plain one when that was not passed).
   local records, due_at, early, count = {}, {}, day_start(today), 0
   for i, id in ipairs(ids) do
-    if recs[i] and not stale_held(recs[i], runs[i], lanes[i]) then
+    if recs[i] and not twins[i] and not moved[id] and not stale_held(recs[i], runs[i], lanes[i]) then
+      moved[id] = true
       local at = runs[i]
       if lanes[i] ~= 3 or day_of(at) ~= today then
         -- A lane member's runAt is its record's (the member keeps it to 10 ms).
@@ -242,8 +253,9 @@ if group_limit <= 0 and (due or lane_due or (released > 0 and limit > 0)) and rc
           lane_due = limit > 0
           for _, lane in ipairs({ 1, 2, 4, 5 }) do lane_codes[lane] = lane_codes[lane] or {} end
         end
+        -- (Not after a lane's list cut at 32 days: its older due days go first, as below.)
         local lane_list = lane_codes[floor(code / LANE)]
-        local listed = false
+        local listed = lane_cut[floor(code / LANE)] == true
         for _, c in ipairs(lane_list) do listed = listed or c == code end
         if not listed then lane_list[#lane_list + 1] = code end
       else
@@ -270,7 +282,9 @@ if released > 0 and limit > 0 then
     due = true
     fast = day_of(head) == today
   elseif not fast then
-    local listed = false
+    -- Not after a list of days cut at 32: the due days beyond the cut are older than the released
+    -- jobs (due now), and go first; the take stops at the cut, and the next one gets to today.
+    local listed = days_cut
     for _, d in ipairs(wanted) do listed = listed or d == today end
     if not listed then wanted[#wanted + 1] = today end
   end
@@ -281,7 +295,7 @@ if released > 0 and limit > 0 then
       local list = lane_codes[lane] or {}
       lane_codes[lane] = list
       local code = code_of(lane, today)
-      local listed = false
+      local listed = lane_cut[lane] == true
       for _, c in ipairs(list) do listed = listed or c == code end
       if not listed and shard_of_day[code] then list[#list + 1] = code end
     end
@@ -339,6 +353,10 @@ end
 -- call leaves "next" due, so the taker comes straight back).
 local SCAN = 1000
 local looked, groups, recs_of, admit = 0, {}, {}, {}
+-- The ids this call took, held, put off or buried: a second entry of one met later in the call (a
+-- twin, lib.lua's twins_of: lane and plain, or a gheld member and an entry) is dropped, never a
+-- second lease, hold or burial.
+local seen = {}
 -- A due job whose expiresAt has passed is buried instead of taken (one find of the mark per job
 -- met: a job without limits costs nothing more); an admitted one gives its slot back. The mark
 -- lives in the record's head (see lib.lua's encode), and a JSON payload never holds the raw byte
@@ -415,14 +433,19 @@ end
 -- off Redis' may leave today's shard out, and a put-off there would ZADD to no key after its ZREM
 -- (the job met was taken out of a passed shard, so there is always one).
 -- Of a lane's shards, when the job is one of a lane: it stays in its lane.
--- nil when no shard of the lane was passed.
+-- nil when no shard of the lane was passed. Worked out once per lane and call (a look at every code
+-- passed, up to ~200, for each of up to SCAN put-offs otherwise).
+local last_of_lane = {}
 local function last_passed_ms(lane)
+  local known = last_of_lane[lane]
+  if known ~= nil then return known or nil end
   local last = nil
   local of = lane == 3 and 0 or lane
   for d in pairs(shard_of_day) do
     if floor(d / LANE) == of and (not last or d > last) then last = d end
   end
-  return last and day_start(last % LANE) + DAY_MS - 1
+  last_of_lane[lane] = last and day_start(last % LANE) + DAY_MS - 1 or false
+  return last_of_lane[lane] or nil
 end
 -- Puts a due job (its record rec) off to its turn, as the scheduled job it stays (its admission,
 -- when it has one, stays with it): written by flush_offs, once the job is out of its shard or
@@ -500,14 +523,18 @@ local function take_held(g, room, upto, taken)
   if n == 0 then return 0, first_left, 0 end
   rcall('ZREM', K_GHELD, unpack(members, 1, n))
   local recs = rcall('HMGET', K_JOBS, unpack(ids, 1, n))
+  local twins = twins_of(ids, 1, n)
   local got, off = 0, 0
   for k = 1, n do
     local id = ids[k]
-    if recs[k] and stale_held(recs[k], runs[k], lanes[k]) then
-      -- dropped (out of gheld above), not admitted: its plain entry is the job
+    if recs[k] and (seen[id] or twins[k] or stale_held(recs[k], runs[k], lanes[k])) then
+      -- dropped (out of gheld above), not admitted: its plain entry is the job, or its twin
+      -- was admitted, leased or buried (by this call, or by an older release's take)
     elseif recs[k] and expire(id, recs[k]) then
       -- not admitted: a held job has no slot yet
+      seen[id] = true
     elseif recs[k] then
+      seen[id] = true
       if off_by_rate(g, id, recs[k], lanes[k]) then
         off = off + 1
       else
@@ -528,20 +555,46 @@ end
 -- replace looks in the plain shard only, and puts the job there), and left this entry behind. The
 -- round drops it (its ZREM) rather than lease the job before its runAt, or twice. A record-less
 -- entry (an older cancel) is not stale here: it is taken as before, and the caller drops it. Costs a
--- compare per lane job met; the plain shards are not checked.
+-- compare per lane job met.
 -- An entry that matches its record may have a plain twin at the same runAt (such a move to the
--- runAt the job had): it goes with the entry met, when its shard was passed. One ZREM per lane job
--- met. Lanes 4 and 5 are pulled after the plain days, which may have taken the twin first (in this
--- call, or in flight from an earlier one): then the entry is stale. One ZSCORE more per such job.
-local function stale_entry(id, rec, score)
-  if cur_lane == 3 or not rec then return false end
+-- runAt the job had, lib.lua's twins_of): it goes with the entry met, when its shard was passed. One
+-- ZREM per lane job met. The twin may have been taken, held or buried first (in this call: seen; or
+-- by an earlier call of either release: busy, the id in flight or dead, read per round): then the
+-- entry is stale. In a plain shard, an entry whose record carries a priority is a lane job's twin
+-- (or one an older release snoozed, reclaimed or requeued there): stale when the job is in flight or
+-- dead. Its mark is found as expire finds its own (a memchr; the head only above 32 KB): a record
+-- without one costs nothing more.
+local PRIORITY_IN_HEAD = '^[^\n]*' .. PRIORITY_MARK
+local function stale_entry(id, rec, score, busy)
+  if seen[id] then return true end
+  if not rec then return false end
+  if cur_lane == 3 then
+    if #rec > HEAD_ONLY_ABOVE then
+      if not string.find(rec, PRIORITY_IN_HEAD) then return false end
+    elseif not string.find(rec, PRIORITY_MARK, 1, true) then
+      return false
+    end
+    if priority_of(rec) == 3 then return false end
+    return (rcall('ZSCORE', K_INFLIGHT, id) or rcall('ZSCORE', K_DEAD, id)) and true or false
+  end
   local run_at = tonumber(string.sub(rec, 1, string.find(rec, '[,\n]') - 1), 36)
   if run_at ~= tonumber(score) or priority_of(rec) ~= cur_lane then return true end
-  if cur_lane > 3 and (recs_of[id] or rcall('ZSCORE', K_INFLIGHT, id)) then return true end
+  if busy then return true end
   local day = day_of(run_at)
   local plain = shard_of_day[day]
   if plain and rcall('ZREM', plain, id) == 1 and rcall('ZCARD', plain) == 0 then rcall('ZREM', K_DAYS, day) end
   return false
+end
+-- Of a lane round's ids, which are in flight or dead (stale_entry): two reads per round. Nothing read
+-- in a plain shard.
+local NONE = {}
+local function busy_of(ids)
+  if cur_lane == 3 or #ids == 0 then return NONE end
+  local inflight = rcall('ZMSCORE', K_INFLIGHT, unpack(ids))
+  local dead = rcall('ZMSCORE', K_DEAD, unpack(ids))
+  local out = {}
+  for k = 1, #ids do out[k] = inflight[k] or dead[k] end
+  return out
 end
 -- Moves up to want due jobs of a shard into taken (held ones aside); true when the shard has no
 -- due job left. A round reads want jobs, and twice as many as the last when that one held jobs
@@ -567,13 +620,17 @@ local function pull(shard, want, taken)
       for i = 1, #ids, CHUNK do
         local part = { unpack(ids, i, math.min(i + CHUNK - 1, #ids)) }
         local recs = rcall('HMGET', K_JOBS, unpack(part))
+        local busy = busy_of(part)
         for j = 1, #part do
-          if stale_entry(part[j], recs[j], scores[i + j - 1]) then
+          if stale_entry(part[j], recs[j], scores[i + j - 1], busy[j]) then
             -- dropped (out of the shard with the round)
-          elseif not expire(part[j], recs[j]) and not off_by_rate(recs[j] and group_of(recs[j]), part[j], recs[j]) then
-            taken[#taken + 1] = part[j]
-            recs_of[part[j]] = recs[j] or ''
-            got = got + 1
+          else
+            seen[part[j]] = true
+            if not expire(part[j], recs[j]) and not off_by_rate(recs[j] and group_of(recs[j]), part[j], recs[j]) then
+              taken[#taken + 1] = part[j]
+              recs_of[part[j]] = recs[j] or ''
+              got = got + 1
+            end
           end
         end
       end
@@ -597,6 +654,7 @@ local function pull(shard, want, taken)
     end
     local recs = rcall('HMGET', K_JOBS, unpack(ids))
     local admitted = rcall('HMGET', K_GADMIT, unpack(ids))
+    local busy = busy_of(ids)
     -- The admitted counts of the groups first met in this batch, in one read.
     local of, new_groups = {}, {}
     for i = 1, #ids do
@@ -619,7 +677,8 @@ local function pull(shard, want, taken)
       done = i
       local g = of[i]
       local take_it = true
-      if stale_entry(id, recs[i], runs[i]) then
+      local stale = stale_entry(id, recs[i], runs[i], busy[i])
+      if stale then
         g, take_it = '', false
       elseif recs[i] and expire(id, recs[i]) then
         if admitted[i] then unadmit[#unadmit + 1] = { id, admitted[i] } end
@@ -638,7 +697,10 @@ local function pull(shard, want, taken)
           got, st.held, off = take_held(g, math.min(group_limit - st.c, want, SCAN), rank, taken)
           st.c, st.added, want = st.c + got, st.added + got, want - got + off
         end
-        if st.c >= group_limit or want <= 0 then
+        if seen[id] then
+          -- take_held started the job from its gheld member: this entry is its twin (dropped)
+          stale, g, take_it = true, '', false
+        elseif st.c >= group_limit or want <= 0 then
           held[#held + 1] = 0
           held[#held + 1] = held_member(g, run, id, prio)
           take_it = false
@@ -648,6 +710,7 @@ local function pull(shard, want, taken)
           admit[#admit + 1] = g
         end
       end
+      if not stale then seen[id] = true end
       -- Admitted (now, or released earlier), a job its group's rate limit does not let start is put
       -- off with its admission: the group's cap counts it until it has run.
       if take_it and off_by_rate(g ~= '' and g or admitted[i], id, recs[i]) then take_it = false end

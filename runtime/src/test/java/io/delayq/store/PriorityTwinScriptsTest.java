@@ -1,0 +1,262 @@
+package io.delayq.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+
+import io.delayq.core.IfExists;
+import io.delayq.core.NewJob;
+import io.delayq.dev.Resp;
+
+/**
+ * The findings of the second cold review of priorities, on the real scripts: during a rolling
+ * upgrade, a release before priorities moves a lane job by its plain shard only, so its reschedule,
+ * extend or replace of one to the runAt it had leaves twins (the lane entry or gheld member, and a
+ * plain entry), and its take leases, holds or buries the plain one. Each test writes what that
+ * release writes (its scripts as of 7898d0f) and checks that a twin already leased, admitted, held or
+ * buried never starts the job a second time, never buries it twice, and never costs its group a slot.
+ */
+class PriorityTwinScriptsTest {
+    /** group-max-in-flight 2. */
+    private static final String GROUPS = HandBuiltStore.fresh("ptw-grp");
+    /** A dead-url, so that a burial adds a callback. */
+    private static final String CALLBACKS = HandBuiltStore.fresh("ptw-cb");
+    private static final HandBuiltStore STORE = HandBuiltStore.configured(
+            "delayq.topics." + GROUPS + ".group-max-in-flight", "2",
+            "delayq.topics." + CALLBACKS + ".dead-url", "http://127.0.0.1:9/dead");
+    private final JobQueue store = STORE.queue;
+    private final Set<Integer> older = new HashSet<>();
+    private int token;
+
+    private TakeResult take(Partition p, int want) {
+        return store.take(p, want, 30_000, "w" + (token++) + ":", older, List.of(), 0);
+    }
+
+    private static List<String> ids(TakeResult r) {
+        return r.jobs().stream().map(j -> j.lease().id()).toList();
+    }
+
+    private static NewJob job(String topic, String group, String id, long runAt, Integer priority, Long expiresAt) {
+        return new NewJob(topic, id, false, runAt, 0, "{}", IfExists.KEEP, null, group, null, expiresAt, priority);
+    }
+
+    private static String laneChar(int lane) {
+        return switch (lane) {
+            case 1 -> "+";
+            case 2 -> "-";
+            case 4 -> "8";
+            default -> "9";
+        };
+    }
+
+    /** A take of this release held a scheduled lane job back: out of its lane shard, into gheld. */
+    private static void holdBack(String topic, String group, String id, long runAt, int lane) {
+        String k = HandBuiltStore.keysOf(topic);
+        int code = Keys.laneCode(lane, Keys.dayOf(runAt));
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(1, redis.num("ZREM", k + "due:" + code, id));
+            redis.num("ZREM", k + "ldays", code);
+            redis.num("DEL", k + "lnext");
+            redis.num("ZADD", k + "gheld", "0",
+                    group + "\0" + laneChar(lane) + String.format("%012d", runAt / 10) + "\0" + id);
+        }
+    }
+
+    /**
+     * The older release's reschedule (or extend, or replace) of a job to the runAt it had: it looks
+     * for the job in the plain shard and in gheld by a priority-3 member, finds neither, rewrites the
+     * record as it was, and adds a plain entry (days, next as its schedule() does).
+     */
+    private static void olderMoveToTheSameRunAt(String topic, String id, long runAt) {
+        String k = HandBuiltStore.keysOf(topic);
+        int day = Keys.dayOf(runAt);
+        try (Resp redis = HandBuiltStore.resp()) {
+            redis.num("ZADD", k + "due:" + day, Long.toString(runAt), id);
+            redis.num("ZADD", k + "days", day, day);
+            String next = redis.str("GET", k + "next");
+            if (next == null || Long.parseLong(next) > runAt) {
+                redis.call("SET", k + "next", Long.toString(runAt));
+            }
+        }
+    }
+
+    /**
+     * The older release's take of that plain entry: out of the plain shard into inflight under its
+     * token, admitted in its group when it has one (gadmit, the group's count up by one).
+     */
+    private static void olderTakeOfThePlainTwin(String topic, String group, String id, long runAt, String oldToken) {
+        String k = HandBuiltStore.keysOf(topic);
+        int day = Keys.dayOf(runAt);
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(1, redis.num("ZREM", k + "due:" + day, id));
+            if (redis.num("ZCARD", k + "due:" + day) == 0) {
+                redis.num("ZREM", k + "days", day);
+            }
+            redis.num("ZADD", k + "inflight", Long.toString(System.currentTimeMillis() + 30_000), id);
+            redis.num("HSET", k + "leases", id, oldToken);
+            if (group != null) {
+                redis.num("HSET", k + "gadmit", id, group);
+                redis.num("HINCRBY", k + "groups", group, 1);
+            }
+        }
+    }
+
+    private static void assertGroupSettled(String topic, String group) {
+        String k = HandBuiltStore.keysOf(topic);
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertNull(redis.str("HGET", k + "groups", group), "the group's count is back to none: no slot leaked");
+            assertEquals(0, redis.num("HLEN", k + "gadmit"), "no admission left");
+            assertTrue(redis.list("ZRANGE", k + "gheld", "0", "-1").stream().noneMatch(m -> m.toString().startsWith(group + "\0")),
+                    "no member of the group left");
+        }
+    }
+
+    /** M1: a held lane job with a plain twin: the take that meets the twin starts it once. */
+    @Test
+    void aHeldLaneJobWithAPlainTwinStartsOnceAndItsGroupKeepsItsSlots() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        long now = System.currentTimeMillis();
+        store.enqueue(p, List.of(job(GROUPS, g, "h", now - 5000, 1, null)), "");
+        holdBack(GROUPS, g, "h", now - 5000, 1);
+        try (Resp redis = HandBuiltStore.resp()) {
+            redis.num("HSET", HandBuiltStore.keysOf(GROUPS) + "groups", "", "2");
+        }
+        olderMoveToTheSameRunAt(GROUPS, "h", now - 5000);
+        TakeResult r = take(p, 10);
+        assertEquals(List.of("h"), ids(r), "started once, from its member; the plain twin dropped");
+        store.ack(p, List.of(r.jobs().get(0).lease()));
+        assertEquals(List.of(), ids(take(p, 10)));
+        assertGroupSettled(GROUPS, g);
+    }
+
+    /**
+     * M1: the older take leased a held lane job's plain twin; its gheld member stayed. A take that
+     * meets another job of the group below its limit does not start the member (a second run).
+     */
+    @Test
+    void aHeldMemberWhoseTwinAnOlderTakeLeasedIsNotStartedByATake() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        long now = System.currentTimeMillis();
+        store.enqueue(p, List.of(job(GROUPS, g, "h", now - 5000, 1, null)), "");
+        holdBack(GROUPS, g, "h", now - 5000, 1);
+        try (Resp redis = HandBuiltStore.resp()) {
+            redis.num("HSET", HandBuiltStore.keysOf(GROUPS) + "groups", "", "2");
+        }
+        olderMoveToTheSameRunAt(GROUPS, "h", now - 5000);
+        olderTakeOfThePlainTwin(GROUPS, g, "h", now - 5000, "old:1");
+        store.enqueue(p, List.of(job(GROUPS, g, "q", now - 1000, null, null)), "");
+        TakeResult r = take(p, 10);
+        assertEquals(List.of("q"), ids(r), "h runs under the older replica's lease only");
+        store.ack(p, List.of(r.jobs().get(0).lease(), new Lease("h", "old:1")));
+        assertEquals(List.of(), ids(take(p, 10)));
+        assertGroupSettled(GROUPS, g);
+    }
+
+    /**
+     * M1: the same, and a slot that frees (an ack) releases the group's next held job: not the
+     * member of the job in flight, which would run it again and count it twice.
+     */
+    @Test
+    void aFreedSlotDoesNotReleaseTheMemberOfAJobInFlight() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        long now = System.currentTimeMillis();
+        store.enqueue(p, List.of(job(GROUPS, g, "o", now - 9000, null, null)), "");
+        TakeResult first = take(p, 10);
+        assertEquals(List.of("o"), ids(first));
+        store.enqueue(p, List.of(job(GROUPS, g, "h", now - 5000, 1, null)), "");
+        holdBack(GROUPS, g, "h", now - 5000, 1);
+        olderMoveToTheSameRunAt(GROUPS, "h", now - 5000);
+        olderTakeOfThePlainTwin(GROUPS, g, "h", now - 5000, "old:1");
+        store.enqueue(p, List.of(job(GROUPS, g, "r", now - 1000, null, null)), "");
+        assertEquals(List.of(), ids(take(p, 10)), "the group at its limit (o and h): r held");
+        store.ack(p, List.of(first.jobs().get(0).lease()));
+        TakeResult r = take(p, 10);
+        assertEquals(List.of("r"), ids(r), "o's slot went to r, not to h again");
+        store.ack(p, List.of(r.jobs().get(0).lease(), new Lease("h", "old:1")));
+        assertEquals(List.of(), ids(take(p, 10)));
+        assertGroupSettled(GROUPS, g);
+    }
+
+    /** M2: the older take leased a lane job's plain twin: its lane entry is dropped, not leased. */
+    @Test
+    void aLaneEntryWhoseTwinAnOlderTakeLeasedIsNotLeasedAgain() {
+        String topic = HandBuiltStore.fresh("ptw-lane");
+        Partition p = store.partitionsOf(topic).get(0);
+        String k = HandBuiltStore.keysOf(topic);
+        long now = System.currentTimeMillis();
+        store.enqueue(p, List.of(job(topic, null, "j1", now - 1000, 1, null), job(topic, null, "j2", now - 1000, 2, null),
+                job(topic, null, "j4", now - 1000, 4, null)), "");
+        for (String id : List.of("j1", "j2", "j4")) {
+            olderMoveToTheSameRunAt(topic, id, now - 1000);
+            olderTakeOfThePlainTwin(topic, null, id, now - 1000, "old:" + id);
+        }
+        assertEquals(List.of(), ids(take(p, 10)), "each runs under the older replica's lease only");
+        try (Resp redis = HandBuiltStore.resp()) {
+            for (int lane : new int[] { 1, 2, 4 }) {
+                assertEquals(0, redis.num("EXISTS", k + "due:" + Keys.laneCode(lane, Keys.dayOf(now - 1000))),
+                        "the lane entry went, lane " + lane);
+            }
+        }
+    }
+
+    /**
+     * M2: a lane job this release leased left a plain twin behind (on a day its take was not given):
+     * the plain entry, met while the job is in flight, is dropped.
+     */
+    @Test
+    void aPlainTwinOfALaneJobInFlightIsNotLeased() {
+        String topic = HandBuiltStore.fresh("ptw-plain");
+        Partition p = store.partitionsOf(topic).get(0);
+        long now = System.currentTimeMillis();
+        store.enqueue(p, List.of(job(topic, null, "j", now - 1000, 1, null)), "");
+        TakeResult first = take(p, 10);
+        assertEquals(List.of("j"), ids(first));
+        olderMoveToTheSameRunAt(topic, "j", now - 1000);
+        assertEquals(List.of(), ids(take(p, 10)), "j is in flight: its plain twin is stale");
+        store.ack(p, List.of(first.jobs().get(0).lease()));
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(0, redis.num("EXISTS", HandBuiltStore.keysOf(topic) + "due:" + Keys.dayOf(now - 1000)));
+        }
+    }
+
+    /**
+     * M3: a lane 4 job past its expiresAt with a plain twin is buried once (one dead-job callback),
+     * whether its twin is buried in the same take or was by an older take.
+     */
+    @Test
+    void anExpiredLaneJobWithAPlainTwinIsBuriedOnce() {
+        Partition p = store.partitionsOf(CALLBACKS).get(0);
+        String k = HandBuiltStore.keysOf(CALLBACKS);
+        long now = System.currentTimeMillis();
+        long expires = now + 1500;
+        store.enqueue(p, List.of(job(CALLBACKS, null, "e", now - 1000, 4, expires),
+                job(CALLBACKS, null, "f", now - 1000, 5, expires)), "");
+        olderMoveToTheSameRunAt(CALLBACKS, "e", now - 1000);
+        olderMoveToTheSameRunAt(CALLBACKS, "f", now - 1000);
+        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> System.currentTimeMillis() > expires + 200);
+        try (Resp redis = HandBuiltStore.resp()) {
+            // The older take buries f's plain twin (its record as it died, in dead, one callback).
+            assertEquals(1, redis.num("ZREM", k + "due:" + Keys.dayOf(now - 1000), "f"));
+            redis.num("ZADD", k + "dead", Long.toString(System.currentTimeMillis()), "f");
+            redis.num("ZADD", k + "callbacks", "0", "0:f");
+        }
+        assertEquals(List.of(), ids(take(p, 10)));
+        try (Resp redis = HandBuiltStore.resp()) {
+            List<Object> callbacks = redis.list("ZRANGE", k + "callbacks", "0", "-1");
+            assertEquals(2, callbacks.size(), "one callback each: " + callbacks);
+            assertEquals(0, redis.num("EXISTS", k + "due:" + Keys.laneCode(4, Keys.dayOf(now - 1000))));
+            assertEquals(0, redis.num("EXISTS", k + "due:" + Keys.laneCode(5, Keys.dayOf(now - 1000))));
+        }
+    }
+}
