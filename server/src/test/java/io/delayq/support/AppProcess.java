@@ -70,13 +70,24 @@ public final class AppProcess implements AutoCloseable {
         return start(name, ns, redis, settings);
     }
 
+    /**
+     * Starts a replica of another build of the server (its {@code quarkus-run.jar}: an earlier
+     * release, see {@link PreviousRelease}) against the given Redis; waits until it is ready.
+     */
+    public static AppProcess startJar(String name, Path jar, int redisPort, Map<String, String> settings) {
+        return start(name, null, jar, Map.of("quarkus.redis.hosts", "redis://127.0.0.1:" + redisPort), settings);
+    }
+
     private static AppProcess start(String name, Map<String, String> redis, Map<String, String> settings) {
         return start(name, null, redis, settings);
     }
 
     private static AppProcess start(String name, NetNs ns, Map<String, String> redis, Map<String, String> settings) {
+        return start(name, ns, Path.of("target", "quarkus-app", "quarkus-run.jar"), redis, settings);
+    }
+
+    private static AppProcess start(String name, NetNs ns, Path jar, Map<String, String> redis, Map<String, String> settings) {
         int port = RedisProcess.freePort();
-        Path jar = Path.of("target", "quarkus-app", "quarkus-run.jar");
         if (!Files.exists(jar)) {
             throw new IllegalStateException("package the application first: " + jar.toAbsolutePath());
         }

@@ -1,0 +1,88 @@
+package io.delayq.support;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The packaged server of an earlier release, built from this repository's git history, for the
+ * rolling-upgrade tests: its tree at {@link #COMMIT} ({@code git archive}) is built with its own
+ * Maven wrapper ({@code package -pl server -am -DskipTests}: nothing installed, so this build's
+ * artifacts in the local repository stay as they are; MAVEN_ARGS, and with it the local
+ * repository, are inherited) into {@code target/previous-release/<commit>}, and kept there: a later
+ * run reuses it (a few minutes the first time, nothing after; {@code mvn clean} drops it).
+ */
+public final class PreviousRelease {
+    /** The last release before priorities (lanes): its take serves the plain day shards only. */
+    public static final String COMMIT = "7898d0f";
+    private static final long BUILD_MINUTES = 20; // a cold build on a loaded 2-core machine
+
+    private PreviousRelease() {
+    }
+
+    /** Its {@code quarkus-run.jar}, built first when not there yet. */
+    public static synchronized Path jar() {
+        Path home = Path.of("target", "previous-release").toAbsolutePath();
+        Path tree = home.resolve(COMMIT);
+        Path jar = tree.resolve(Path.of("server", "target", "quarkus-app", "quarkus-run.jar"));
+        if (Files.exists(jar)) {
+            return jar;
+        }
+        try {
+            Path building = home.resolve(COMMIT + ".building");
+            deleteTree(building);
+            Files.createDirectories(building);
+            Path root = Path.of(run(Path.of("").toAbsolutePath(), home.resolve("git.log"), "git", "rev-parse", "--show-toplevel"));
+            Path archive = home.resolve(COMMIT + ".tar");
+            run(root, home.resolve("git.log"), "git", "archive", "--format=tar", "-o", archive.toString(), COMMIT);
+            run(building, home.resolve("tar.log"), "tar", "-xf", archive.toString());
+            Files.delete(archive);
+            run(building, home.resolve("build.log"), "./mvnw", "-B", "-q", "package", "-DskipTests", "-pl", "server", "-am");
+            deleteTree(tree);
+            Files.move(building, tree, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new IllegalStateException("building release " + COMMIT + ": " + e, e);
+        }
+        if (!Files.exists(jar)) {
+            throw new IllegalStateException("the build of release " + COMMIT + " left no " + jar);
+        }
+        return jar;
+    }
+
+    /** Runs a command in dir, its output to log; its output's last line, or a failure with the log. */
+    private static String run(Path dir, Path log, String... command) throws IOException {
+        Files.createDirectories(log.getParent());
+        Process p = new ProcessBuilder(List.of(command)).directory(dir.toFile()).redirectErrorStream(true)
+                .redirectOutput(log.toFile()).start();
+        try {
+            if (!p.waitFor(BUILD_MINUTES, TimeUnit.MINUTES)) {
+                p.destroyForcibly();
+                throw new IllegalStateException(String.join(" ", command) + " took over " + BUILD_MINUTES + " min");
+            }
+        } catch (InterruptedException e) {
+            p.destroyForcibly();
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+        String out = Files.readString(log).strip();
+        if (p.exitValue() != 0) {
+            throw new IllegalStateException(String.join(" ", command) + " in " + dir + " failed (" + p.exitValue()
+                    + "):\n" + out);
+        }
+        int nl = out.lastIndexOf('\n');
+        return nl < 0 ? out : out.substring(nl + 1);
+    }
+
+    private static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (var paths = Files.walk(dir)) {
+            paths.sorted(java.util.Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+        }
+    }
+}
