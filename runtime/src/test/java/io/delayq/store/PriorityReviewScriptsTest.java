@@ -60,7 +60,7 @@ class PriorityReviewScriptsTest {
         return r.jobs().stream().map(j -> j.lease().id()).toList();
     }
 
-    private static String laneChar(int lane) {
+    static String laneChar(int lane) {
         return switch (lane) {
             case 1 -> "+";
             case 2 -> "-";
@@ -73,7 +73,7 @@ class PriorityReviewScriptsTest {
      * Moves a scheduled lane job (enqueued at runAt) out of its lane shard into gheld, as a take
      * that held it back leaves it, and drops lnext (no other lane job is scheduled).
      */
-    private static void holdBack(String topic, String group, String id, long runAt, int lane) {
+    static void holdBack(String topic, String group, String id, long runAt, int lane) {
         String k = HandBuiltStore.keysOf(topic);
         int code = Keys.laneCode(lane, Keys.dayOf(runAt));
         try (Resp redis = HandBuiltStore.resp()) {

@@ -48,28 +48,6 @@ class PriorityTwinScriptsTest {
         return new NewJob(topic, id, false, runAt, 0, "{}", IfExists.KEEP, null, group, null, expiresAt, priority);
     }
 
-    private static String laneChar(int lane) {
-        return switch (lane) {
-            case 1 -> "+";
-            case 2 -> "-";
-            case 4 -> "8";
-            default -> "9";
-        };
-    }
-
-    /** A take of this release held a scheduled lane job back: out of its lane shard, into gheld. */
-    private static void holdBack(String topic, String group, String id, long runAt, int lane) {
-        String k = HandBuiltStore.keysOf(topic);
-        int code = Keys.laneCode(lane, Keys.dayOf(runAt));
-        try (Resp redis = HandBuiltStore.resp()) {
-            assertEquals(1, redis.num("ZREM", k + "due:" + code, id));
-            redis.num("ZREM", k + "ldays", code);
-            redis.num("DEL", k + "lnext");
-            redis.num("ZADD", k + "gheld", "0",
-                    group + "\0" + laneChar(lane) + String.format("%012d", runAt / 10) + "\0" + id);
-        }
-    }
-
     /**
      * The older release's reschedule (or extend, or replace) of a job to the runAt it had: it looks
      * for the job in the plain shard and in gheld by a priority-3 member, finds neither, rewrites the
@@ -109,6 +87,17 @@ class PriorityTwinScriptsTest {
         }
     }
 
+    /**
+     * A held lane job h (due 5 s ago) of group g that the older release moved to the same runAt, and
+     * whose plain twin its take then leased (token old:1, admitted).
+     */
+    private void heldLaneJobWhoseTwinAnOlderTakeLeased(Partition p, String g, long now) {
+        store.enqueue(p, List.of(job(GROUPS, g, "h", now - 5000, 1, null)), "");
+        PriorityReviewScriptsTest.holdBack(GROUPS, g, "h", now - 5000, 1);
+        olderMoveToTheSameRunAt(GROUPS, "h", now - 5000);
+        olderTakeOfThePlainTwin(GROUPS, g, "h", now - 5000, "old:1");
+    }
+
     private static void assertGroupSettled(String topic, String group) {
         String k = HandBuiltStore.keysOf(topic);
         try (Resp redis = HandBuiltStore.resp()) {
@@ -126,7 +115,7 @@ class PriorityTwinScriptsTest {
         Partition p = store.partitionOf(GROUPS, "x", g);
         long now = System.currentTimeMillis();
         store.enqueue(p, List.of(job(GROUPS, g, "h", now - 5000, 1, null)), "");
-        holdBack(GROUPS, g, "h", now - 5000, 1);
+        PriorityReviewScriptsTest.holdBack(GROUPS, g, "h", now - 5000, 1);
         try (Resp redis = HandBuiltStore.resp()) {
             redis.num("HSET", HandBuiltStore.keysOf(GROUPS) + "groups", "", "2");
         }
@@ -147,13 +136,10 @@ class PriorityTwinScriptsTest {
         String g = "g-" + System.nanoTime();
         Partition p = store.partitionOf(GROUPS, "x", g);
         long now = System.currentTimeMillis();
-        store.enqueue(p, List.of(job(GROUPS, g, "h", now - 5000, 1, null)), "");
-        holdBack(GROUPS, g, "h", now - 5000, 1);
         try (Resp redis = HandBuiltStore.resp()) {
             redis.num("HSET", HandBuiltStore.keysOf(GROUPS) + "groups", "", "2");
         }
-        olderMoveToTheSameRunAt(GROUPS, "h", now - 5000);
-        olderTakeOfThePlainTwin(GROUPS, g, "h", now - 5000, "old:1");
+        heldLaneJobWhoseTwinAnOlderTakeLeased(p, g, now);
         store.enqueue(p, List.of(job(GROUPS, g, "q", now - 1000, null, null)), "");
         TakeResult r = take(p, 10);
         assertEquals(List.of("q"), ids(r), "h runs under the older replica's lease only");
@@ -174,10 +160,7 @@ class PriorityTwinScriptsTest {
         store.enqueue(p, List.of(job(GROUPS, g, "o", now - 9000, null, null)), "");
         TakeResult first = take(p, 10);
         assertEquals(List.of("o"), ids(first));
-        store.enqueue(p, List.of(job(GROUPS, g, "h", now - 5000, 1, null)), "");
-        holdBack(GROUPS, g, "h", now - 5000, 1);
-        olderMoveToTheSameRunAt(GROUPS, "h", now - 5000);
-        olderTakeOfThePlainTwin(GROUPS, g, "h", now - 5000, "old:1");
+        heldLaneJobWhoseTwinAnOlderTakeLeased(p, g, now);
         store.enqueue(p, List.of(job(GROUPS, g, "r", now - 1000, null, null)), "");
         assertEquals(List.of(), ids(take(p, 10)), "the group at its limit (o and h): r held");
         store.ack(p, List.of(first.jobs().get(0).lease()));
