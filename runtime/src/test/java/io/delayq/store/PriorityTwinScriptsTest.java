@@ -92,10 +92,10 @@ class PriorityTwinScriptsTest {
      * whose plain twin its take then leased (token old:1, admitted).
      */
     private void heldLaneJobWhoseTwinAnOlderTakeLeased(Partition p, String g, long now) {
-        store.enqueue(p, List.of(job(GROUPS, g, "h", now - 5000, 1, null)), "");
-        PriorityReviewScriptsTest.holdBack(GROUPS, g, "h", now - 5000, 1);
-        olderMoveToTheSameRunAt(GROUPS, "h", now - 5000);
-        olderTakeOfThePlainTwin(GROUPS, g, "h", now - 5000, "old:1");
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-h", now - 5000, 1, null)), "");
+        PriorityReviewScriptsTest.holdBack(GROUPS, g, g + "-h", now - 5000, 1);
+        olderMoveToTheSameRunAt(GROUPS, g + "-h", now - 5000);
+        olderTakeOfThePlainTwin(GROUPS, g, g + "-h", now - 5000, "old:1");
     }
 
     private static void assertGroupSettled(String topic, String group) {
@@ -114,14 +114,14 @@ class PriorityTwinScriptsTest {
         String g = "g-" + System.nanoTime();
         Partition p = store.partitionOf(GROUPS, "x", g);
         long now = System.currentTimeMillis();
-        store.enqueue(p, List.of(job(GROUPS, g, "h", now - 5000, 1, null)), "");
-        PriorityReviewScriptsTest.holdBack(GROUPS, g, "h", now - 5000, 1);
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-h", now - 5000, 1, null)), "");
+        PriorityReviewScriptsTest.holdBack(GROUPS, g, g + "-h", now - 5000, 1);
         try (Resp redis = HandBuiltStore.resp()) {
             redis.num("HSET", HandBuiltStore.keysOf(GROUPS) + "groups", "", "2");
         }
-        olderMoveToTheSameRunAt(GROUPS, "h", now - 5000);
+        olderMoveToTheSameRunAt(GROUPS, g + "-h", now - 5000);
         TakeResult r = take(p, 10);
-        assertEquals(List.of("h"), ids(r), "started once, from its member; the plain twin dropped");
+        assertEquals(List.of(g + "-h"), ids(r), "started once, from its member; the plain twin dropped");
         store.ack(p, List.of(r.jobs().get(0).lease()));
         assertEquals(List.of(), ids(take(p, 10)));
         assertGroupSettled(GROUPS, g);
@@ -140,10 +140,10 @@ class PriorityTwinScriptsTest {
             redis.num("HSET", HandBuiltStore.keysOf(GROUPS) + "groups", "", "2");
         }
         heldLaneJobWhoseTwinAnOlderTakeLeased(p, g, now);
-        store.enqueue(p, List.of(job(GROUPS, g, "q", now - 1000, null, null)), "");
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-q", now - 1000, null, null)), "");
         TakeResult r = take(p, 10);
-        assertEquals(List.of("q"), ids(r), "h runs under the older replica's lease only");
-        store.ack(p, List.of(r.jobs().get(0).lease(), new Lease("h", "old:1")));
+        assertEquals(List.of(g + "-q"), ids(r), "h runs under the older replica's lease only");
+        store.ack(p, List.of(r.jobs().get(0).lease(), new Lease(g + "-h", "old:1")));
         assertEquals(List.of(), ids(take(p, 10)));
         assertGroupSettled(GROUPS, g);
     }
@@ -157,16 +157,16 @@ class PriorityTwinScriptsTest {
         String g = "g-" + System.nanoTime();
         Partition p = store.partitionOf(GROUPS, "x", g);
         long now = System.currentTimeMillis();
-        store.enqueue(p, List.of(job(GROUPS, g, "o", now - 9000, null, null)), "");
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-o", now - 9000, null, null)), "");
         TakeResult first = take(p, 10);
-        assertEquals(List.of("o"), ids(first));
+        assertEquals(List.of(g + "-o"), ids(first));
         heldLaneJobWhoseTwinAnOlderTakeLeased(p, g, now);
-        store.enqueue(p, List.of(job(GROUPS, g, "r", now - 1000, null, null)), "");
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-r", now - 1000, null, null)), "");
         assertEquals(List.of(), ids(take(p, 10)), "the group at its limit (o and h): r held");
         store.ack(p, List.of(first.jobs().get(0).lease()));
         TakeResult r = take(p, 10);
-        assertEquals(List.of("r"), ids(r), "o's slot went to r, not to h again");
-        store.ack(p, List.of(r.jobs().get(0).lease(), new Lease("h", "old:1")));
+        assertEquals(List.of(g + "-r"), ids(r), "o's slot went to r, not to h again");
+        store.ack(p, List.of(r.jobs().get(0).lease(), new Lease(g + "-h", "old:1")));
         assertEquals(List.of(), ids(take(p, 10)));
         assertGroupSettled(GROUPS, g);
     }
