@@ -599,7 +599,8 @@ public class DashboardResource {
             next.add(new Views.JobRow(j.id(), TIME.format(Instant.ofEpochMilli(j.runAtMs())),
                     j.runAtMs() <= s.redisNowMs() ? "due " + age(j.runAtMs(), s.redisNowMs()) + " ago"
                             : "in " + duration(j.runAtMs() - s.redisNowMs()),
-                    r == null ? 0 : r.attempts(), preview(r == null ? null : r.payloadOrNull())));
+                    r == null ? 0 : r.attempts(), preview(r == null ? null : r.payloadOrNull()),
+                    Pages.priority(r == null ? null : r.priority())));
         }
         List<Views.HeldRow> held = new ArrayList<>();
         for (TopicSnapshot.Held j : s.held()) {
@@ -607,20 +608,23 @@ public class DashboardResource {
             held.add(new Views.HeldRow(j.id(), j.group(), TIME.format(Instant.ofEpochMilli(j.runAtMs())),
                     j.runAtMs() <= s.redisNowMs() ? "due " + age(j.runAtMs(), s.redisNowMs()) + " ago"
                             : "in " + duration(j.runAtMs() - s.redisNowMs()),
-                    r == null ? 0 : r.attempts(), preview(r == null ? null : r.payloadOrNull())));
+                    r == null ? 0 : r.attempts(), preview(r == null ? null : r.payloadOrNull()),
+                    Pages.priority(r == null ? null : r.priority())));
         }
         List<Views.InflightRow> running = new ArrayList<>();
         for (TopicSnapshot.Running j : s.inflight()) {
             JobRecord r = j.record();
             running.add(new Views.InflightRow(j.id(), j.holder(), r == null ? 0 : r.attempts() + 1,
                     r == null ? "—" : age(r.runAt(), s.redisNowMs()),
-                    duration(Math.max(0, j.leaseDeadlineMs() - s.redisNowMs())), j.cancelling()));
+                    duration(Math.max(0, j.leaseDeadlineMs() - s.redisNowMs())), j.cancelling(),
+                    Pages.priority(r == null ? null : r.priority())));
         }
         List<Views.DeadRow> dead = new ArrayList<>();
         Views.DeadFilter deadFilter = deadFilter(topic, filter);
         for (DeadJob d : filter.all() ? store.dead(topic, DEAD_LIST) : sweep.list(topic, filter, DEAD_LIST).jobs()) {
             dead.add(new Views.DeadRow(d.id(), TIME.format(Instant.ofEpochMilli(d.diedAt())), d.record().attempts(),
-                    d.record().lostAttempts(), d.record().lastError(), preview(d.record().payloadOrNull())));
+                    d.record().lostAttempts(), d.record().lastError(), preview(d.record().payloadOrNull()),
+                    Pages.priority(d.record().priority())));
         }
         List<Views.FailedCallbackRow> failedCallbacks = new ArrayList<>();
         for (DeadCallbackStore.DeadCallback c : callbacks.failedCallbacks(topic, DEAD_LIST)) {

@@ -60,10 +60,10 @@ public class JobPages {
         this.identity = identity;
     }
 
-    /** One job of the page, its values as shown (UTC times). */
+    /** One job of the page, its values as shown (UTC times; {@code priority} as {@link Pages#priority}). */
     @RegisterForReflection
     public record Row(String id, String state, String runAt, int attempts, String group, boolean held, String lastError,
-            String deadAt) {
+            String deadAt, Integer priority) {
     }
 
     /**
@@ -110,7 +110,7 @@ public class JobPages {
 
     private static Row row(JobInfo j) {
         return new Row(j.id(), j.state().name().toLowerCase(java.util.Locale.ROOT), time(j.runAt()), j.attempts(),
-                j.group(), Boolean.TRUE.equals(j.held()), j.lastError(), time(j.deadAt()));
+                j.group(), Boolean.TRUE.equals(j.held()), j.lastError(), time(j.deadAt()), Pages.priority(j.priority()));
     }
 
     private static String time(Instant t) {

@@ -67,6 +67,15 @@ public class Pages {
                 role.map(r -> r.includes(DelayqRole.OPERATOR)).orElse(false));
     }
 
+    /**
+     * A job's priority as the job tables show it: null (nothing shown) for 3, the default, which
+     * most jobs have; 1, 2, 4 or 5 shown beside the job's id. Null too for a job whose record went
+     * between the page's reads.
+     */
+    static Integer priority(Integer priority) {
+        return priority == null || priority == 3 ? null : priority;
+    }
+
     /** The HTTP root path, where static files such as the htmx WebJar are (not under quarkus.rest.path). */
     static String assets() {
         String httpRoot = org.eclipse.microprofile.config.ConfigProvider.getConfig()

@@ -74,17 +74,22 @@ public final class Views {
     public record Bar(String label, long count, long pct) {
     }
 
+    /**
+     * A job of a topic page's table; {@code priority} as {@link Pages#priority} shows it (null for 3),
+     * here and in the other job tables.
+     */
     @RegisterForReflection
-    public record JobRow(String id, String runAt, String due, int attempts, String preview) {
+    public record JobRow(String id, String runAt, String due, int attempts, String preview, Integer priority) {
     }
 
     /** A job its group holds back: due (or not yet), waiting for the group's running jobs to end. */
     @RegisterForReflection
-    public record HeldRow(String id, String group, String runAt, String due, int attempts, String preview) {
+    public record HeldRow(String id, String group, String runAt, String due, int attempts, String preview, Integer priority) {
     }
 
     @RegisterForReflection
-    public record InflightRow(String id, String holder, int attempt, String age, String leaseLeft, boolean cancelling) {
+    public record InflightRow(String id, String holder, int attempt, String age, String leaseLeft, boolean cancelling,
+            Integer priority) {
     }
 
     /** A dead-job callback that failed for good (its last try's error). */
@@ -93,7 +98,8 @@ public final class Views {
     }
 
     @RegisterForReflection
-    public record DeadRow(String id, String diedAt, int attempts, int lostAttempts, String lastError, String preview) {
+    public record DeadRow(String id, String diedAt, int attempts, int lostAttempts, String lastError, String preview,
+            Integer priority) {
     }
 
     /**

@@ -4,11 +4,18 @@ import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.matchesRegex;
 import static org.hamcrest.Matchers.not;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.HashSet;
+import java.util.List;
 
 import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.Test;
 
+import io.delayq.store.JobQueue;
+import io.delayq.store.Partition;
 import io.delayq.store.TopicAdmin;
 
 import io.delayq.support.RedisTestResource;
@@ -23,6 +30,8 @@ import io.restassured.http.ContentType;
 class DashboardPagesTest {
     @Inject
     TopicAdmin topicAdmin;
+    @Inject
+    JobQueue queue;
 
     @Test
     void pagesRenderEscapedAndActionsNeedTheDashboardHeader() {
@@ -79,6 +88,44 @@ class DashboardPagesTest {
         // Each bound in the largest unit that shows it without rounding.
         given().get("/delayq/job?topic=" + topic + "&id=units").then().statusCode(200)
                 .body(containsString("data-col=\"retry\">61 s → 25 h <span"));
+    }
+
+    /**
+     * The job tables (the topic page's next due, in flight and dead, and the jobs browser) show a
+     * priority other than 3 beside the job's id, and nothing for 3: most jobs have it.
+     */
+    @Test
+    void theJobTablesShowAPriorityOtherThanThreeBesideTheId() {
+        String topic = Topics.fresh("ui-prio");
+        String[][] jobs = { { "urgent", ",\"delayMs\":3600000,\"priority\":1" }, { "plain", ",\"delayMs\":3600000" },
+                { "late", ",\"delayMs\":3600000,\"priority\":5" }, { "running", ",\"priority\":2" } };
+        for (String[] j : jobs) {
+            given().contentType(ContentType.JSON).body("{\"topic\":\"" + topic + "\",\"id\":\"" + j[0] + "\"" + j[1] + "}")
+                    .post("/jobs").then().statusCode(201);
+        }
+        // In flight: taken as a replica would (no replica serves the topic), its lease outlasting the test.
+        Partition p = queue.partitionOf(topic, "running");
+        assertEquals(List.of("running"), queue.take(p, 10, 600_000, "ui-prio:", new HashSet<>(), List.of(), 0).jobs()
+                .stream().map(j -> j.lease().id()).toList());
+        DeadFilterPagesTest.bury(topic, "dead-4", "\u001A4\u001Arefused", System.currentTimeMillis());
+        DeadFilterPagesTest.bury(topic, "dead-plain", "refused", System.currentTimeMillis());
+
+        String page = given().get("/delayq/topics/" + topic).then().statusCode(200).extract().asString();
+        for (String[] shown : new String[][] { { "urgent", "1" }, { "late", "5" }, { "running", "2" }, { "dead-4", "4" } }) {
+            assertTrue(page.matches("(?s).*>" + shown[0] + "</a> <span class=\"prio\" data-col=\"priority\" title=\"priority "
+                    + shown[1] + ": [^\"]*\">p" + shown[1] + "</span></td>.*"), shown[0] + ":\n" + page);
+        }
+        assertTrue(page.contains(">plain</a></td>") && page.contains(">dead-plain</a></td>"), page);
+
+        given().get("/delayq/jobs?topic=" + topic).then().statusCode(200)
+                .body(matchesRegex("(?s).*<code>urgent</code></a> <span class=\"prio\" data-col=\"priority\""
+                        + " title=\"priority 1: [^\"]*\">p1</span></td>.*"))
+                .body(containsString("<code>plain</code></a></td>"));
+        given().get("/delayq/jobs?topic=" + topic + "&state=inflight").then().statusCode(200)
+                .body(containsString("<code>running</code></a> <span class=\"prio\" data-col=\"priority\""));
+        given().get("/delayq/jobs?topic=" + topic + "&state=dead").then().statusCode(200)
+                .body(containsString("<code>dead-4</code></a> <span class=\"prio\" data-col=\"priority\""))
+                .body(containsString("<code>dead-plain</code></a></td>"));
     }
 
     @Test
