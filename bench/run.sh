@@ -76,6 +76,18 @@
 #                                     median, max, groups outside 5/s +-10 % (exit 1 if any, or a
 #                                     duplicate), the topic's total (500/s expected);
 #                                     BENCH_GROUP_RATE_SECONDS=N a shorter window for a try
+#   bench/run.sh priority [--n 50000]
+#                                     priority (on request only, about 3 minutes; PriorityScenario):
+#                                     (a) the burst of N jobs without a priority and with mixed
+#                                     priorities (job i: 1 + i mod 5), BENCH_PRIORITY_ROUNDS (3) rounds
+#                                     of both in alternating order: medians of throughput, Redis CPU
+#                                     per job and Redis memory per job, mixed/none ratios (targets
+#                                     >= 0.9, <= 1.15, <= 1.05); (b) 100,000 priority-5 jobs due, then
+#                                     100 tries of a priority-1 job enqueued into them: on an unserved
+#                                     topic, whether the next take (64 jobs) has it; on a served one
+#                                     whose workers are kept busy (BENCH_PRIORITY_WORK_MS, 20 ms a job),
+#                                     its wait from POST /jobs to start p50/p99/max and the takes
+#                                     between the reply and the start (at most 2: within one take)
 #   bench/run.sh history --n 50000   (on request only) the dashboard history's cost: an N-job burst
 #                                     with the history off, then on (flushed every second), throughput
 #                                     and Redis commands per job of each; idle commands/s with it on and off

@@ -155,6 +155,7 @@ public class BenchApp implements QuarkusApplication {
                 case "topics" -> new TopicsScenario(this).run();
                 case "flow" -> new FlowScenario(this, control).run();
                 case "grouprate" -> new GroupRateScenario(this).run();
+                case "priority" -> new PriorityScenario(this).run();
                 case "history" -> history();
                 default -> throw new IllegalArgumentException("unknown scenario " + s);
             }
@@ -297,6 +298,9 @@ public class BenchApp implements QuarkusApplication {
     /** Groups of the jobs {@link #enqueue} makes: job i in group "g" + (i mod groups); 0 = no group. */
     volatile int groups;
 
+    /** Whether the jobs {@link #enqueue} makes have mixed priorities: job i priority 1 + (i mod 5); false = none given (3). */
+    volatile boolean mixedPriorities;
+
     private void enqueue(String topic, int n, java.util.function.IntToLongFunction dueOf, boolean viaRest) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(4);
         try {
@@ -305,7 +309,8 @@ public class BenchApp implements QuarkusApplication {
                 List<NewJob> chunk = new ArrayList<>(1000);
                 for (int i = from; i < Math.min(n, from + 1000); i++) {
                     chunk.add(new NewJob(topic, Integer.toString(i), false, dueOf.applyAsLong(i), 0, PAYLOAD,
-                            io.delayq.core.IfExists.KEEP, null, groups > 0 ? "g" + (i % groups) : null));
+                            io.delayq.core.IfExists.KEEP, null, groups > 0 ? "g" + (i % groups) : null, null, null,
+                            mixedPriorities ? 1 + i % 5 : null));
                 }
                 sent.add(pool.submit(() -> {
                     if (viaRest) {
@@ -333,6 +338,9 @@ public class BenchApp implements QuarkusApplication {
                     .append(j.payloadJson());
             if (j.group() != null) {
                 b.append(",\"group\":\"").append(j.group()).append('"');
+            }
+            if (j.priority() != null) {
+                b.append(",\"priority\":").append(j.priority());
             }
             b.append('}');
         }

@@ -5,14 +5,17 @@ import jakarta.enterprise.event.Observes;
 
 import io.delayq.core.Job;
 import io.delayq.core.JobTopic;
+import io.delayq.ops.DelayqMetrics;
 
 /** No-op observers: they only record when they started. */
 @ApplicationScoped
 public class BenchObservers {
     private final Recorder recorder;
+    private final DelayqMetrics metrics;
 
-    public BenchObservers(Recorder recorder) {
+    public BenchObservers(Recorder recorder, DelayqMetrics metrics) {
         this.recorder = recorder;
+        this.metrics = metrics;
     }
 
     void bench(@Observes @JobTopic("bench") Job job) {
@@ -41,6 +44,20 @@ public class BenchObservers {
 
     void groupRate(@Observes @JobTopic(GroupRateScenario.TOPIC) Job job) {
         recorder.record(job.id());
+    }
+
+    /**
+     * The priority scenario's served backlog: each job works {@link PriorityScenario#WORK_MS} ms, so
+     * the workers stay busy and the backlog due; the takes of the topic so far are noted as it starts.
+     */
+    void priority(@Observes @JobTopic(PriorityScenario.TOPIC) Job job) {
+        recorder.record(job.id());
+        PriorityScenario.started(job.id(), metrics.takeTimer(PriorityScenario.TOPIC).count());
+        try {
+            Thread.sleep(PriorityScenario.WORK_MS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     void outbox(@Observes @JobTopic(OutboxLoad.TOPIC) Job job) {

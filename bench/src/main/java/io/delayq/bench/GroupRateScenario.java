@@ -119,7 +119,7 @@ final class GroupRateScenario {
         r.put("schema", "delayq-bench/v1");
         r.put("scenario", "grouprate");
         r.put("params", Map.of("groups", GROUPS, "group_rate_limit", PER_SECOND, "window_s", seconds, "settle_s", SETTLE_S,
-                "backlog_jobs", n, "replicas", 3, "observer", "no-op", "load_avg_1m", loadAverage()));
+                "backlog_jobs", n, "replicas", 3, "observer", "no-op", "load_avg_1m", Stats.loadAverage()));
         r.put("ok", outside == 0 && dup == 0);
         r.put("group_rate_per_s", Map.of("min", BenchApp.round(sorted[0], 3), "median", BenchApp.round(median, 3),
                 "max", BenchApp.round(sorted[GROUPS - 1], 3)));
@@ -141,9 +141,5 @@ final class GroupRateScenario {
 
     private void drain(List<Replica> replicas) {
         replicas.forEach(rep -> rep.drainInto(app.recorder));
-    }
-
-    private static double loadAverage() {
-        return BenchApp.round(java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(), 2);
     }
 }

@@ -110,7 +110,7 @@ final class MarkCostScenario {
                         isToday ? "today" : BASE, m[0], m[1]);
             }
         }
-        double usT = median(usToday), usB = median(usBase), jT = median(jpsToday), jB = median(jpsBase);
+        double usT = Stats.median(usToday), usB = Stats.median(usBase), jT = Stats.median(jpsToday), jB = Stats.median(jpsBase);
         double usRatio = usT / usB, jpsRatio = jT / jB;
         boolean met = usRatio <= 1.05 && jpsRatio >= 0.95;
         Map<String, Object> r = new LinkedHashMap<>();
@@ -147,12 +147,5 @@ final class MarkCostScenario {
         RedisInfo after = RedisInfo.read();
         return new double[] { (after.evalUsec() - before.evalUsec()) / (double) Math.max(1, taken),
                 taken / ((t1 - t0) / 1e9), taken };
-    }
-
-    private static double median(List<Double> values) {
-        List<Double> s = new ArrayList<>(values);
-        s.sort(null);
-        int m = s.size() / 2;
-        return s.size() % 2 == 1 ? s.get(m) : (s.get(m - 1) + s.get(m)) / 2;
     }
 }

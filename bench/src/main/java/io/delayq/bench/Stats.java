@@ -1,6 +1,8 @@
 package io.delayq.bench;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 /** Nearest-rank percentiles, as the peers harness computes them. */
 final class Stats {
@@ -13,6 +15,19 @@ final class Stats {
         }
         int rank = (int) Math.ceil(p / 100.0 * sorted.length);
         return sorted[Math.max(0, Math.min(sorted.length - 1, rank - 1))];
+    }
+
+    /** The median of the values (the mean of the middle two for an even count). */
+    static double median(List<Double> values) {
+        List<Double> s = new ArrayList<>(values);
+        s.sort(null);
+        int m = s.size() / 2;
+        return s.size() % 2 == 1 ? s.get(m) : (s.get(m - 1) + s.get(m)) / 2;
+    }
+
+    /** This host's load average over the last minute, two decimals (what a figure was measured under). */
+    static double loadAverage() {
+        return BenchApp.round(java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(), 2);
     }
 
     static long[] sorted(long[] values, int n) {
