@@ -81,7 +81,8 @@ class JobCommand {
                 cursor = page.path("cursor").isTextual() ? page.path("cursor").asText() : null;
             } while (all && cursor != null);
             out.list(jobs, List.of(Column.of("ID", "id"), Column.of("STATE", "state"), Column.time("RUN AT", "runAt"),
-                    Column.of("ATTEMPTS", "attempts"), new Column("GROUP", row -> Output.plain(row.get("group"))
+                    Column.of("ATTEMPTS", "attempts"), Column.of("PRIORITY", "priority"),
+                    new Column("GROUP", row -> Output.plain(row.get("group"))
                             + (row.path("held").asBoolean(false) ? " (held)" : "")),
                     new Column("LAST ERROR", row -> Output.cut(Output.plain(row.get("lastError")), 60))));
             if (cursor != null) {
@@ -112,7 +113,8 @@ class JobCommand {
             description = "Enqueue one job, due now, after --delay or --at an instant. Enqueue is idempotent by id: "
                     + "an id that exists is kept as it is unless --if-exists says replace or extend.",
             footer = { "", "Example:",
-                    "  delayq job enqueue orders --id order-42 --payload '{\"orderId\": 42}' --delay 30m" })
+                    "  delayq job enqueue orders --id order-42 --payload '{\"orderId\": 42}' --delay 30m",
+                    "  delayq job enqueue orders --id order-1 --priority 1" })
     static class Enqueue extends ApiCommand {
         @Parameters(index = "0", paramLabel = "TOPIC", description = "The topic.")
         String topic;
@@ -143,6 +145,12 @@ class JobCommand {
                         + "to the dead set as expired).")
         String expiresAt;
 
+        @Option(names = "--priority", paramLabel = "N",
+                description = "1 (first) to 5 (last), default 3: of the jobs due in a partition a higher priority is "
+                        + "taken first, never before its runAt. With --if-exists replace or extend, absent keeps the "
+                        + "stored one.")
+        Integer priority;
+
         @Option(names = "--if-exists", paramLabel = "keep|replace|extend",
                 description = "What an id that exists does: keep it (default), replace its payload and runAt, or "
                         + "extend (replace, but runAt only ever moves later).")
@@ -155,6 +163,9 @@ class JobCommand {
             }
             if (ifExists != null && !(ifExists.equals("keep") || ifExists.equals("replace") || ifExists.equals("extend"))) {
                 throw usage("--if-exists must be keep, replace or extend, not '" + ifExists + "'");
+            }
+            if (priority != null && (priority < 1 || priority > 5)) {
+                throw usage("--priority must be 1 (first) to 5 (last), not " + priority);
             }
             String raw = payload == null ? null : payload("--payload", payload);
             String body = body(raw);
@@ -197,6 +208,9 @@ class JobCommand {
                 }
                 if (timeoutMs != null) {
                     g.writeNumberField("timeoutMs", timeoutMs);
+                }
+                if (priority != null) {
+                    g.writeNumberField("priority", priority);
                 }
                 if (expiresAt != null) {
                     g.writeStringField("expiresAt", Durations.instant(spec.commandLine(), "--expires-at", expiresAt).toString());

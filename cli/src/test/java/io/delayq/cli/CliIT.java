@@ -338,6 +338,40 @@ class CliIT {
         assertTrue(r.err().startsWith("delayq: 400 Bad Request: ") && r.err().contains("(field group)"), r.err());
     }
 
+    @Test
+    void aPriorityIsSentListedAndShownAndOneOutsideOneToFiveIsRefused() {
+        String t = topic("priorities");
+        cli("job", "enqueue", t, "--id", "p-1", "--delay", "1h", "--priority", "1").exits(0);
+        cli("job", "enqueue", t, "--id", "p-plain", "--delay", "2h").exits(0);
+        assertEquals(1, cli("--output", "json", "job", "get", t, "p-1").exits(0).json().path("priority").asInt());
+        Run shown = cli("job", "get", t, "p-1").exits(0);
+        assertTrue(shown.out().matches("(?s).*\npriority +1\n.*"), shown.out());
+        // A replace without --priority keeps the stored one; with one, it changes it.
+        cli("job", "enqueue", t, "--id", "p-1", "--delay", "3h", "--if-exists", "replace").exits(0);
+        assertEquals(1, cli("--output", "json", "job", "get", t, "p-1").exits(0).json().path("priority").asInt());
+        cli("job", "enqueue", t, "--id", "p-1", "--delay", "3h", "--if-exists", "replace", "--priority", "5").exits(0);
+        assertEquals(5, cli("--output", "json", "job", "get", t, "p-1").exits(0).json().path("priority").asInt());
+
+        Run table = cli("job", "list", t).exits(0);
+        String header = table.out().lines().findFirst().orElseThrow();
+        assertTrue(header.matches("ID +STATE +RUN AT +ATTEMPTS +PRIORITY +GROUP +LAST ERROR"), header);
+        int col = header.indexOf("PRIORITY");
+        // The plain job shows 3, as the server does for a job given none; p-1 its new 5.
+        String plain = table.out().lines().filter(l -> l.startsWith("p-plain ")).findFirst().orElseThrow();
+        String first = table.out().lines().filter(l -> l.startsWith("p-1 ")).findFirst().orElseThrow();
+        assertTrue(plain.charAt(col) == '3' && plain.charAt(col + 1) == ' ', table.out());
+        assertTrue(first.charAt(col) == '5' && first.charAt(col + 1) == ' ', table.out());
+        assertEquals(5, find(cli("--output", "json", "job", "list", t).exits(0).lines(), "id", "p-1").path("priority").asInt());
+
+        // Outside 1..5 or not a number: refused before anything is sent (exit 2, the option named), nothing written.
+        for (String bad : new String[] { "0", "6", "-1", "high", "2.5" }) {
+            Run r = cli("job", "enqueue", t, "--id", "p-bad", "--priority", bad).exits(2);
+            assertEquals("", r.out());
+            assertTrue(r.err().contains("--priority"), bad + ": " + r.err());
+        }
+        cli("job", "get", t, "p-bad").exits(1);
+    }
+
     // ---- topics and flow control -------------------------------------------------------------
 
     @Test
