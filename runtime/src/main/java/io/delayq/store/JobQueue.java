@@ -365,7 +365,8 @@ public class JobQueue extends StorePart {
      */
     public Future<TakeResult> takeAsync(Partition p, int limit, long leaseMs, String tokenPrefix, Set<Integer> olderDays,
             List<Lease> acks, long deadlineMs) {
-        Set<Integer> around = aroundNow();
+        Set<Integer> around = new TreeSet<>();
+        aroundDay(around, hostClock.getAsLong());
         Set<Integer> days = new TreeSet<>(around);
         days.addAll(olderDays);
         List<String> args = new ArrayList<>(14 + acks.size() * 2);

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 
 import jakarta.inject.Singleton;
 
@@ -45,6 +46,11 @@ public abstract class StorePart {
     protected final Map<String, Integer> groupMaxInFlights;
     /** Rate limit per group in jobs/s of the topics that configure one ({@code delayq.topics.<t>.group-rate-limit}). */
     protected final Map<String, Double> groupRateLimits;
+    /**
+     * This host's clock, epoch ms, by which a take reckons the days around now and the lane shards
+     * of today a grouped topic's steps get: the wall clock (a test moves it across days).
+     */
+    volatile LongSupplier hostClock = System::currentTimeMillis;
 
     protected StorePart(StoreLayer layer) {
         this.layer = layer;
@@ -210,10 +216,10 @@ public abstract class StorePart {
      */
     protected Future<Response> runAsync(String script, Partition p, Set<Integer> days, List<String> args, int replicas,
             Consumer<Response> late, boolean claims) {
-        Set<Integer> shardDays = days instanceof TreeSet<Integer> mutable ? mutable : new TreeSet<>(days);
-        withTodaysLanes(p, shardDays);
+        Set<Integer> learnt = days instanceof TreeSet<Integer> mutable ? mutable : new TreeSet<>(days);
+        Set<Integer> shardDays = withTodaysLanes(p, learnt);
         return ensureLayoutAsync().recover(StoreUnavailableException::notSent)
-                .compose(v -> runWithDays(script, p, shardDays, args, replicas, late, claims, 0));
+                .compose(v -> runWithDays(script, p, shardDays, learnt, args, replicas, late, claims, 0));
     }
 
     /**
@@ -221,22 +227,41 @@ public abstract class StorePart {
      * job, of any lane, into today's shard of that lane, due now (lib.lua's group_fill); without
      * that shard at hand the job would go into today's plain shard and be served as priority 3. So
      * a call given today's plain shard of such a topic gets today's shard of every lane too: four
-     * keys more, no command more; a topic without groups pays nothing.
+     * keys more, no command more; a topic without groups pays nothing. A take under a group rate
+     * limit may put a job of any lane off to tomorrow (take.lua names today's and tomorrow's shard of
+     * every lane): such a topic gets tomorrow's too, so that no taker learns them by a DQNEEDDAY.
+     * They go into a copy: {@code days} is what a caller learns and keeps (a taker's older days), and
+     * these codes, added afresh on every call, would pile up there by four or eight a day.
+     *
+     * @return {@code days} itself, or a copy with those codes
      */
-    private void withTodaysLanes(Partition p, Set<Integer> shardDays) {
-        if (groupMaxInFlights.getOrDefault(p.topic(), 0) <= 0) {
-            return;
+    private Set<Integer> withTodaysLanes(Partition p, Set<Integer> days) {
+        boolean grouped = groupMaxInFlights.getOrDefault(p.topic(), 0) > 0;
+        boolean paced = groupRateLimits.getOrDefault(p.topic(), 0.0) > 0;
+        if (!grouped && !paced) {
+            return days;
         }
-        int today = Keys.dayOf(System.currentTimeMillis());
-        if (shardDays.contains(today)) {
-            for (int lane : new int[] { 1, 2, 4, 5 }) {
-                shardDays.add(Keys.laneCode(lane, today));
+        long now = hostClock.getAsLong();
+        int today = Keys.dayOf(now);
+        if (!days.contains(today)) {
+            return days;
+        }
+        Set<Integer> shardDays = new TreeSet<>(days);
+        for (int lane : new int[] { 1, 2, 4, 5 }) {
+            shardDays.add(Keys.laneCode(lane, today));
+            if (paced) {
+                shardDays.add(Keys.laneCode(lane, Keys.dayOf(now + DAY_MS)));
             }
         }
+        return shardDays;
     }
 
-    private Future<Response> runWithDays(String script, Partition p, Set<Integer> shardDays, List<String> args,
-            int replicas, Consumer<Response> late, boolean claims, int attempt) {
+    /**
+     * Runs the script with the shards of {@code shardDays}; the days a DQNEEDDAY names are added to
+     * it and to {@code learnt} (the caller's set, when it is another), and the script run again.
+     */
+    private Future<Response> runWithDays(String script, Partition p, Set<Integer> shardDays, Set<Integer> learnt,
+            List<String> args, int replicas, Consumer<Response> late, boolean claims, int attempt) {
         List<String> k = new ArrayList<>(29 + shardDays.size());
         k.add(keys.jobs(p));
         k.add(keys.days(p));
@@ -285,9 +310,11 @@ public abstract class StorePart {
                 return Future.failedFuture(e);
             }
             for (String d : m.substring(at + "DQNEEDDAY ".length()).trim().split("\\s+")) {
-                shardDays.add(Integer.parseInt(d.trim()));
+                int code = Integer.parseInt(d.trim());
+                shardDays.add(code);
+                learnt.add(code);
             }
-            return runWithDays(script, p, shardDays, args, replicas, late, claims, attempt + 1);
+            return runWithDays(script, p, shardDays, learnt, args, replicas, late, claims, attempt + 1);
         });
     }
 

@@ -379,6 +379,34 @@ class PriorityReviewScriptsTest {
         }
     }
 
+    /**
+     * Second review S1: every step of a grouped topic under a group rate limit gets today's and
+     * tomorrow's shard of every lane; a taker does not keep them among the codes it passes on its
+     * next takes, where they piled up by eight a day (up to 192 keys a take). Sixty days by this
+     * host's clock, a job of its own group and of every priority in turn taken each day: what the
+     * taker keeps stays what a take of Redis' day needs (its plain day, today's and tomorrow's lane
+     * codes: nine), learnt once.
+     */
+    @Test
+    void aTakerOfAGroupedTopicDoesNotPileUpTheLaneCodesItsStepsGetDayAfterDay() {
+        long start = System.currentTimeMillis();
+        try {
+            for (int d = 0; d < 60; d++) {
+                long shift = d * DAY;
+                store.hostClock = () -> System.currentTimeMillis() + shift;
+                String g = "s1-" + start + "-" + d;
+                Partition p = store.partitionOf(GROUP_RATE, "x", g);
+                store.enqueue(p, List.of(grouped(GROUP_RATE, g, g + "-j", System.currentTimeMillis() - 1000, d % 5 + 1)), "");
+                TakeResult r = take(p, 10);
+                assertEquals(List.of(g + "-j"), ids(r), "day " + d);
+                store.ack(p, List.of(r.jobs().get(0).lease()));
+                assertTrue(older.size() <= 9, "day " + d + ": " + older);
+            }
+        } finally {
+            store.hostClock = System::currentTimeMillis;
+        }
+    }
+
     /** Review #10: a taker keeps the shard codes of a backlog over many days of several lanes. */
     @Test
     void aTakerKeepsTheCodesOfABacklogOverManyDaysAndLanes() {
