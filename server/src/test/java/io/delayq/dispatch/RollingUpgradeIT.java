@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -19,6 +20,7 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 import io.delayq.dev.Resp;
+import io.delayq.store.Keys;
 import io.delayq.support.AppProcess;
 import io.delayq.support.OwnRedisTest;
 import io.delayq.support.PreviousRelease;
@@ -34,6 +36,9 @@ import io.delayq.support.Topics;
  * move leaves twins: the lane entry or gheld member, and a plain entry), and each release's replica
  * is SIGKILLed and started again. Every job runs, once; twice only one a killed replica was running
  * when it died (the rerun the contract allows). The previous release's replica is stopped at the end.
+ * First, the race those twins open, forced between the processes: this build frozen while the
+ * previous release moves lane jobs to their runAt and leases the plain twins; thawed, it must not
+ * start them again (it did before the twin fixes of the second review, M2: this test then fails).
  */
 class RollingUpgradeIT extends OwnRedisTest {
     private static final int PLAIN = 120, GROUPS = 6, PER_GROUP = 12;
@@ -72,6 +77,7 @@ class RollingUpgradeIT extends OwnRedisTest {
                     AppProcess.start("upg-new-a", redis.port(), serving(topic, receiver, "new-a")));
             List<AppProcess> started = new ArrayList<>(List.of(old.get(), cur.get()));
             try {
+                List<Job> twins = twinsLeasedByThePreviousRelease(topic, receiver, old.get(), cur.get());
                 long start = System.currentTimeMillis() + 4_000;
                 List<Job> jobs = new ArrayList<>();
                 for (int i = 0; i < PLAIN; i++) {
@@ -128,13 +134,13 @@ class RollingUpgradeIT extends OwnRedisTest {
                 });
 
                 // Each release's replica SIGKILLed part-way and started again.
-                Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> receiver.distinct() >= PLAIN / 4);
+                Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> receiver.distinct() - twins.size() >= PLAIN / 4);
                 old.get().kill();
                 long oldKilledAt = System.currentTimeMillis();
                 AppProcess oldB = AppProcess.startJar("upg-old-b", previous, redis.port(), serving(topic, receiver, "old-b"));
                 started.add(oldB);
                 old.set(oldB);
-                Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> receiver.distinct() >= PLAIN / 2);
+                Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> receiver.distinct() - twins.size() >= PLAIN / 2);
                 cur.get().kill();
                 long newKilledAt = System.currentTimeMillis();
                 AppProcess curB = AppProcess.start("upg-new-b", redis.port(), serving(topic, receiver, "new-b"));
@@ -142,7 +148,7 @@ class RollingUpgradeIT extends OwnRedisTest {
                 cur.set(curB);
                 mover.join(Duration.ofSeconds(120));
 
-                int total = jobs.size();
+                int total = jobs.size() + twins.size();
                 Awaitility.await().atMost(Duration.ofSeconds(180)).until(() -> receiver.completed.size() == total);
                 // The previous release stopped, as the upgrade ends; this one finishes alone.
                 oldB.terminate();
@@ -156,6 +162,11 @@ class RollingUpgradeIT extends OwnRedisTest {
                 }
                 assertTrue(unexpected.isEmpty(), "moves answered " + unexpected);
 
+                for (Job j : twins) {
+                    List<Receiver.Delivery> d = receiver.deliveries.get(j.id());
+                    assertEquals(1, d.size(), j.id() + " (priority " + j.priority() + ", its plain twin leased by the previous"
+                            + " release) ran " + d.size() + " times: " + d);
+                }
                 Map<String, Long> killedAt = Map.of("old-a", oldKilledAt, "new-a", newKilledAt);
                 int again = 0;
                 for (Job j : jobs) {
@@ -180,6 +191,64 @@ class RollingUpgradeIT extends OwnRedisTest {
                 }
             }
         }
+    }
+
+    /**
+     * The twin race between the two processes (second review M2): lane jobs, some grouped, enqueued
+     * through this build, which is then frozen (SIGSTOP) before they are due; the previous release
+     * reschedules each to the runAt it has, which adds a plain entry beside the lane entry, and its
+     * take leases that plain twin when due (the calls held open). Thawed, this build's take meets the
+     * lane entries of jobs in flight: it must drop them, not start the jobs a second time. Returns the
+     * jobs, each to have run once at the end.
+     */
+    private static List<Job> twinsLeasedByThePreviousRelease(String topic, Receiver receiver, AppProcess old,
+            AppProcess cur) {
+        long runAt = System.currentTimeMillis() + 5_000; // time for the POST and the freeze on a loaded machine
+        List<Job> twins = new ArrayList<>();
+        int[] lanes = { 1, 2, 4, 5 };
+        for (int i = 0; i < 8; i++) {
+            twins.add(new Job("t" + i, null, runAt, lanes[i % 4]));
+        }
+        for (int i = 0; i < 4; i++) {
+            twins.add(new Job("tg" + i, "tg" + i, runAt, lanes[i % 2]));
+        }
+        java.util.Set<String> ids = new java.util.HashSet<>();
+        twins.forEach(j -> ids.add(j.id()));
+        CompletableFuture<Void> ending = new CompletableFuture<>();
+        receiver.gateBy(d -> ids.contains(d.id()) ? ending : null);
+        StringBuilder batch = new StringBuilder("[");
+        for (Job j : twins) {
+            batch.append(batch.length() == 1 ? "" : ",").append(j.json(topic, true, null));
+        }
+        HttpResponse<String> posted = cur.post("/jobs/batch", batch.append(']').toString());
+        assertEquals(200, posted.statusCode(), posted.body());
+        cur.freeze();
+        try {
+            for (Job j : twins) {
+                HttpResponse<String> r = old.send("PATCH", "/jobs/" + topic + "/" + j.id(),
+                        "{\"runAt\":\"" + Instant.ofEpochMilli(j.runAt()) + "\"}");
+                assertEquals(200, r.statusCode(), j.id() + ": " + r.body());
+            }
+            Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> ids.stream().allMatch(receiver.deliveries::containsKey));
+        } finally {
+            cur.thaw();
+        }
+        // This build's take has met every lane entry (each dropped, or leased a second time).
+        try (Resp r = new Resp(redis.port())) {
+            Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> {
+                for (Job j : twins) {
+                    int code = Keys.laneCode(j.priority(), Keys.dayOf(j.runAt()));
+                    if (r.str("ZSCORE", Topics.keys(topic) + "due:" + code, j.id()) != null) {
+                        return false;
+                    }
+                }
+                return true;
+            });
+        }
+        ending.complete(null);
+        Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> ids.stream().allMatch(receiver.completed::containsKey));
+        receiver.gateBy(d -> null);
+        return twins;
     }
 
     /** A move of j at a time: a reschedule (PATCH) or a replace, through either release. */

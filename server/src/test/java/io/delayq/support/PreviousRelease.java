@@ -37,6 +37,7 @@ public final class PreviousRelease {
             deleteTree(building);
             Files.createDirectories(building);
             Path root = Path.of(run(Path.of("").toAbsolutePath(), home.resolve("git.log"), "git", "rev-parse", "--show-toplevel"));
+            ensureCommit(root, home);
             Path archive = home.resolve(COMMIT + ".tar");
             run(root, home.resolve("git.log"), "git", "archive", "--format=tar", "-o", archive.toString(), COMMIT);
             run(building, home.resolve("tar.log"), "tar", "-xf", archive.toString());
@@ -53,8 +54,42 @@ public final class PreviousRelease {
         return jar;
     }
 
+    /**
+     * The commit in the clone, fetched when it is not: a shallow clone (CI checkouts often are) lacks
+     * it. One try at each fetch (their failures only logged), then a failure that says what to do.
+     */
+    private static void ensureCommit(Path root, Path home) throws IOException {
+        String commit = COMMIT + "^{commit}";
+        Path log = home.resolve("git.log");
+        if (exec(root, log, "git", "cat-file", "-e", commit) == 0) {
+            return;
+        }
+        exec(root, home.resolve("fetch-unshallow.log"), "git", "fetch", "--unshallow");
+        if (exec(root, log, "git", "cat-file", "-e", commit) == 0) {
+            return;
+        }
+        exec(root, home.resolve("fetch-commit.log"), "git", "fetch", "origin", COMMIT);
+        if (exec(root, log, "git", "cat-file", "-e", commit) != 0) {
+            throw new IllegalStateException("release " + COMMIT + " is not in the clone at " + root + ", and neither `git fetch"
+                    + " --unshallow` nor `git fetch origin " + COMMIT + "` brought it (their output: fetch-*.log in " + home
+                    + "): clone the repository with its history (e.g. actions/checkout's fetch-depth: 0) to run the"
+                    + " rolling-upgrade tests");
+        }
+    }
+
     /** Runs a command in dir, its output to log; its output's last line, or a failure with the log. */
     private static String run(Path dir, Path log, String... command) throws IOException {
+        int exit = exec(dir, log, command);
+        String out = Files.readString(log).strip();
+        if (exit != 0) {
+            throw new IllegalStateException(String.join(" ", command) + " in " + dir + " failed (" + exit + "):\n" + out);
+        }
+        int nl = out.lastIndexOf('\n');
+        return nl < 0 ? out : out.substring(nl + 1);
+    }
+
+    /** Runs a command in dir, its output to log (replaced); its exit code. */
+    private static int exec(Path dir, Path log, String... command) throws IOException {
         Files.createDirectories(log.getParent());
         Process p = new ProcessBuilder(List.of(command)).directory(dir.toFile()).redirectErrorStream(true)
                 .redirectOutput(log.toFile()).start();
@@ -68,13 +103,7 @@ public final class PreviousRelease {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         }
-        String out = Files.readString(log).strip();
-        if (p.exitValue() != 0) {
-            throw new IllegalStateException(String.join(" ", command) + " in " + dir + " failed (" + p.exitValue()
-                    + "):\n" + out);
-        }
-        int nl = out.lastIndexOf('\n');
-        return nl < 0 ? out : out.substring(nl + 1);
+        return p.exitValue();
     }
 
     private static void deleteTree(Path dir) throws IOException {
