@@ -145,6 +145,16 @@ if group_rate > 0 and limit > 0 and (lhead or group_limit > 0) then
   end
   require_all(need)
 end
+-- A topic whose group-max-in-flight was turned off (0 in this call) while its groups held jobs
+-- back releases them below (and the carried acks release some under the stored limit), into
+-- today's shard of each one's lane: named here, before any write (a job of a lane whose shard was
+-- not passed would go into the plain one and be served as priority 3). The EXISTS that decides it
+-- is the one the release below would send anyway; one more for a take not due that carries acks.
+local ungroup = group_limit <= 0 and (due or lane_due or tonumber(ARGV[A + 13]) > 0)
+  and rcall('EXISTS', K_GHELD) == 1
+if ungroup then
+  require_all({ today, code_of(1, today), code_of(2, today), code_of(4, today), code_of(5, today) })
+end
 do
   local err = require_days(required)
   if err then return err end
@@ -195,11 +205,12 @@ end
 -- their own runAt when it falls on today, else from today's first millisecond on, their runAt
 -- rewritten as a release does, in their order (a later job of the group due on an older day would
 -- go first). The stored limit goes once none is left, so that a job still admitted frees its slot
--- without a limit. One EXISTS per due take of such a topic. Due counts what the carried acks
+-- without a limit. One EXISTS per due take of such a topic (above). Due counts what the carried acks
 -- released too: `due` was decided before they ran, and a group whose jobs were all held had
 -- nothing in a shard until its ack released the next one (the others would stay held for good).
-if group_limit <= 0 and (due or lane_due or (released > 0 and limit > 0)) and rcall('EXISTS', K_GHELD) == 1 then
-  local members = rcall('ZRANGE', K_GHELD, 0, 999)
+-- The carried acks may have released the last held jobs meanwhile.
+local members = ungroup and rcall('ZRANGE', K_GHELD, 0, 999) or {}
+if #members > 0 then
   rcall('ZREM', K_GHELD, unpack(members))
   local ids, runs, lanes = {}, {}, {}
   for i, m in ipairs(members) do

@@ -32,6 +32,8 @@ class PriorityReviewScriptsTest {
     private static final String GROUP_RATE2 = HandBuiltStore.fresh("prv-grate2");
     /** group-rate-limit 1/s only. */
     private static final String RATE_ONLY = HandBuiltStore.fresh("prv-rate");
+    /** group-max-in-flight 2 here, none in UNGROUPED. */
+    private static final String GROUPS_OFF = HandBuiltStore.fresh("prv-off");
     /** max-in-flight 1. */
     private static final String CAPPED = HandBuiltStore.fresh("prv-cap");
     /** group-max-in-flight 2 only. */
@@ -43,7 +45,10 @@ class PriorityReviewScriptsTest {
             "delayq.topics." + GROUP_RATE2 + ".group-rate-limit", "1",
             "delayq.topics." + RATE_ONLY + ".group-rate-limit", "1",
             "delayq.topics." + GROUPS + ".group-max-in-flight", "2",
+            "delayq.topics." + GROUPS_OFF + ".group-max-in-flight", "2",
             "delayq.topics." + CAPPED + ".max-in-flight", "1");
+    /** The same Redis as configured after a rolling restart that turned GROUPS_OFF's group-max-in-flight off. */
+    private static final HandBuiltStore UNGROUPED = HandBuiltStore.configured();
     private final JobQueue store = STORE.queue;
     private final Set<Integer> older = new HashSet<>();
     private int token;
@@ -405,6 +410,32 @@ class PriorityReviewScriptsTest {
         } finally {
             store.hostClock = System::currentTimeMillis;
         }
+    }
+
+    /**
+     * Second review S6: a topic whose group-max-in-flight was turned off releases its groups' held
+     * jobs into today's shard of each one's lane (its steps get no lane codes from Java: the take
+     * names them), so they start in priority order, not as priority 3 in runAt order: the acks of
+     * the group's running jobs, carried by the first take, release two (under the stored limit),
+     * the take the third.
+     */
+    @Test
+    void heldLaneJobsOfATopicWhoseGroupLimitWentOffStartInPriorityOrder() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS_OFF, "x", g);
+        long now = System.currentTimeMillis();
+        store.enqueue(p, List.of(grouped(GROUPS_OFF, g, g + "-1", now - 9000, 1),
+                grouped(GROUPS_OFF, g, g + "-2", now - 9000, 2), grouped(GROUPS_OFF, g, g + "-5", now - 8000, 5),
+                grouped(GROUPS_OFF, g, g + "-4", now - 7000, 4), grouped(GROUPS_OFF, g, g + "-3", now - 6000, 3)), "");
+        TakeResult running = take(p, 10);
+        assertEquals(List.of(g + "-1", g + "-2"), ids(running), "the group's limit (2) holds the other three back");
+        List<Lease> acks = running.jobs().stream().map(TakenJob::lease).toList();
+        Set<Integer> learnt = new HashSet<>();
+        List<String> order = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            order.addAll(ids(UNGROUPED.queue.take(p, 1, 30_000, "u" + i + ":", learnt, i == 0 ? acks : List.of(), 0)));
+        }
+        assertEquals(List.of(g + "-3", g + "-4", g + "-5"), order, "released into their lanes, taken by priority");
     }
 
     /** Review #10: a taker keeps the shard codes of a backlog over many days of several lanes. */
