@@ -396,6 +396,7 @@ public class JobQueue extends StorePart {
             }
         }).map(r -> {
             days.removeAll(around);
+            forgetPassedDays(days, olderDays, r.get(0).toLong(), r.get(1).toLong());
             // A bound: days emptied long ago are simply learnt again if still needed. One take may
             // need 32 plain days and 32 of each of the four lanes, plus today's and tomorrow's of
             // every lane (a group rate limit): below that, a backlog over many days and lanes would
@@ -408,6 +409,23 @@ public class JobQueue extends StorePart {
             expiredInTake(p, r);
             return parseTake(p, tokenPrefix, r);
         });
+    }
+
+    /**
+     * Drops from a taker's codes the days before yesterday (Redis' day), lane codes included, that it
+     * had before this take ({@code given}), once the take's "next" (the earliest runAt of the
+     * partition's plain and lane shards, a lower bound; -1 = none) is not before yesterday: their
+     * shards are empty. Lane codes learnt for their own day (a lane job of today, tomorrow's shards
+     * under a group rate limit set by an operator) would otherwise stay long after, a key more on
+     * every take, until the bound clears the set; a backlog keeps its codes while it lasts, and the
+     * codes a take just learnt stay for the next. A code dropped that a script still needs is only
+     * learnt again.
+     */
+    static void forgetPassedDays(Set<Integer> days, Set<Integer> given, long redisNow, long next) {
+        int yesterday = Keys.dayOf(redisNow - DAY_MS);
+        if (next < 0 || Keys.dayOf(next) >= yesterday) {
+            days.removeIf(code -> code % Keys.LANE < yesterday && given.contains(code));
+        }
     }
 
     private static TakeResult parseTake(Partition p, String tokenPrefix, Response r) {

@@ -438,6 +438,27 @@ class PriorityReviewScriptsTest {
         assertEquals(List.of(g + "-3", g + "-4", g + "-5"), order, "released into their lanes, taken by priority");
     }
 
+    /**
+     * Second review S1: the codes a taker learnt for days now past (a lane job's day, tomorrow's lane
+     * shards under an operator's group rate limit) go once nothing is scheduled before yesterday;
+     * the next test keeps a real backlog's.
+     */
+    @Test
+    void aTakerForgetsTheCodesOfPastDaysOnceNothingIsScheduledBeforeYesterday() {
+        String topic = HandBuiltStore.fresh("prv-past");
+        Partition p = store.partitionsOf(topic).get(0);
+        long now = System.currentTimeMillis();
+        for (int d = 2; d < 40; d++) {
+            older.add(Keys.dayOf(now - d * DAY));
+            for (int lane : new int[] { 1, 2, 4, 5 }) {
+                older.add(Keys.laneCode(lane, Keys.dayOf(now - d * DAY)));
+            }
+        }
+        store.enqueue(p, List.of(laneJob(topic, "today", now - 1000, 1, IfExists.KEEP)), "");
+        assertEquals(List.of("today"), ids(take(p, 1)));
+        assertEquals(Set.of(Keys.laneCode(1, Keys.dayOf(now))), older, "today's lane code, learnt and kept");
+    }
+
     /** Review #10: a taker keeps the shard codes of a backlog over many days of several lanes. */
     @Test
     void aTakerKeepsTheCodesOfABacklogOverManyDaysAndLanes() {

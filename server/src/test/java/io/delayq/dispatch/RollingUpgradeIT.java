@@ -229,7 +229,8 @@ class RollingUpgradeIT extends OwnRedisTest {
                         "{\"runAt\":\"" + Instant.ofEpochMilli(j.runAt()) + "\"}");
                 assertEquals(200, r.statusCode(), j.id() + ": " + r.body());
             }
-            Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> ids.stream().allMatch(receiver.deliveries::containsKey));
+            Awaitility.await().atMost(Duration.ofSeconds(60))
+                    .until(() -> ids.stream().allMatch(receiver.deliveries::containsKey));
         } finally {
             cur.thaw();
         }
@@ -246,7 +247,8 @@ class RollingUpgradeIT extends OwnRedisTest {
             });
         }
         ending.complete(null);
-        Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> ids.stream().allMatch(receiver.completed::containsKey));
+        Awaitility.await().atMost(Duration.ofSeconds(60))
+                .until(() -> ids.stream().allMatch(receiver.completed::containsKey));
         receiver.gateBy(d -> null);
         return twins;
     }
