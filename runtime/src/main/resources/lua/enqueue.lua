@@ -29,7 +29,7 @@
 --             as already there (state c when its job is gone: it ran), else it is remembered;
 --             timeoutMs ('' = the topic's attempt timeout) and expiresAt (epoch ms, '' = none): the
 --             job's own limits (lib.lua's LIMIT_MARK); priority (1..5, '' = not given: 3 for a
---             new job, the stored one for a replace or extend; lib.lua's lanes and PRIORITY_MARK). A replaced or extended job whose runAt is
+--             new job, the stored one for a replace or extend; lib.lua's lanes and PRIORITY_PREFIX). A replaced or extended job whose runAt is
 --             then after its expiresAt goes to dead instead ("expired: ...", reply state d)
 -- ARGV[J + 11n] (after the jobs) = a burial's callback flag and dead-set bounds (see lib.lua's
 --             bury), for those; absent = '0'

@@ -158,7 +158,8 @@ local function require_days(days)
   return nil
 end
 
--- Record: "<runAt base36>[,<attempts>,<maxAttempts>[,<lastError>]]\n<payload json>"; decoded as
+-- Record: "[<priority>]<runAt base36>[,<attempts>,<maxAttempts>[,<lastError>]]\n<payload json>"
+-- (the priority prefix: see PRIORITY_PREFIX below); decoded as
 -- { run_at, attempts, max, err, trace, lost, retry, group, timeout, expires, priority, payload }.
 -- Defaults are left out so that a fresh job costs only its runAt and payload (memory per job
 -- is a benchmark target); lastError never holds a newline (Java strips them).
@@ -193,13 +194,37 @@ local GROUP_MARK = '\28'
 -- records written before it have none; a release that predates it shows it as part of the error
 -- text (and drops it when it rewrites the error), never a malformed record.
 local LIMIT_MARK = '\27'
--- A job's priority (the enqueue's "priority", 1 first .. 5 last) rides after its limits: "\26"
--- (SUB) + the digit + "\26" + the error. Absent = 3, the default: a job of priority 3 costs no
--- byte for it, and every record written before priorities reads as priority 3 with no migration.
--- Decoded as r.priority (a number, 3 when absent); a mark that is not one digit 1..5 is left in
--- the error text (the same rule as the other marks: never a malformed record). A release that
--- predates it shows it as part of the error text (and drops it when it rewrites the error).
+-- A job's priority (the enqueue's "priority", 1 first .. 5 last) other than 3 is a prefix of the
+-- runAt: "00" for 1, "0" for 2, "+" for 4, "+0" for 5 (as many bytes as the priority is from 3;
+-- '0' first for the earlier ones, '+' for the later). Absent = 3, the default: a job of priority
+-- 3 costs no byte for it, and every record written before priorities reads as priority 3 with
+-- no migration. The runAt reads the same with it: tonumber(text, 36) and Java's
+-- Long.parseLong(text, 36), which every release parses it with, take a leading '+' and leading
+-- zeros (b36 never writes a leading zero but for the runAt 0 itself, which the rule below tells
+-- apart: the prefix never takes the runAt's last digit). So a release that predates it reads the
+-- job as priority 3, and drops the prefix when it rewrites the record (every rewrite: it writes
+-- the runAt anew), never a malformed record. Its cost: at most 2 bytes and no ',0,0,' of empty
+-- attempt fields with it, so a small record mostly stays in its allocator size class (a 16-byte
+-- payload's record is 29 bytes as a Redis string at priority 3, 31 with a prefix of 2 against 37
+-- with the mark below: jemalloc's 32-byte class, against its 48).
+-- Records written before the prefix carry the priority after the job's limits instead: "\26"
+-- (SUB) + the digit + "\26" + the error; still read (a prefix wins), written no more. A mark that
+-- is not one digit 1..5 is left in the error text (the same rule as the other marks: never a
+-- malformed record). Decoded as r.priority (a number, 3 when neither).
 local PRIORITY_MARK, DEFAULT_PRIORITY = '\26', 3
+local PRIORITY_PREFIX = { [1] = '00', [2] = '0', [4] = '+', [5] = '+0' }
+
+-- The priority a record's (or head's) prefix gives and the prefix's length, nil when it has none;
+-- e = where its runAt's text ends (the first ',' or newline, or past the end of a head).
+local function prefix_of(rec, e)
+  local a, b = string.byte(rec, 1, 2)
+  if a ~= 43 and a ~= 48 then return nil end -- neither '+' nor '0'
+  local len = e - 1
+  if a == 48 and len == 1 then return nil end -- the runAt 0
+  local two = b == 48 and len > 2
+  if a == 43 then return two and 5 or 4, two and 2 or 1 end
+  return two and 1 or 2, two and 2 or 1
+end
 
 -- base 36 of a non-negative integer, lowercase. The digits above the last three change once in
 -- 36^3 ms (47 s): the runAts of a batch share them, so they are made once per call and kept;
@@ -237,6 +262,8 @@ end
 -- The fields of a record's head (its text before the first newline) into r.
 local function decode_head(head, r)
   local c1 = string.find(head, ',', 1, true)
+  local prefixed = prefix_of(head, c1 or #head + 1)
+  if prefixed then r.priority = prefixed end
   if not c1 then
     r.run_at = tonumber(head, 36)
     return r
@@ -286,7 +313,7 @@ local function decode_head(head, r)
     if string.sub(r.err, 1, 1) == PRIORITY_MARK and string.sub(r.err, 3, 3) == PRIORITY_MARK then
       local n = tonumber(string.sub(r.err, 2, 2))
       if n and n >= 1 and n <= 5 then
-        r.priority = n
+        r.priority = prefixed or n
         r.err = string.sub(r.err, 4)
       end
     end
@@ -312,8 +339,11 @@ local function group_of(rec)
   return decode_head(head, { attempts = 0, max = 0, err = '', trace = '', lost = 0, retry = '', group = '' }).group
 end
 
--- A record's priority (3 without the mark), read as decode reads it, without copying its payload.
+-- A record's priority (3 without a prefix or the mark), read as decode reads it, without copying
+-- its payload.
 local function priority_of(rec)
+  local prefixed = prefix_of(rec, string.find(rec, '[,\n]'))
+  if prefixed then return prefixed end
   local nl = string.find(rec, '\n', 1, true)
   local head = string.sub(rec, 1, nl - 1)
   if not string.find(head, PRIORITY_MARK, 1, true) then return DEFAULT_PRIORITY end
@@ -323,10 +353,9 @@ end
 
 local function encode(r)
   local head = b36(r.run_at)
+  local prefix = r.priority and PRIORITY_PREFIX[r.priority]
+  if prefix then head = prefix .. head end
   local err = r.err
-  if r.priority and r.priority ~= DEFAULT_PRIORITY then
-    err = PRIORITY_MARK .. string.format('%d', r.priority) .. PRIORITY_MARK .. err
-  end
   if (r.timeout and r.timeout ~= '') or r.expires then
     err = LIMIT_MARK .. (r.timeout or '') .. ',' .. (r.expires and string.format('%d', r.expires) or '') .. LIMIT_MARK .. err
   end
@@ -341,10 +370,12 @@ local function encode(r)
   return head .. '\n' .. r.payload
 end
 
--- A record with its runAt replaced as text (the runAt leads it, up to its first ',' or newline),
--- without decoding the rest, the payload included.
+-- A record with its runAt replaced as text (the runAt leads it, after its priority prefix, up to
+-- its first ',' or newline), without decoding the rest, the payload included.
 local function with_run_at(rec, run_at)
-  return b36(run_at) .. string.sub(rec, (string.find(rec, '[,\n]')))
+  local e = string.find(rec, '[,\n]')
+  local _, len = prefix_of(rec, e)
+  return (len and string.sub(rec, 1, len) or '') .. b36(run_at) .. string.sub(rec, e)
 end
 
 -- Announces a partition's new earliest runAt on its wake-up channel. A channel passed as
@@ -487,16 +518,19 @@ local function held_split(m)
 end
 
 -- Whether a lane member of gheld (its runAt to 10 ms, its lane) is stale: its record's runAt (rec) is
--- another. A release before priorities builds a priority-3 member to find a held job, so its
--- reschedule, extend or replace of a held lane job does not find the member: it rewrites the record
--- and puts the job into the plain shard. The plain entry is then the job; a release that meets the
--- member drops it (never a second run). A priority-3 member is found by every release: never stale,
--- unless its record carries a priority: then a release before priorities made it when its take held
--- the job's plain twin (see twins_of), and it is stale once the record's runAt is another.
+-- another, or its priority. A release before priorities builds a priority-3 member to find a held
+-- job, so its reschedule, extend or replace of a held lane job does not find the member: it rewrites
+-- the record (without the priority prefix: see encode) and puts the job into the plain shard, at the
+-- same runAt too. The plain entry is then the job; a release that meets the member drops it (never
+-- a second run; released into its lane, the record's priority 3 would make the take drop it there,
+-- and its plain entry went with the release: a lost job). A priority-3 member is found by every
+-- release: never stale, unless its record carries a priority: then a release before priorities
+-- made it when its take held the job's plain twin (see twins_of), and it is stale once the
+-- record's runAt is another.
 local function stale_held(rec, run_at, lane)
   local at = tonumber(string.sub(rec, 1, string.find(rec, '[,\n]') - 1), 36)
   if lane == 3 then return at ~= run_at and priority_of(rec) ~= 3 end
-  return floor(at / 10) * 10 ~= run_at
+  return floor(at / 10) * 10 ~= run_at or priority_of(rec) ~= lane
 end
 
 -- The first n members of a group's held jobs, in runAt order.

@@ -573,14 +573,18 @@ end
 -- by an earlier call of either release: busy, the id in flight or dead, read per round): then the
 -- entry is stale. In a plain shard, an entry whose record carries a priority is a lane job's twin
 -- (or one an older release snoozed, reclaimed or requeued there): stale when the job is in flight or
--- dead. Its mark is found as expire finds its own (a memchr; the head only above 32 KB): a record
--- without one costs nothing more.
+-- dead. Its priority prefix is its first byte ('0' or '+', see lib.lua's encode); the mark of a
+-- record written before the prefix is found as expire finds its own (a memchr; the head only above
+-- 32 KB): a record with neither costs nothing more.
 local PRIORITY_IN_HEAD = '^[^\n]*' .. PRIORITY_MARK
 local function stale_entry(id, rec, score, busy)
   if seen[id] then return true end
   if not rec then return false end
   if cur_lane == 3 then
-    if #rec > HEAD_ONLY_ABOVE then
+    local first = string.byte(rec, 1)
+    if first == 43 or first == 48 then
+      -- a prefix, or the runAt 0: priority_of tells
+    elseif #rec > HEAD_ONLY_ABOVE then
       if not string.find(rec, PRIORITY_IN_HEAD) then return false end
     elseif not string.find(rec, PRIORITY_MARK, 1, true) then
       return false

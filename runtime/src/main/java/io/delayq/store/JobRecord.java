@@ -10,9 +10,12 @@ import io.delayq.core.JobRetry;
  * job with its own retry backoff has it next as GS (0x1D), the initial delay ms, a comma, the max
  * delay ms (either empty when not given), GS, and a job of a group has it next as FS (0x1C), the
  * group, FS, and a job with its own limits has them next as ESC (0x1B), the timeout ms, a comma,
- * the expiresAt epoch ms (either empty when not given), ESC, and a job whose priority is not the
- * default 3 has it next as SUB (0x1A), the digit 1..5, SUB. The Lua side of the same format is
- * {@code encode}/{@code decode} in {@code lib.lua}, which says why it is there.
+ * the expiresAt epoch ms (either empty when not given), ESC. A job whose priority is not the
+ * default 3 has it as a prefix of the runAt: {@code 00} for 1, {@code 0} for 2, {@code +} for 4,
+ * {@code +0} for 5 (the runAt parses the same with it, in every release: a leading '+' and
+ * leading zeros are part of base 36 text); a record written before the prefix has it after the
+ * limits instead, as SUB (0x1A), the digit 1..5, SUB (read still, a prefix wins). The Lua side of
+ * the same format is {@code encode}/{@code decode} in {@code lib.lua}, which says why it is there.
  *
  * @param trace the W3C trace context of the enqueue as 32 + 16 + 2 hex digits (trace id, span
  *        id, flags), empty when the job was enqueued in no trace
@@ -26,8 +29,9 @@ import io.delayq.core.JobRetry;
  * @param timeoutMs the job's own attempt timeout (the enqueue's {@code timeoutMs}), null = its topic's
  * @param expiresAt the job's own expiresAt, epoch ms, null = none (every record written before
  *        there was one)
- * @param priority 1 (first) .. 5 (last); {@link #DEFAULT_PRIORITY} for a record without the mark
- *        (every record written before there were priorities)
+ * @param priority 1 (first) .. 5 (last); {@link #DEFAULT_PRIORITY} for a record with neither the
+ *        prefix nor the mark (every record written before there were priorities, and every one a
+ *        release before them rewrote)
  */
 public record JobRecord(long runAt, String trace, int attempts, int maxAttempts, String lastError, String payload,
         int lostAttempts, JobRetry retry, String group, Long timeoutMs, Long expiresAt, int priority) {
@@ -76,8 +80,10 @@ public record JobRecord(long runAt, String trace, int attempts, int maxAttempts,
         String head = record.substring(0, nl);
         String payload = record.substring(nl + 1);
         int c1 = head.indexOf(',');
+        int prefixed = prefixPriority(head, c1 < 0 ? head.length() : c1);
         if (c1 < 0) {
-            return new JobRecord(Long.parseLong(head, 36), "", 0, 0, "", payload);
+            return new JobRecord(Long.parseLong(head, 36), "", 0, 0, "", payload, 0, null, null, null, null,
+                    prefixed > 0 ? prefixed : DEFAULT_PRIORITY);
         }
         int c2 = head.indexOf(',', c1 + 1);
         int c3 = head.indexOf(',', c2 + 1);
@@ -127,7 +133,21 @@ public record JobRecord(long runAt, String trace, int attempts, int maxAttempts,
             error = error.substring(3);
         }
         return new JobRecord(Long.parseLong(head.substring(0, c1), 36), trace, attempts, max, error, payload, lost, retry,
-                group, timeoutMs, expiresAt, priority);
+                group, timeoutMs, expiresAt, prefixed > 0 ? prefixed : priority);
+    }
+
+    /**
+     * The priority a head's prefix gives (see the class comment), 0 when it has none; its runAt's
+     * text ends at {@code end}. A '0' that is the whole runAt text is the runAt 0, and a prefix
+     * never takes the text's last digit (b36 writes no leading zero but for 0 itself).
+     */
+    private static int prefixPriority(String head, int end) {
+        char first = head.charAt(0);
+        if ((first != '+' && first != '0') || (first == '0' && end == 1)) {
+            return 0;
+        }
+        boolean two = end > 2 && head.charAt(1) == '0';
+        return first == '+' ? (two ? 5 : 4) : (two ? 1 : 2);
     }
 
     /** A limit's number as the record keeps it: null when empty, or not a number (read as none). */
