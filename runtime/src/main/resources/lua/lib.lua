@@ -573,9 +573,20 @@ local function twins_of(ids, i, j)
   return out
 end
 
--- The release itself (group_release; take.lua when the limit was raised): each group of order,
--- its count less ending[g] (jobs leaving their admissions, 0 = none), takes its first held jobs up
--- to the stored limit. Returns how many jobs were released.
+-- Groups whose fill (below) stopped at its bound with slots left unfilled: their next live held job
+-- lies behind more than CHUNK members it dropped (stale ones: an older release's bulk reschedule
+-- or cancel of a group's held lane jobs leaves one per job; or twins). Their count no longer has
+-- those slots, and nothing else would release their held jobs (none in a shard for a take to meet):
+-- they are listed in the groups hash under this field (no group is named with a NUL), joined by
+-- NUL, "next" made due and the takers woken; the next take of the topic fills them on from where
+-- the fill stopped (and lists them again if it stops at the bound again: CHUNK members dropped a
+-- call). A release before it never reads the field.
+local GROUP_REFILL = '\0'
+
+-- The release itself (group_release; take.lua when the limit was raised, or for GROUP_REFILL):
+-- each group of order, its count less ending[g] (jobs leaving their admissions, 0 = none), takes
+-- its first held jobs up to the stored limit. Returns how many jobs were released, and whether it
+-- listed groups under GROUP_REFILL.
 local function group_fill(order, ending, now, channel)
   local limit = tonumber(rcall('HGET', K_GROUPS, ''))
   local ids, groups_of, lanes_of, runs_of = {}, {}, {}, {}
@@ -653,8 +664,9 @@ local function group_fill(order, ending, now, channel)
   end
   -- A member without a record (none is left so by the scripts; a record written before groups
   -- could have been misread as grouped), or a stale one, gave its slot back: the group's next held
-  -- job takes it. At most CHUNK members looked at per group (stale ones feed the loop).
-  local retry = {}
+  -- job takes it. At most CHUNK members looked at per group (stale ones feed the loop); a group
+  -- left below its limit so is listed under GROUP_REFILL.
+  local retry, refill = {}, {}
   for _, g in ipairs(missing) do retry[g] = (retry[g] or 0) + 1 end
   for g, n in pairs(retry) do
     local got, looked = 0, 0
@@ -679,8 +691,20 @@ local function group_fill(order, ending, now, channel)
     end
     -- The count had the missing ones: the ones found instead stay counted.
     if rcall('HINCRBY', K_GROUPS, g, got - retry[g]) <= 0 then rcall('HDEL', K_GROUPS, g) end
+    if n > 0 and looked >= CHUNK then refill[#refill + 1] = g end
   end
-  if #admit == 0 then return 0 end
+  if #refill > 0 then
+    local listed = rcall('HGET', K_GROUPS, GROUP_REFILL)
+    local list = listed and { listed } or {}
+    for _, g in ipairs(refill) do
+      if not listed or not string.find('\0' .. listed .. '\0', '\0' .. g .. '\0', 1, true) then list[#list + 1] = g end
+    end
+    rcall('HSET', K_GROUPS, GROUP_REFILL, table.concat(list, '\0'))
+    local head = tonumber(rcall('GET', K_NEXT))
+    if not head or now < head then rcall('SET', K_NEXT, now) end
+    wake(channel, now)
+  end
+  if #admit == 0 then return 0, #refill > 0 end
   variadic('HSET', K_JOBS, records)
   variadic('HSET', K_GADMIT, admit)
   for code, list in pairs(due) do
@@ -694,7 +718,7 @@ local function group_fill(order, ending, now, channel)
       wake(channel, now)
     end
   end
-  return #admit / 2
+  return #admit / 2, #refill > 0
 end
 
 -- Ends the admissions of jobs that leave them (admitted_of: in flight no more, or a released one

@@ -172,22 +172,34 @@ local stale, acked, released = ack_leases(A + 14, tonumber(ARGV[A + 13]), tonumb
 if not stale then return acked end
 -- The stored limit, which releases obey, follows the callers' configuration. Raised (or set again
 -- while jobs are still held), the groups that hold jobs start them up to the new limit now: their
--- jobs may all be held, none in a shard for a take to meet.
+-- jobs may all be held, none in a shard for a take to meet. So do the groups a fill left below
+-- their limit (lib.lua's GROUP_REFILL), read with the limit; a fill here that stops at its bound
+-- again (refill_left) has this take end with "next" due, so that a take follows at once.
+local refill_left = false
 if group_limit > 0 then
-  local stored = tonumber(rcall('HGET', K_GROUPS, ''))
+  local read = rcall('HMGET', K_GROUPS, '', GROUP_REFILL)
+  local stored = tonumber(read[1])
+  local order, ending = {}, {}
+  local function fill(g)
+    if not ending[g] then
+      ending[g] = 0
+      order[#order + 1] = g
+    end
+  end
   if stored ~= group_limit then
     rcall('HSET', K_GROUPS, '', group_limit)
     if not stored or group_limit > stored then
-      local order, ending = {}, {}
-      for _, m in ipairs(rcall('ZRANGE', K_GHELD, 0, 999)) do
-        local g = held_split(m)
-        if not ending[g] then
-          ending[g] = 0
-          order[#order + 1] = g
-        end
-      end
-      if #order > 0 then released = released + group_fill(order, ending, now, ARGV[A + 9]) end
+      for _, m in ipairs(rcall('ZRANGE', K_GHELD, 0, 999)) do fill((held_split(m))) end
     end
+  end
+  if read[2] then
+    rcall('HDEL', K_GROUPS, GROUP_REFILL)
+    for g in string.gmatch(read[2], '[^%z]+') do fill(g) end
+  end
+  if #order > 0 then
+    local n
+    n, refill_left = group_fill(order, ending, now, ARGV[A + 9])
+    released = released + n
   end
 end
 -- A topic whose group-max-in-flight was turned off (0 in this call) while its groups held jobs
@@ -268,7 +280,7 @@ if group_limit <= 0 and (due or lane_due or (released > 0 and limit > 0)) and rc
     end
     released = released + count
   end
-  if rcall('EXISTS', K_GHELD) == 0 then rcall('HDEL', K_GROUPS, '') end
+  if rcall('EXISTS', K_GHELD) == 0 then rcall('HDEL', K_GROUPS, '', GROUP_REFILL) end
 end
 -- A carried ack that freed a group's slot put its next job into today's shard, due now: this take
 -- may have it (today's shard is always passed).
@@ -821,6 +833,10 @@ out[#out + 1] = #trimmed
 for _, id in ipairs(trimmed) do out[#out + 1] = id end
 
 if next_due == -2 then next_due = reset_next() end
+if refill_left and (next_due < 0 or next_due > now) then
+  next_due = now
+  rcall('SET', K_NEXT, now)
+end
 out[2] = earliest(next_due, lane_due and reset_lnext() or lhead)
 out[3] = pace(#taken)
 settle_cap(#taken, out[2])

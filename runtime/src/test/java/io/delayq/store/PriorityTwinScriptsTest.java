@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -240,6 +241,56 @@ class PriorityTwinScriptsTest {
             assertEquals(2, callbacks.size(), "one callback each: " + callbacks);
             assertEquals(0, redis.num("EXISTS", k + "due:" + Keys.laneCode(4, Keys.dayOf(now - 1000))));
             assertEquals(0, redis.num("EXISTS", k + "due:" + Keys.laneCode(5, Keys.dayOf(now - 1000))));
+        }
+    }
+
+    /**
+     * Third review M2: a slot freed in a group whose next live held job lies behind more than a
+     * fill's bound (1,000) of members it drops (held lane jobs an older release moved to tomorrow:
+     * it rewrote their records without the priority and put them into the plain shard, their gheld
+     * members left behind) is filled by the takes that follow, not left unfilled for good: l had
+     * nothing in a shard for a take to meet.
+     */
+    @Test
+    void aFreedSlotReachesAHeldJobBehindMoreStaleMembersThanAFillLooksAt() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        String k = HandBuiltStore.keysOf(GROUPS);
+        long now = System.currentTimeMillis();
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-a", now - 9000, null, null), job(GROUPS, g, g + "-b", now - 9000, null, null)), "");
+        TakeResult first = take(p, 10);
+        assertEquals(2, first.jobs().size(), "a and b in flight: the group at its limit");
+        int stale = 2500;
+        List<Object> members = new ArrayList<>(List.of("ZADD", k + "gheld"));
+        for (int from = 0; from < stale; from += 500) {
+            List<NewJob> moved = new ArrayList<>();
+            for (int i = from; i < from + 500; i++) {
+                moved.add(job(GROUPS, g, g + "-x" + i, now + 86_400_000L, null, null));
+                members.add("0");
+                members.add(g + "\0+" + String.format("%012d", (now - 8000 + i) / 10) + "\0" + g + "-x" + i);
+            }
+            store.enqueue(p, moved, "");
+        }
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(stale, redis.num(members.toArray()));
+        }
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-l", now - 1000, null, null)), "");
+        assertEquals(List.of(), ids(take(p, 10)), "l held: the group at its limit");
+        store.ack(p, List.of(first.jobs().get(0).lease()));
+        List<String> got = List.of();
+        for (int i = 0; i < 5 && got.isEmpty(); i++) {
+            TakeResult r = take(p, 10);
+            got = ids(r);
+            if (got.isEmpty()) {
+                assertTrue(r.nextDue() >= 0 && r.nextDue() <= r.now(), "a take that fills on is followed by one at once: " + r.nextDue());
+            }
+        }
+        assertEquals(List.of(g + "-l"), got, "l started in a's slot");
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals("2", redis.str("HGET", k + "groups", g), "b and l");
+            assertNull(redis.str("HGET", k + "groups", "\0"), "no group left to fill on");
+            assertTrue(redis.list("ZRANGE", k + "gheld", "0", "-1").stream().noneMatch(m -> m.toString().startsWith(g + "\0")),
+                    "every stale member dropped");
         }
     }
 }
