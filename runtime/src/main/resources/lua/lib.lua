@@ -563,13 +563,25 @@ end
 -- leases, holds or buries the plain twin as the job, and leaves the other behind. So a gheld member,
 -- or a lane entry, whose id is already admitted, in flight or dead is a twin the job has left: never
 -- started again (a second run, or a group slot counted twice for one admission). None is left so
--- with only this release running: these reads find nothing then. Of ids[i..j], three reads.
-local function twins_of(ids, i, j)
-  local admitted = rcall('HMGET', K_GADMIT, unpack(ids, i, j))
-  local inflight = rcall('ZMSCORE', K_INFLIGHT, unpack(ids, i, j))
-  local dead = rcall('ZMSCORE', K_DEAD, unpack(ids, i, j))
-  local out = {}
-  for k = 1, j - i + 1 do out[k] = (admitted[k] or inflight[k] or dead[k]) and true or false end
+-- with only this release running: these reads find nothing then. Of ids[i..j] (recs[k] the record
+-- of ids[i + k - 1]), three reads of those whose record carries a priority: a twin's record does
+-- (that release rewrites a record without its priority prefix, and its move then leaves a member
+-- or a lane entry that stale_held or the take's lane check drops), so a topic without priorities
+-- reads nothing.
+local function twins_of(ids, i, j, recs)
+  local out, pick, some = {}, {}, {}
+  for k = 1, j - i + 1 do
+    out[k] = false
+    if recs[k] and priority_of(recs[k]) ~= DEFAULT_PRIORITY then
+      pick[#pick + 1] = k
+      some[#some + 1] = ids[i + k - 1]
+    end
+  end
+  if #some == 0 then return out end
+  local admitted = rcall('HMGET', K_GADMIT, unpack(some))
+  local inflight = rcall('ZMSCORE', K_INFLIGHT, unpack(some))
+  local dead = rcall('ZMSCORE', K_DEAD, unpack(some))
+  for n, k in ipairs(pick) do out[k] = (admitted[n] or inflight[n] or dead[n]) and true or false end
   return out
 end
 
@@ -651,7 +663,7 @@ local function group_fill(order, ending, now, channel)
   for i = 1, #ids, CHUNK do
     local last = math.min(i + CHUNK - 1, #ids)
     local recs = rcall('HMGET', K_JOBS, unpack(ids, i, last))
-    local twins = twins_of(ids, i, last)
+    local twins = twins_of(ids, i, last, recs)
     for j = 1, #recs do
       local k = i + j - 1
       if live(ids[k], recs[j], runs_of[k], lanes_of[k], twins[j]) then
@@ -681,7 +693,7 @@ local function group_fill(order, ending, now, channel)
         _, mruns[k], mids[k], mlanes[k] = held_split(m)
       end
       local recs = rcall('HMGET', K_JOBS, unpack(mids))
-      local twins = twins_of(mids, 1, #mids)
+      local twins = twins_of(mids, 1, #mids, recs)
       for k, id in ipairs(mids) do
         if live(id, recs[k], mruns[k], mlanes[k], twins[k]) then
           release(id, recs[k], g, mlanes[k])

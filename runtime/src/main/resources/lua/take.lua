@@ -220,7 +220,7 @@ if group_limit <= 0 and (due or lane_due or (released > 0 and limit > 0)) and rc
   end
   local recs = rcall('HMGET', K_JOBS, unpack(ids))
   -- A twin (lib.lua's twins_of; two members of one job among these) is dropped, as a stale member.
-  local twins, moved = twins_of(ids, 1, #ids), {}
+  local twins, moved = twins_of(ids, 1, #ids, recs), {}
   -- Into today's shard of each job's lane (the plain one when that was not passed).
   local records, due_at, early, count = {}, {}, day_start(today), 0
   for i, id in ipairs(ids) do
@@ -535,7 +535,7 @@ local function take_held(g, room, upto, taken)
   if n == 0 then return 0, first_left, 0 end
   rcall('ZREM', K_GHELD, unpack(members, 1, n))
   local recs = rcall('HMGET', K_JOBS, unpack(ids, 1, n))
-  local twins = twins_of(ids, 1, n)
+  local twins = twins_of(ids, 1, n, recs)
   local got, off = 0, 0
   for k = 1, n do
     local id = ids[k]

@@ -293,4 +293,33 @@ class PriorityTwinScriptsTest {
                     "every stale member dropped");
         }
     }
+
+    /**
+     * Third review S2: the twin reads (gadmit, inflight, dead) are for records that carry a priority:
+     * a group release of a job without one (a grouped topic that uses no priorities) reads nothing
+     * more than before priorities.
+     */
+    @Test
+    void aGroupReleaseOfAJobWithoutAPriorityReadsNoTwins() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        long now = System.currentTimeMillis();
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-a", now - 9000, null, null), job(GROUPS, g, g + "-b", now - 9000, null, null)), "");
+        TakeResult first = take(p, 10);
+        assertEquals(2, first.jobs().size());
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-c", now - 1000, null, null)), "");
+        assertEquals(List.of(), ids(take(p, 10)), "c held");
+        long before;
+        try (Resp redis = HandBuiltStore.resp()) {
+            before = GroupReviewTest.calls(redis, "zmscore");
+        }
+        store.ack(p, List.of(first.jobs().get(0).lease()));
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(before, GroupReviewTest.calls(redis, "zmscore"), "the ack that released c read no twins");
+        }
+        TakeResult r = take(p, 10);
+        assertEquals(List.of(g + "-c"), ids(r));
+        store.ack(p, List.of(r.jobs().get(0).lease(), first.jobs().get(1).lease()));
+        assertGroupSettled(GROUPS, g);
+    }
 }
