@@ -605,8 +605,10 @@ local function group_fill(order, ending, now, channel)
   local records, admit, due, missing, released = {}, {}, {}, {}, {}
   local today = day_of(now)
   -- Into today's shard of its lane (the plain one when that was not passed, see schedule), due
-  -- now, admitted. A lane job's plain twin (see twins_of) goes, when its shard was passed: its
-  -- record is due now from here on, and the twin would match it. One ZREM per lane job released.
+  -- now, admitted; a priority-3 member's lane is its record's priority (one a release before
+  -- priorities held where this release had put a lane job when its lane was not at hand). A lane
+  -- job's plain twin (see twins_of) goes, when its shard was passed: its record is due now from
+  -- here on, and the twin would match it. One ZREM per lane job released.
   local function release(id, rec, g, lane)
     released[id] = true
     if lane ~= 3 then
@@ -618,7 +620,7 @@ local function group_fill(order, ending, now, channel)
     records[#records + 1] = with_run_at(rec, now)
     admit[#admit + 1] = id
     admit[#admit + 1] = g
-    local code = code_of(lane, today)
+    local code = code_of(lane == 3 and priority_of(rec) or lane, today)
     if not shard_of_day[code] then code = today end
     local list = due[code]
     if not list then

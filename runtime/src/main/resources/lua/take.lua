@@ -221,7 +221,8 @@ if group_limit <= 0 and (due or lane_due or (released > 0 and limit > 0)) and rc
   local recs = rcall('HMGET', K_JOBS, unpack(ids))
   -- A twin (lib.lua's twins_of; two members of one job among these) is dropped, as a stale member.
   local twins, moved = twins_of(ids, 1, #ids, recs), {}
-  -- Into today's shard of each job's lane (the plain one when that was not passed).
+  -- Into today's shard of each job's lane (the plain one when that was not passed; a priority-3
+  -- member's lane is its record's priority, as lib.lua's group_fill places it).
   local records, due_at, early, count = {}, {}, day_start(today), 0
   for i, id in ipairs(ids) do
     if recs[i] and not twins[i] and not moved[id] and not stale_held(recs[i], runs[i], lanes[i]) then
@@ -236,7 +237,7 @@ if group_limit <= 0 and (due or lane_due or (released > 0 and limit > 0)) and rc
           records[#records + 1] = with_run_at(recs[i], at)
         end
       end
-      local code = code_of(lanes[i], today)
+      local code = code_of(lanes[i] == 3 and priority_of(recs[i]) or lanes[i], today)
       if not shard_of_day[code] then code = today end
       local list = due_at[code]
       if not list then
@@ -547,7 +548,7 @@ local function take_held(g, room, upto, taken)
       seen[id] = true
     elseif recs[k] then
       seen[id] = true
-      if off_by_rate(g, id, recs[k], lanes[k]) then
+      if off_by_rate(g, id, recs[k], lanes[k] == 3 and priority_of(recs[k]) or lanes[k]) then
         off = off + 1
       else
         taken[#taken + 1] = id

@@ -89,6 +89,41 @@ class PriorityTwinScriptsTest {
     }
 
     /**
+     * The older release's rewrite of a record (as its reschedule, extend or replace writes it): its
+     * runAt written anew, so the priority prefix of this release's record goes (read as 3).
+     */
+    private static void olderRewrite(String topic, String id, long runAt) {
+        String k = HandBuiltStore.keysOf(topic);
+        try (Resp redis = HandBuiltStore.resp()) {
+            String rec = redis.str("HGET", k + "jobs", id);
+            int comma = rec.indexOf(',');
+            int end = comma >= 0 && comma < rec.indexOf('\n') ? comma : rec.indexOf('\n');
+            redis.num("HSET", k + "jobs", id, Long.toString(runAt, 36) + rec.substring(end));
+        }
+    }
+
+    /** The older release's take holding that plain entry back: its priority-3 member in gheld. */
+    private static void olderHoldOfThePlainTwin(String topic, String group, String id, long runAt) {
+        String k = HandBuiltStore.keysOf(topic);
+        int day = Keys.dayOf(runAt);
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(1, redis.num("ZREM", k + "due:" + day, id));
+            if (redis.num("ZCARD", k + "due:" + day) == 0) {
+                redis.num("ZREM", k + "days", day);
+            }
+            redis.num("ZADD", k + "gheld", "0", group + "\0" + String.format("%013d", runAt) + "\0" + id);
+        }
+    }
+
+    /** Two jobs of group g (due 9 s ago) leased: the group at its limit. */
+    private TakeResult groupAtItsLimit(Partition p, String g, long now) {
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-a", now - 9000, null, null), job(GROUPS, g, g + "-b", now - 9000, null, null)), "");
+        TakeResult first = take(p, 10);
+        assertEquals(2, first.jobs().size(), "a and b in flight: the group at its limit");
+        return first;
+    }
+
+    /**
      * A held lane job h (due 5 s ago) of group g that the older release moved to the same runAt, and
      * whose plain twin its take then leased (token old:1, admitted).
      */
@@ -257,9 +292,7 @@ class PriorityTwinScriptsTest {
         Partition p = store.partitionOf(GROUPS, "x", g);
         String k = HandBuiltStore.keysOf(GROUPS);
         long now = System.currentTimeMillis();
-        store.enqueue(p, List.of(job(GROUPS, g, g + "-a", now - 9000, null, null), job(GROUPS, g, g + "-b", now - 9000, null, null)), "");
-        TakeResult first = take(p, 10);
-        assertEquals(2, first.jobs().size(), "a and b in flight: the group at its limit");
+        TakeResult first = groupAtItsLimit(p, g, now);
         int stale = 2500;
         List<Object> members = new ArrayList<>(List.of("ZADD", k + "gheld"));
         for (int from = 0; from < stale; from += 500) {
@@ -304,9 +337,7 @@ class PriorityTwinScriptsTest {
         String g = "g-" + System.nanoTime();
         Partition p = store.partitionOf(GROUPS, "x", g);
         long now = System.currentTimeMillis();
-        store.enqueue(p, List.of(job(GROUPS, g, g + "-a", now - 9000, null, null), job(GROUPS, g, g + "-b", now - 9000, null, null)), "");
-        TakeResult first = take(p, 10);
-        assertEquals(2, first.jobs().size());
+        TakeResult first = groupAtItsLimit(p, g, now);
         store.enqueue(p, List.of(job(GROUPS, g, g + "-c", now - 1000, null, null)), "");
         assertEquals(List.of(), ids(take(p, 10)), "c held");
         long before;
@@ -320,6 +351,100 @@ class PriorityTwinScriptsTest {
         TakeResult r = take(p, 10);
         assertEquals(List.of(g + "-c"), ids(r));
         store.ack(p, List.of(r.jobs().get(0).lease(), first.jobs().get(1).lease()));
+        assertGroupSettled(GROUPS, g);
+    }
+
+    /**
+     * Third review M1, with the priority prefix: this release holds lane job h (its lane member);
+     * the older release reschedules it to the runAt it had (its record rewritten without the
+     * priority, a plain entry added) and its take holds that entry (a priority-3 member). The slot
+     * an ack frees starts h once, from that member, and drops the lane member (its record's priority
+     * is no more its lane): nothing of h is left in gheld for a later release (by either release)
+     * to start again while h runs.
+     */
+    @Test
+    void aHeldLaneJobTheOlderReleaseMovedAndHeldAgainStartsOnce() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        String k = HandBuiltStore.keysOf(GROUPS);
+        long now = System.currentTimeMillis();
+        TakeResult first = groupAtItsLimit(p, g, now);
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-h", now - 5000, 1, null)), "");
+        assertEquals(List.of(), ids(take(p, 10)), "h held by this release: its lane member");
+        olderRewrite(GROUPS, g + "-h", now - 5000);
+        olderMoveToTheSameRunAt(GROUPS, g + "-h", now - 5000);
+        olderHoldOfThePlainTwin(GROUPS, g, g + "-h", now - 5000);
+        store.ack(p, List.of(first.jobs().get(0).lease()));
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertTrue(redis.list("ZRANGE", k + "gheld", "0", "-1").stream().noneMatch(m -> m.toString().startsWith(g + "\0")),
+                    "no member of h left");
+        }
+        TakeResult r = take(p, 10);
+        assertEquals(List.of(g + "-h"), ids(r));
+        assertEquals(List.of(), ids(take(p, 10)));
+        store.ack(p, List.of(r.jobs().get(0).lease(), first.jobs().get(1).lease()));
+        assertGroupSettled(GROUPS, g);
+    }
+
+    /**
+     * Third review M3, with the priority prefix: a held lane job j the older release rescheduled to
+     * the runAt it had, two days ago (its record rewritten without the priority, a plain entry on
+     * that day). The freed slot drops j's lane member; j runs once, from its plain entry, and,
+     * enqueued again due in an hour, does not start before then from anything left behind.
+     */
+    @Test
+    void aHeldLaneJobTheOlderReleaseMovedDaysAgoRunsOnceAndNotEarlyWhenEnqueuedAgain() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        long now = System.currentTimeMillis();
+        long t1 = now - 2 * 86_400_000L;
+        TakeResult first = groupAtItsLimit(p, g, now);
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-j", t1, 1, null)), "");
+        PriorityReviewScriptsTest.holdBack(GROUPS, g, g + "-j", t1, 1);
+        olderRewrite(GROUPS, g + "-j", t1);
+        olderMoveToTheSameRunAt(GROUPS, g + "-j", t1);
+        store.ack(p, List.of(first.jobs().get(0).lease()));
+        TakeResult r = take(p, 1);
+        assertEquals(List.of(g + "-j"), ids(r), "from its plain entry");
+        store.ack(p, List.of(r.jobs().get(0).lease()));
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-j", now + 3_600_000L, 1, null)), "");
+        assertEquals(List.of(), ids(take(p, 10)), "j is due in an hour");
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(0, redis.num("ZCARD", HandBuiltStore.keysOf(GROUPS) + "due:" + Keys.dayOf(t1)), "nothing left on j's old day");
+        }
+        store.ack(p, List.of(first.jobs().get(1).lease()));
+        STORE.inspection.cancel(GROUPS, g + "-j");
+        assertGroupSettled(GROUPS, g);
+    }
+
+    /**
+     * Third review S1, with the priority prefix: a lane 4 job this release put into the plain shard
+     * (its lane's shard not at hand) and the older release's take held there (a priority-3 member)
+     * is released into its lane: a priority-3 job of its group released with it starts first.
+     */
+    @Test
+    void aLaneJobHeldByAPriorityThreeMemberIsReleasedIntoItsLane() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        String k = HandBuiltStore.keysOf(GROUPS);
+        long now = System.currentTimeMillis();
+        TakeResult first = groupAtItsLimit(p, g, now);
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-j", now - 5000, 4, null)), "");
+        int day = Keys.dayOf(now - 5000);
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(1, redis.num("ZREM", k + "due:" + Keys.laneCode(4, day), g + "-j"));
+            redis.num("ZADD", k + "due:" + day, Long.toString(now - 5000), g + "-j");
+            redis.num("ZADD", k + "days", day, day);
+        }
+        olderHoldOfThePlainTwin(GROUPS, g, g + "-j", now - 5000);
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-p", now - 1000, null, null)), "");
+        assertEquals(List.of(), ids(take(p, 10)), "p held");
+        store.ack(p, List.of(first.jobs().get(0).lease(), first.jobs().get(1).lease()));
+        TakeResult r = take(p, 1);
+        assertEquals(List.of(g + "-p"), ids(r), "priority 3 before priority 4");
+        TakeResult s = take(p, 1);
+        assertEquals(List.of(g + "-j"), ids(s));
+        store.ack(p, List.of(r.jobs().get(0).lease(), s.jobs().get(0).lease()));
         assertGroupSettled(GROUPS, g);
     }
 }
