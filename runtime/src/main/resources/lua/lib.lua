@@ -213,6 +213,7 @@ local LIMIT_MARK = '\27'
 -- malformed record). Decoded as r.priority (a number, 3 when neither).
 local PRIORITY_MARK, DEFAULT_PRIORITY = '\26', 3
 local PRIORITY_PREFIX = { [1] = '00', [2] = '0', [4] = '+', [5] = '+0' }
+
 -- The priority a record's (or head's) prefix gives and the prefix's length, nil when it has none;
 -- e = where its runAt's text ends (the first ',' or newline, or past the end of a head).
 local function prefix_of(rec, e)

@@ -3,27 +3,36 @@ package io.delayq.store;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import io.delayq.core.IfExists;
 import io.delayq.core.JobRequest;
 import io.delayq.core.JobValidator;
 import io.delayq.core.NewJob;
 import io.delayq.dev.Resp;
 
 /**
- * A job's priority in its record (the head's SUB mark, see lib.lua's PRIORITY_MARK): absent = 3,
- * so every record written before priorities reads as priority 3; a mark that is not one digit
- * 1..5 stays error text (on both sides, Lua and Java); and every script that rewrites a record
- * (a failed attempt's retry, a snooze, a lost attempt's rerun, a drain's requeue, a burial and a
- * revive) keeps the mark, between the job's other marks and its error.
+ * A job's priority in its record: a prefix of the runAt ("00", "0", "+", "+0" for 1, 2, 4, 5; see
+ * lib.lua's PRIORITY_PREFIX), which an enqueue writes and nothing else with it, and which every
+ * release reads the runAt through; or, in a record written before the prefix, the head's SUB mark
+ * (lib.lua's PRIORITY_MARK), still read. Neither = 3, so every record written before priorities
+ * reads as priority 3; a mark that is not one digit 1..5 stays error text (on both sides, Lua and
+ * Java); and every script that rewrites a record (a failed attempt's retry, a snooze, a lost
+ * attempt's rerun, a drain's requeue, a burial and a revive) keeps the priority.
  */
 class PriorityRecordScriptsTest {
     private static final String TRACE = "0af7651916cd43dd8448eb211c80319c" + "b7ad6b7169203331" + "01";
@@ -31,6 +40,105 @@ class PriorityRecordScriptsTest {
     private final JobQueue store = STORE.queue;
     private final Inspection inspection = STORE.inspection;
     private final JobValidator validator = new JobValidator(STORE.config, new RedisClock());
+
+    /** What a record of each priority starts with, before its runAt in base 36. */
+    private static final Map<Integer, String> PREFIX = Map.of(1, "00", 2, "0", 3, "", 4, "+", 5, "+0");
+    private static final String LIB = lua("lib");
+
+    private static String lua(String name) {
+        try (InputStream in = Scripts.class.getClassLoader().getResourceAsStream("lua/" + name + ".lua")) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Runs code with lib.lua's functions (no keys, no day shard), its ARGV from A on. */
+    private static List<Object> withLib(String code, String... args) {
+        List<Object> call = new ArrayList<>(List.of("EVAL", Scripts.assemble(LIB, code), "0", "0"));
+        call.addAll(List.of(args));
+        try (Resp redis = HandBuiltStore.resp()) {
+            return redis.list(call.toArray());
+        }
+    }
+
+    @Test
+    void anEnqueueWritesAPriorityAsAPrefixOfTheRunAtAndNothingElse() {
+        String topic = HandBuiltStore.fresh("prio-prefix");
+        Partition p = store.partitionsOf(topic).get(0);
+        long runAt = System.currentTimeMillis() + 3_600_000;
+        List<NewJob> jobs = new ArrayList<>();
+        for (int priority = 1; priority <= 5; priority++) {
+            jobs.add(new NewJob(topic, "p" + priority, false, runAt, 0, "\"xxxxxxxxxxxxxx\"", IfExists.KEEP, null, null, null,
+                    null, priority));
+        }
+        store.enqueue(p, jobs, "");
+        try (Resp redis = HandBuiltStore.resp()) {
+            for (int priority = 1; priority <= 5; priority++) {
+                String rec = redis.str("HGET", HandBuiltStore.keysOf(topic) + "jobs", "p" + priority);
+                assertEquals(PREFIX.get(priority) + Long.toString(runAt, 36) + "\n\"xxxxxxxxxxxxxx\"", rec,
+                        "priority " + priority + ": the prefix, no empty attempt fields");
+                JobRecord r = JobRecord.decode(rec);
+                assertEquals(priority, r.priority());
+                assertEquals(runAt, r.runAt());
+                assertEquals(0, r.attempts());
+                assertEquals("", r.lastError());
+            }
+        }
+    }
+
+    /**
+     * A release before priorities parses the runAt as Java's Long.parseLong(text, 36) (JobRecord)
+     * and Lua's tonumber(text, 36) (lib.lua's decode_head, list.lua) do: the prefix reads as part of
+     * it, the same runAt, never a malformed record; it rewrites the runAt as b36 (its encode and
+     * with_run_at), dropping the prefix: the job is priority 3 from there on.
+     */
+    @Test
+    void anOlderReleaseReadsAPrefixedRunAtAsTheRunAt() {
+        for (long runAt : new long[] { System.currentTimeMillis(), 0, 35, 36, 4_102_444_800_000L }) {
+            for (String prefix : PREFIX.values()) {
+                String text = prefix + Long.toString(runAt, 36);
+                assertEquals(runAt, Long.parseLong(text, 36), text);
+                try (Resp redis = HandBuiltStore.resp()) {
+                    assertEquals(Long.toString(runAt),
+                            redis.str("EVAL", "return string.format('%d', tonumber(ARGV[1], 36))", "0", text), text);
+                }
+            }
+        }
+    }
+
+    /**
+     * Lua reads the prefix as Java does, the runAt 0 included (b36 writes "0": a prefix never takes
+     * the runAt's last digit), with and without the fields after the runAt; encode writes the
+     * record back the same, and with_run_at keeps the prefix.
+     */
+    @Test
+    void luaAndJavaReadThePrefixAlikeAndTheScriptsWriteItBack() {
+        for (long runAt : new long[] { 0, 1, 36, System.currentTimeMillis() }) {
+            for (int priority = 1; priority <= 5; priority++) {
+                String head = PREFIX.get(priority) + Long.toString(runAt, 36);
+                for (String rec : List.of(head + "\n{}", head + ",2,5,\u001cg\u001cboom\n[1]")) {
+                    JobRecord j = JobRecord.decode(rec);
+                    assertEquals(priority, j.priority(), rec);
+                    assertEquals(runAt, j.runAt(), rec);
+                    List<Object> r = withLib("local r = decode(ARGV[A]) return { r.priority, string.format('%d', r.run_at),"
+                            + " r.err, r.group, encode(r), with_run_at(ARGV[A], 42), priority_of(ARGV[A]) }", rec);
+                    assertEquals(List.of((long) priority, Long.toString(runAt), j.lastError(), j.group() == null ? "" : j.group(),
+                            rec, PREFIX.get(priority) + "16" + rec.substring(head.length()), (long) priority), r, rec);
+                }
+            }
+        }
+    }
+
+    /** A record written before the prefix keeps its priority through Lua, and is written back with the prefix. */
+    @Test
+    void aMarkOfARecordWrittenBeforeThePrefixIsReadAndWrittenBackAsAPrefix() {
+        List<Object> r = withLib("local r = decode(ARGV[A]) return { r.priority, r.err, encode(r), priority_of(ARGV[A]) }",
+                "kx2,0,0,\u001a5\u001a\n{}");
+        assertEquals(List.of(5L, "", "+0kx2\n{}", 5L), r);
+        r = withLib("local r = decode(ARGV[A]) return { r.priority, r.err, encode(r) }", "kx2,1,0,\u001a1\u001aboom\n{}");
+        assertEquals(List.of(1L, "boom", "00kx2,1,0,boom\n{}"), r);
+    }
 
     @Test
     void aRecordWithoutTheMarkIsPriorityThree() {

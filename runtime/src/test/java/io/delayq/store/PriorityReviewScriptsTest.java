@@ -227,8 +227,11 @@ class PriorityReviewScriptsTest {
         assertEquals(List.of("m5"), ids(take(p, 1)));
     }
 
-    /** Replaces a record's runAt as text (base 36, up to its first ',' or newline), as the scripts do. */
-    private static String withRunAt(String rec, long runAt) {
+    /**
+     * Replaces a record's runAt as text (base 36, up to its first ',' or newline), as a release before
+     * priorities does (its with_run_at, and its encode): a priority prefix goes with the old runAt.
+     */
+    static String withRunAt(String rec, long runAt) {
         int end = 0;
         while (rec.charAt(end) != ',' && rec.charAt(end) != '\n') {
             end++;
@@ -255,13 +258,14 @@ class PriorityReviewScriptsTest {
         long later = now + 60_000;
         int lane = Keys.laneCode(1, Keys.dayOf(now - 1000));
         try (Resp redis = HandBuiltStore.resp()) {
-            // The old reschedule of "moved": its record at the new runAt (mark kept), a plain entry.
+            // The old reschedule of "moved": its record at the new runAt (written anew: the priority
+            // prefix goes, see withRunAt), a plain entry.
             String rec = redis.str("HGET", k + "jobs", "moved");
             redis.num("HSET", k + "jobs", "moved", withRunAt(rec, later));
             redis.num("ZADD", k + "due:" + Keys.dayOf(later), Long.toString(later), "moved");
             redis.num("ZADD", k + "days", Keys.dayOf(later), Keys.dayOf(later));
-            // The old replace of "replaced": a new record without the mark, due now, a plain entry.
-            String rep = redis.str("HGET", k + "jobs", "replaced").replace("\u001a1\u001a", "");
+            // The old replace of "replaced": a new record without the priority, due now, a plain entry.
+            String rep = redis.str("HGET", k + "jobs", "replaced");
             redis.num("HSET", k + "jobs", "replaced", withRunAt(rep, now - 500));
             redis.num("ZADD", k + "due:" + Keys.dayOf(now - 500), Long.toString(now - 500), "replaced");
             redis.num("ZADD", k + "days", Keys.dayOf(now - 500), Keys.dayOf(now - 500));
