@@ -103,20 +103,6 @@ class PriorityTwinScriptsTest {
         }
     }
 
-    /**
-     * The older release's rewrite of a record (as its reschedule, extend or replace writes it): its
-     * runAt written anew, so the priority prefix of this release's record goes (read as 3).
-     */
-    private static void olderRewrite(String topic, String id, long runAt) {
-        String k = HandBuiltStore.keysOf(topic);
-        try (Resp redis = HandBuiltStore.resp()) {
-            String rec = redis.str("HGET", k + "jobs", id);
-            int comma = rec.indexOf(',');
-            int end = comma >= 0 && comma < rec.indexOf('\n') ? comma : rec.indexOf('\n');
-            redis.num("HSET", k + "jobs", id, Long.toString(runAt, 36) + rec.substring(end));
-        }
-    }
-
     /** The older release's take holding that plain entry back: its priority-3 member in gheld. */
     private static void olderHoldOfThePlainTwin(String topic, String group, String id, long runAt) {
         String k = HandBuiltStore.keysOf(topic);
@@ -414,7 +400,7 @@ class PriorityTwinScriptsTest {
         TakeResult first = groupAtItsLimit(p, g, now);
         store.enqueue(p, List.of(job(GROUPS, g, g + "-h", now - 5000, 1, null)), "");
         assertEquals(List.of(), ids(take(p, 10)), "h held by this release: its lane member");
-        olderRewrite(GROUPS, g + "-h", now - 5000);
+        olderRewrite(GROUPS, g + "-h");
         olderMoveToTheSameRunAt(GROUPS, g + "-h", now - 5000);
         olderHoldOfThePlainTwin(GROUPS, g, g + "-h", now - 5000);
         store.ack(p, List.of(first.jobs().get(0).lease()));
@@ -444,7 +430,7 @@ class PriorityTwinScriptsTest {
         TakeResult first = groupAtItsLimit(p, g, now);
         store.enqueue(p, List.of(job(GROUPS, g, g + "-j", t1, 1, null)), "");
         PriorityReviewScriptsTest.holdBack(GROUPS, g, g + "-j", t1, 1);
-        olderRewrite(GROUPS, g + "-j", t1);
+        olderRewrite(GROUPS, g + "-j");
         olderMoveToTheSameRunAt(GROUPS, g + "-j", t1);
         store.ack(p, List.of(first.jobs().get(0).lease()));
         TakeResult r = take(p, 1);
