@@ -140,9 +140,12 @@ class PriorityTwinScriptsTest {
         try (Resp redis = HandBuiltStore.resp()) {
             assertNull(redis.str("HGET", k + "groups", group), "the group's count is back to none: no slot leaked");
             assertEquals(0, redis.num("HLEN", k + "gadmit"), "no admission left");
-            assertTrue(redis.list("ZRANGE", k + "gheld", "0", "-1").stream().noneMatch(m -> m.toString().startsWith(group + "\0")),
-                    "no member of the group left");
+            assertHoldsNone(redis, k, group, "no member of the group left");
         }
+    }
+
+    private static void assertHoldsNone(Resp redis, String k, String group, String message) {
+        assertTrue(redis.list("ZRANGE", k + "gheld", "0", "-1").stream().noneMatch(m -> m.toString().startsWith(group + "\0")), message);
     }
 
     /** M1: a held lane job with a plain twin: the take that meets the twin starts it once. */
@@ -351,8 +354,7 @@ class PriorityTwinScriptsTest {
         try (Resp redis = HandBuiltStore.resp()) {
             assertEquals("2", redis.str("HGET", k + "groups", g), "b and l");
             assertNull(redis.str("HGET", k + "groups", "\0"), "no group left to fill on");
-            assertTrue(redis.list("ZRANGE", k + "gheld", "0", "-1").stream().noneMatch(m -> m.toString().startsWith(g + "\0")),
-                    "every stale member dropped");
+            assertHoldsNone(redis, k, g, "every stale member dropped");
         }
     }
 
@@ -405,8 +407,7 @@ class PriorityTwinScriptsTest {
         olderHoldOfThePlainTwin(GROUPS, g, g + "-h", now - 5000);
         store.ack(p, List.of(first.jobs().get(0).lease()));
         try (Resp redis = HandBuiltStore.resp()) {
-            assertTrue(redis.list("ZRANGE", k + "gheld", "0", "-1").stream().noneMatch(m -> m.toString().startsWith(g + "\0")),
-                    "no member of h left");
+            assertHoldsNone(redis, k, g, "no member of h left");
         }
         TakeResult r = take(p, 10);
         assertEquals(List.of(g + "-h"), ids(r));
