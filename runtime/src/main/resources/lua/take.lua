@@ -571,11 +571,13 @@ end
 -- compare per lane job met.
 -- An entry that matches its record may have a plain twin at the same runAt (such a move to the
 -- runAt the job had, lib.lua's twins_of): it goes with the entry met, when its shard was passed. One
--- ZREM per lane job met. The twin may have been taken, held or buried first (in this call: seen; or
--- by an earlier call of either release: busy, the id in flight or dead, read per round): then the
--- entry is stale. In a plain shard, an entry whose record carries a priority is a lane job's twin
--- (or one an older release snoozed, reclaimed or requeued there): stale when the job is in flight or
--- dead. Its priority prefix is its first byte ('0' or '+', see lib.lua's encode); the mark of a
+-- ZREM per lane job met whose record carries its priority as a mark written before the prefix: a
+-- prefixed record has no twin (a release before priorities rewrites the record without the prefix
+-- when it moves the job, and the entry is then stale). The twin may have been taken, held or
+-- buried first (in this call: seen; or by an earlier call of either release: busy, the id in
+-- flight or dead, read per round): then the entry is stale. In a plain shard, an entry whose record
+-- carries a priority is a lane job's twin (or one an older release snoozed, reclaimed or requeued
+-- there): stale when the job is in flight or dead. Its priority prefix is its first byte ('0' or '+', see lib.lua's encode); the mark of a
 -- record written before the prefix is found as expire finds its own (a memchr; the head only above
 -- 32 KB): a record with neither costs nothing more.
 local PRIORITY_IN_HEAD = '^[^\n]*' .. PRIORITY_MARK
@@ -594,9 +596,11 @@ local function stale_entry(id, rec, score, busy)
     if priority_of(rec) == 3 then return false end
     return (rcall('ZSCORE', K_INFLIGHT, id) or rcall('ZSCORE', K_DEAD, id)) and true or false
   end
-  local run_at = tonumber(string.sub(rec, 1, string.find(rec, '[,\n]') - 1), 36)
+  local e = string.find(rec, '[,\n]')
+  local run_at = tonumber(string.sub(rec, 1, e - 1), 36)
   if run_at ~= tonumber(score) or priority_of(rec) ~= cur_lane then return true end
   if busy then return true end
+  if prefix_of(rec, e) then return false end
   local day = day_of(run_at)
   local plain = shard_of_day[day]
   if plain and rcall('ZREM', plain, id) == 1 and rcall('ZCARD', plain) == 0 then rcall('ZREM', K_DAYS, day) end

@@ -477,4 +477,30 @@ class PriorityTwinScriptsTest {
         store.ack(p, List.of(r.jobs().get(0).lease(), s.jobs().get(0).lease()));
         assertGroupSettled(GROUPS, g);
     }
+
+    /**
+     * Third review S5: a take of lane jobs whose records carry the priority prefix looks for no plain
+     * twin (a prefixed record has none: a release before priorities drops the prefix when it moves
+     * the job): a ZREM for the round and one for its emptied day, not one more per job met.
+     */
+    @Test
+    void aTakeOfPrefixedLaneJobsLooksForNoPlainTwins() {
+        String topic = HandBuiltStore.fresh("ptw-cost");
+        Partition p = store.partitionsOf(topic).get(0);
+        long now = System.currentTimeMillis();
+        List<NewJob> jobs = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            jobs.add(job(topic, null, "l" + i, now - 1000, 1, null));
+        }
+        store.enqueue(p, jobs, "");
+        long before;
+        try (Resp redis = HandBuiltStore.resp()) {
+            before = GroupReviewTest.calls(redis, "zrem");
+        }
+        assertEquals(20, take(p, 20).jobs().size());
+        try (Resp redis = HandBuiltStore.resp()) {
+            long zrems = GroupReviewTest.calls(redis, "zrem") - before;
+            assertTrue(zrems <= 2, zrems + " ZREMs");
+        }
+    }
 }
