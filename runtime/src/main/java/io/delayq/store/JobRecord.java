@@ -29,8 +29,9 @@ import io.delayq.core.JobRetry;
  * @param timeoutMs the job's own attempt timeout (the enqueue's {@code timeoutMs}), null = its topic's
  * @param expiresAt the job's own expiresAt, epoch ms, null = none (every record written before
  *        there was one)
- * @param priority 1 (first) .. 5 (last); {@link #DEFAULT_PRIORITY} for a record without the mark
- *        (every record written before there were priorities)
+ * @param priority 1 (first) .. 5 (last); {@link #DEFAULT_PRIORITY} for a record with neither the
+ *        prefix nor the mark (every record written before there were priorities, and every one a
+ *        release before them rewrote)
  */
 public record JobRecord(long runAt, String trace, int attempts, int maxAttempts, String lastError, String payload,
         int lostAttempts, JobRetry retry, String group, Long timeoutMs, Long expiresAt, int priority) {
