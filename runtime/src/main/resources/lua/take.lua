@@ -520,8 +520,8 @@ end
 -- without a record) starts those that come no later than upto (the held_rank of the job the take
 -- met) first, taken straight out of gheld in (priority, runAt) order, up to room. Returns how many
 -- were admitted, what is known of the group's held jobs left (the held_rank of the first, false
--- when none is left), and how many of the admitted the group rate limit put off (admitted, not
--- taken).
+-- when none is left), how many of the admitted the group rate limit put off (admitted, not
+-- taken), and how many members it took out of gheld (admitted or dropped).
 local function take_held(g, room, upto, taken)
   local members = held_of(g, room + 1)
   local ids, ranks, lanes, runs = {}, {}, {}, {}
@@ -533,7 +533,7 @@ local function take_held(g, room, upto, taken)
   local n = 0
   while n < #members and n < room and ranks[n + 1] <= upto do n = n + 1 end
   local first_left = ranks[n + 1] or false
-  if n == 0 then return 0, first_left, 0 end
+  if n == 0 then return 0, first_left, 0, 0 end
   rcall('ZREM', K_GHELD, unpack(members, 1, n))
   local recs = rcall('HMGET', K_JOBS, unpack(ids, 1, n))
   local twins = twins_of(ids, 1, n, recs)
@@ -561,7 +561,7 @@ local function take_held(g, room, upto, taken)
   end
   -- Its put-offs are written with the round's (flush_offs, after the round's ZREM): they came out
   -- of gheld, not out of the shard that ZREM empties.
-  return got, first_left, off
+  return got, first_left, off, n
 end
 -- An entry of a lane shard that its record no longer matches (runAt other than its score, or another
 -- priority): a release before priorities moved or replaced the job (its reschedule, extend or
@@ -712,11 +712,17 @@ local function pull(shard, want, taken)
         -- Below its limit, the group's held jobs that come no later than this one start first
         -- ((priority, runAt) order, as gheld sorts). What it holds matters only there: at its
         -- limit, the job is held anyway. st.held: nil = not looked yet, false = holds none, else
-        -- the held_rank of its first held job.
-        if st.c < group_limit and st.held ~= false and (st.held == nil or st.held <= rank) then
-          local got, off
-          got, st.held, off = take_held(g, math.min(group_limit - st.c, want, SCAN), rank, taken)
+        -- the held_rank of its first held job. The members take_held drops (stale, twins, expired,
+        -- without a record) leave their room to the next ones: it goes on while the group has room
+        -- and its first held job still comes no later, up to SCAN members out of gheld.
+        local out_of_gheld = 0
+        while st.c < group_limit and want > 0 and st.held ~= false and (st.held == nil or st.held <= rank)
+            and out_of_gheld < SCAN do
+          local got, off, n
+          got, st.held, off, n = take_held(g, math.min(group_limit - st.c, want, SCAN - out_of_gheld), rank, taken)
           st.c, st.added, want = st.c + got, st.added + got, want - got + off
+          out_of_gheld = out_of_gheld + n
+          if n == 0 then break end
         end
         if seen[id] then
           -- take_held started the job from its gheld member: this entry is its twin (dropped)

@@ -503,4 +503,35 @@ class PriorityTwinScriptsTest {
             assertTrue(zrems <= 2, zrems + " ZREMs");
         }
     }
+
+    /**
+     * Third review S4: a group below its limit holds a stale member (a lane job the older release
+     * moved to tomorrow) before a live held job h2. A take that meets a later job j of the group
+     * drops the stale member and starts h2 in its room, not j ahead of h2.
+     */
+    @Test
+    void aStaleMemberDroppedByATakeLeavesItsRoomToTheNextHeldJob() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        String k = HandBuiltStore.keysOf(GROUPS);
+        long now = System.currentTimeMillis();
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-a", now - 9000, null, null)), "");
+        TakeResult first = take(p, 10);
+        assertEquals(List.of(g + "-a"), ids(first), "the group one below its limit");
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-x", now + 86_400_000L, null, null),
+                job(GROUPS, g, g + "-h2", now - 3000, null, null)), "");
+        olderHoldOfThePlainTwin(GROUPS, g, g + "-h2", now - 3000);
+        try (Resp redis = HandBuiltStore.resp()) {
+            redis.num("ZADD", k + "gheld", "0", g + "\0+" + String.format("%012d", (now - 5000) / 10) + "\0" + g + "-x");
+        }
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-j", now - 1000, null, null)), "");
+        TakeResult r = take(p, 10);
+        assertEquals(List.of(g + "-h2"), ids(r), "h2 before j");
+        store.ack(p, List.of(first.jobs().get(0).lease(), r.jobs().get(0).lease()));
+        TakeResult s = take(p, 10);
+        assertEquals(List.of(g + "-j"), ids(s));
+        store.ack(p, List.of(s.jobs().get(0).lease()));
+        STORE.inspection.cancel(GROUPS, g + "-x");
+        assertGroupSettled(GROUPS, g);
+    }
 }
