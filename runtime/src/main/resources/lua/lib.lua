@@ -679,17 +679,17 @@ local function group_fill(order, ending, now, channel)
   end
   -- A member without a record (none is left so by the scripts; a record written before groups
   -- could have been misread as grouped), or a stale one, gave its slot back: the group's next held
-  -- job takes it. At most CHUNK members looked at per group (stale ones feed the loop); a group
-  -- left below its limit so is listed under GROUP_REFILL.
-  local retry, refill = {}, {}
+  -- job takes it. Its members are read in windows that double (n, 2n, 4n ...: a few reads however
+  -- many it drops), looked at in order, and only those looked at leave gheld; at most CHUNK of them
+  -- per call, over all its groups (stale ones feed the loop): a group left below its limit so is
+  -- listed under GROUP_REFILL.
+  local retry, refill, looked = {}, {}, 0
   for _, g in ipairs(missing) do retry[g] = (retry[g] or 0) + 1 end
   for g, n in pairs(retry) do
-    local got, looked = 0, 0
+    local got, window = 0, n
     while n > 0 and looked < CHUNK do
-      local members = held_of(g, math.min(n, CHUNK - looked))
+      local members = held_of(g, math.min(window, CHUNK - looked))
       if #members == 0 then break end
-      looked = looked + #members
-      rcall('ZREM', K_GHELD, unpack(members))
       local mids, mruns, mlanes = {}, {}, {}
       for k, m in ipairs(members) do
         local _
@@ -697,12 +697,17 @@ local function group_fill(order, ending, now, channel)
       end
       local recs = rcall('HMGET', K_JOBS, unpack(mids))
       local twins = twins_of(mids, 1, #mids, recs)
+      local used = 0
       for k, id in ipairs(mids) do
+        if n == 0 then break end
+        used = k
         if live(id, recs[k], mruns[k], mlanes[k], twins[k]) then
           release(id, recs[k], g, mlanes[k])
           n, got = n - 1, got + 1
         end
       end
+      rcall('ZREM', K_GHELD, unpack(members, 1, used))
+      looked, window = looked + used, window * 2
     end
     -- The count had the missing ones: the ones found instead stay counted.
     if rcall('HINCRBY', K_GROUPS, g, got - retry[g]) <= 0 then rcall('HDEL', K_GROUPS, g) end

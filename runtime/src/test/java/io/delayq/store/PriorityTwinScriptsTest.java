@@ -341,7 +341,15 @@ class PriorityTwinScriptsTest {
         }
         store.enqueue(p, List.of(job(GROUPS, g, g + "-l", now - 1000, null, null)), "");
         assertEquals(List.of(), ids(take(p, 10)), "l held: the group at its limit");
+        long reads;
+        try (Resp redis = HandBuiltStore.resp()) {
+            reads = GroupReviewTest.calls(redis, "zrangebylex");
+        }
         store.ack(p, List.of(first.jobs().get(0).lease()));
+        try (Resp redis = HandBuiltStore.resp()) {
+            reads = GroupReviewTest.calls(redis, "zrangebylex") - reads;
+        }
+        assertTrue(reads <= 15, "the ack read gheld in windows that double (S3): " + reads + " reads");
         List<String> got = List.of();
         for (int i = 0; i < 5 && got.isEmpty(); i++) {
             TakeResult r = take(p, 10);
