@@ -564,27 +564,52 @@ end
 -- leases, holds or buries the plain twin as the job, and leaves the other behind. So a gheld member,
 -- or a lane entry, whose id is already admitted, in flight or dead is a twin the job has left: never
 -- started again (a second run, or a group slot counted twice for one admission). None is left so
--- with only this release running: these reads find nothing then. Of ids[i..j], three reads.
-local function twins_of(ids, i, j)
-  local admitted = rcall('HMGET', K_GADMIT, unpack(ids, i, j))
-  local inflight = rcall('ZMSCORE', K_INFLIGHT, unpack(ids, i, j))
-  local dead = rcall('ZMSCORE', K_DEAD, unpack(ids, i, j))
-  local out = {}
-  for k = 1, j - i + 1 do out[k] = (admitted[k] or inflight[k] or dead[k]) and true or false end
+-- with only this release running: these reads find nothing then. Of ids[i..j] (recs[k] the record
+-- of ids[i + k - 1]), three reads of those whose record carries a priority: a twin's record does
+-- (that release rewrites a record without its priority prefix, and its move then leaves a member
+-- or a lane entry that stale_held or the take's lane check drops), so a topic without priorities
+-- reads nothing.
+local function twins_of(ids, i, j, recs)
+  local out, pick, some = {}, {}, {}
+  for k = 1, j - i + 1 do
+    out[k] = false
+    if recs[k] and priority_of(recs[k]) ~= DEFAULT_PRIORITY then
+      pick[#pick + 1] = k
+      some[#some + 1] = ids[i + k - 1]
+    end
+  end
+  if #some == 0 then return out end
+  local admitted = rcall('HMGET', K_GADMIT, unpack(some))
+  local inflight = rcall('ZMSCORE', K_INFLIGHT, unpack(some))
+  local dead = rcall('ZMSCORE', K_DEAD, unpack(some))
+  for n, k in ipairs(pick) do out[k] = (admitted[n] or inflight[n] or dead[n]) and true or false end
   return out
 end
 
--- The release itself (group_release; take.lua when the limit was raised): each group of order,
--- its count less ending[g] (jobs leaving their admissions, 0 = none), takes its first held jobs up
--- to the stored limit. Returns how many jobs were released.
+-- Groups whose fill (below) stopped at its bound with slots left unfilled: their next live held job
+-- lies behind more than CHUNK members it dropped (stale ones: an older release's bulk reschedule
+-- or cancel of a group's held lane jobs leaves one per job; or twins). Their count no longer has
+-- those slots, and nothing else would release their held jobs (none in a shard for a take to meet):
+-- they are listed in the groups hash under this field (no group is named with a NUL), joined by
+-- NUL, "next" made due and the takers woken; the next take of the topic fills them on from where
+-- the fill stopped (and lists them again if it stops at the bound again: CHUNK members dropped a
+-- call). A release before it never reads the field.
+local GROUP_REFILL = '\0'
+
+-- The release itself (group_release; take.lua when the limit was raised, or for GROUP_REFILL):
+-- each group of order, its count less ending[g] (jobs leaving their admissions, 0 = none), takes
+-- its first held jobs up to the stored limit. Returns how many jobs were released, and whether it
+-- listed groups under GROUP_REFILL.
 local function group_fill(order, ending, now, channel)
   local limit = tonumber(rcall('HGET', K_GROUPS, ''))
   local ids, groups_of, lanes_of, runs_of = {}, {}, {}, {}
   local records, admit, due, missing, released = {}, {}, {}, {}, {}
   local today = day_of(now)
   -- Into today's shard of its lane (the plain one when that was not passed, see schedule), due
-  -- now, admitted. A lane job's plain twin (see twins_of) goes, when its shard was passed: its
-  -- record is due now from here on, and the twin would match it. One ZREM per lane job released.
+  -- now, admitted; a priority-3 member's lane is its record's priority (one a release before
+  -- priorities held where this release had put a lane job when its lane was not at hand). A lane
+  -- job's plain twin (see twins_of) goes, when its shard was passed: its record is due now from
+  -- here on, and the twin would match it. One ZREM per lane job released.
   local function release(id, rec, g, lane)
     released[id] = true
     if lane ~= 3 then
@@ -596,7 +621,7 @@ local function group_fill(order, ending, now, channel)
     records[#records + 1] = with_run_at(rec, now)
     admit[#admit + 1] = id
     admit[#admit + 1] = g
-    local code = code_of(lane, today)
+    local code = code_of(lane == 3 and priority_of(rec) or lane, today)
     if not shard_of_day[code] then code = today end
     local list = due[code]
     if not list then
@@ -641,7 +666,7 @@ local function group_fill(order, ending, now, channel)
   for i = 1, #ids, CHUNK do
     local last = math.min(i + CHUNK - 1, #ids)
     local recs = rcall('HMGET', K_JOBS, unpack(ids, i, last))
-    local twins = twins_of(ids, i, last)
+    local twins = twins_of(ids, i, last, recs)
     for j = 1, #recs do
       local k = i + j - 1
       if live(ids[k], recs[j], runs_of[k], lanes_of[k], twins[j]) then
@@ -654,34 +679,52 @@ local function group_fill(order, ending, now, channel)
   end
   -- A member without a record (none is left so by the scripts; a record written before groups
   -- could have been misread as grouped), or a stale one, gave its slot back: the group's next held
-  -- job takes it. At most CHUNK members looked at per group (stale ones feed the loop).
-  local retry = {}
+  -- job takes it. Its members are read in windows that double (n, 2n, 4n ...: a few reads however
+  -- many it drops), looked at in order, and only those looked at leave gheld; at most CHUNK of them
+  -- per call, over all its groups (stale ones feed the loop): a group left below its limit so is
+  -- listed under GROUP_REFILL.
+  local retry, refill, looked = {}, {}, 0
   for _, g in ipairs(missing) do retry[g] = (retry[g] or 0) + 1 end
   for g, n in pairs(retry) do
-    local got, looked = 0, 0
+    local got, window = 0, n
     while n > 0 and looked < CHUNK do
-      local members = held_of(g, math.min(n, CHUNK - looked))
+      local members = held_of(g, math.min(window, CHUNK - looked))
       if #members == 0 then break end
-      looked = looked + #members
-      rcall('ZREM', K_GHELD, unpack(members))
       local mids, mruns, mlanes = {}, {}, {}
       for k, m in ipairs(members) do
         local _
         _, mruns[k], mids[k], mlanes[k] = held_split(m)
       end
       local recs = rcall('HMGET', K_JOBS, unpack(mids))
-      local twins = twins_of(mids, 1, #mids)
+      local twins = twins_of(mids, 1, #mids, recs)
+      local used = 0
       for k, id in ipairs(mids) do
+        if n == 0 then break end
+        used = k
         if live(id, recs[k], mruns[k], mlanes[k], twins[k]) then
           release(id, recs[k], g, mlanes[k])
           n, got = n - 1, got + 1
         end
       end
+      rcall('ZREM', K_GHELD, unpack(members, 1, used))
+      looked, window = looked + used, window * 2
     end
     -- The count had the missing ones: the ones found instead stay counted.
     if rcall('HINCRBY', K_GROUPS, g, got - retry[g]) <= 0 then rcall('HDEL', K_GROUPS, g) end
+    if n > 0 and looked >= CHUNK then refill[#refill + 1] = g end
   end
-  if #admit == 0 then return 0 end
+  if #refill > 0 then
+    local listed = rcall('HGET', K_GROUPS, GROUP_REFILL)
+    local list = listed and { listed } or {}
+    for _, g in ipairs(refill) do
+      if not listed or not string.find('\0' .. listed .. '\0', '\0' .. g .. '\0', 1, true) then list[#list + 1] = g end
+    end
+    rcall('HSET', K_GROUPS, GROUP_REFILL, table.concat(list, '\0'))
+    local head = tonumber(rcall('GET', K_NEXT))
+    if not head or now < head then rcall('SET', K_NEXT, now) end
+    wake(channel, now)
+  end
+  if #admit == 0 then return 0, #refill > 0 end
   variadic('HSET', K_JOBS, records)
   variadic('HSET', K_GADMIT, admit)
   for code, list in pairs(due) do
@@ -695,7 +738,7 @@ local function group_fill(order, ending, now, channel)
       wake(channel, now)
     end
   end
-  return #admit / 2
+  return #admit / 2, #refill > 0
 end
 
 -- Ends the admissions of jobs that leave them (admitted_of: in flight no more, or a released one

@@ -182,22 +182,34 @@ local stale, acked, released = ack_leases(A + 14, tonumber(ARGV[A + 13]), tonumb
 if not stale then return acked end
 -- The stored limit, which releases obey, follows the callers' configuration. Raised (or set again
 -- while jobs are still held), the groups that hold jobs start them up to the new limit now: their
--- jobs may all be held, none in a shard for a take to meet.
+-- jobs may all be held, none in a shard for a take to meet. So do the groups a fill left below
+-- their limit (lib.lua's GROUP_REFILL), read with the limit; a fill here that stops at its bound
+-- again (refill_left) has this take end with "next" due, so that a take follows at once.
+local refill_left = false
 if group_limit > 0 then
-  local stored = tonumber(rcall('HGET', K_GROUPS, ''))
+  local read = rcall('HMGET', K_GROUPS, '', GROUP_REFILL)
+  local stored = tonumber(read[1])
+  local order, ending = {}, {}
+  local function fill(g)
+    if not ending[g] then
+      ending[g] = 0
+      order[#order + 1] = g
+    end
+  end
   if stored ~= group_limit then
     rcall('HSET', K_GROUPS, '', group_limit)
     if not stored or group_limit > stored then
-      local order, ending = {}, {}
-      for _, m in ipairs(rcall('ZRANGE', K_GHELD, 0, 999)) do
-        local g = held_split(m)
-        if not ending[g] then
-          ending[g] = 0
-          order[#order + 1] = g
-        end
-      end
-      if #order > 0 then released = released + group_fill(order, ending, now, ARGV[A + 9]) end
+      for _, m in ipairs(rcall('ZRANGE', K_GHELD, 0, 999)) do fill((held_split(m))) end
     end
+  end
+  if read[2] then
+    rcall('HDEL', K_GROUPS, GROUP_REFILL)
+    for g in string.gmatch(read[2], '[^%z]+') do fill(g) end
+  end
+  if #order > 0 then
+    local n
+    n, refill_left = group_fill(order, ending, now, ARGV[A + 9])
+    released = released + n
   end
 end
 -- A topic whose group-max-in-flight was turned off (0 in this call) while its groups held jobs
@@ -219,8 +231,9 @@ if #members > 0 then
   end
   local recs = rcall('HMGET', K_JOBS, unpack(ids))
   -- A twin (lib.lua's twins_of; two members of one job among these) is dropped, as a stale member.
-  local twins, moved = twins_of(ids, 1, #ids), {}
-  -- Into today's shard of each job's lane (the plain one when that was not passed).
+  local twins, moved = twins_of(ids, 1, #ids, recs), {}
+  -- Into today's shard of each job's lane (the plain one when that was not passed; a priority-3
+  -- member's lane is its record's priority, as lib.lua's group_fill places it).
   local records, due_at, early, count = {}, {}, day_start(today), 0
   for i, id in ipairs(ids) do
     if recs[i] and not twins[i] and not moved[id] and not stale_held(recs[i], runs[i], lanes[i]) then
@@ -235,7 +248,7 @@ if #members > 0 then
           records[#records + 1] = with_run_at(recs[i], at)
         end
       end
-      local code = code_of(lanes[i], today)
+      local code = code_of(lanes[i] == 3 and priority_of(recs[i]) or lanes[i], today)
       if not shard_of_day[code] then code = today end
       local list = due_at[code]
       if not list then
@@ -279,7 +292,7 @@ if #members > 0 then
     end
     released = released + count
   end
-  if rcall('EXISTS', K_GHELD) == 0 then rcall('HDEL', K_GROUPS, '') end
+  if rcall('EXISTS', K_GHELD) == 0 then rcall('HDEL', K_GROUPS, '', GROUP_REFILL) end
 end
 -- A carried ack that freed a group's slot put its next job into today's shard, due now: this take
 -- may have it (today's shard is always passed).
@@ -518,8 +531,8 @@ end
 -- without a record) starts those that come no later than upto (the held_rank of the job the take
 -- met) first, taken straight out of gheld in (priority, runAt) order, up to room. Returns how many
 -- were admitted, what is known of the group's held jobs left (the held_rank of the first, false
--- when none is left), and how many of the admitted the group rate limit put off (admitted, not
--- taken).
+-- when none is left), how many of the admitted the group rate limit put off (admitted, not
+-- taken), and how many members it took out of gheld (admitted or dropped).
 local function take_held(g, room, upto, taken)
   local members = held_of(g, room + 1)
   local ids, ranks, lanes, runs = {}, {}, {}, {}
@@ -531,10 +544,10 @@ local function take_held(g, room, upto, taken)
   local n = 0
   while n < #members and n < room and ranks[n + 1] <= upto do n = n + 1 end
   local first_left = ranks[n + 1] or false
-  if n == 0 then return 0, first_left, 0 end
+  if n == 0 then return 0, first_left, 0, 0 end
   rcall('ZREM', K_GHELD, unpack(members, 1, n))
   local recs = rcall('HMGET', K_JOBS, unpack(ids, 1, n))
-  local twins = twins_of(ids, 1, n)
+  local twins = twins_of(ids, 1, n, recs)
   local got, off = 0, 0
   for k = 1, n do
     local id = ids[k]
@@ -546,7 +559,7 @@ local function take_held(g, room, upto, taken)
       seen[id] = true
     elseif recs[k] then
       seen[id] = true
-      if off_by_rate(g, id, recs[k], lanes[k]) then
+      if off_by_rate(g, id, recs[k], lanes[k] == 3 and priority_of(recs[k]) or lanes[k]) then
         off = off + 1
       else
         taken[#taken + 1] = id
@@ -559,7 +572,7 @@ local function take_held(g, room, upto, taken)
   end
   -- Its put-offs are written with the round's (flush_offs, after the round's ZREM): they came out
   -- of gheld, not out of the shard that ZREM empties.
-  return got, first_left, off
+  return got, first_left, off, n
 end
 -- An entry of a lane shard that its record no longer matches (runAt other than its score, or another
 -- priority): a release before priorities moved or replaced the job (its reschedule, extend or
@@ -569,11 +582,13 @@ end
 -- compare per lane job met.
 -- An entry that matches its record may have a plain twin at the same runAt (such a move to the
 -- runAt the job had, lib.lua's twins_of): it goes with the entry met, when its shard was passed. One
--- ZREM per lane job met. The twin may have been taken, held or buried first (in this call: seen; or
--- by an earlier call of either release: busy, the id in flight or dead, read per round): then the
--- entry is stale. In a plain shard, an entry whose record carries a priority is a lane job's twin
--- (or one an older release snoozed, reclaimed or requeued there): stale when the job is in flight or
--- dead. Its priority prefix is its first byte ('0' or '+', see lib.lua's encode); the mark of a
+-- ZREM per lane job met whose record carries its priority as a mark written before the prefix: a
+-- prefixed record has no twin (a release before priorities rewrites the record without the prefix
+-- when it moves the job, and the entry is then stale). The twin may have been taken, held or
+-- buried first (in this call: seen; or by an earlier call of either release: busy, the id in
+-- flight or dead, read per round): then the entry is stale. In a plain shard, an entry whose record
+-- carries a priority is a lane job's twin (or one an older release snoozed, reclaimed or requeued
+-- there): stale when the job is in flight or dead. Its priority prefix is its first byte ('0' or '+', see lib.lua's encode); the mark of a
 -- record written before the prefix is found as expire finds its own (a memchr; the head only above
 -- 32 KB): a record with neither costs nothing more.
 local PRIORITY_IN_HEAD = '^[^\n]*' .. PRIORITY_MARK
@@ -592,9 +607,11 @@ local function stale_entry(id, rec, score, busy)
     if priority_of(rec) == 3 then return false end
     return (rcall('ZSCORE', K_INFLIGHT, id) or rcall('ZSCORE', K_DEAD, id)) and true or false
   end
-  local run_at = tonumber(string.sub(rec, 1, string.find(rec, '[,\n]') - 1), 36)
+  local e = string.find(rec, '[,\n]')
+  local run_at = tonumber(string.sub(rec, 1, e - 1), 36)
   if run_at ~= tonumber(score) or priority_of(rec) ~= cur_lane then return true end
   if busy then return true end
+  if prefix_of(rec, e) then return false end
   local day = day_of(run_at)
   local plain = shard_of_day[day]
   if plain and rcall('ZREM', plain, id) == 1 and rcall('ZCARD', plain) == 0 then rcall('ZREM', K_DAYS, day) end
@@ -706,11 +723,17 @@ local function pull(shard, want, taken)
         -- Below its limit, the group's held jobs that come no later than this one start first
         -- ((priority, runAt) order, as gheld sorts). What it holds matters only there: at its
         -- limit, the job is held anyway. st.held: nil = not looked yet, false = holds none, else
-        -- the held_rank of its first held job.
-        if st.c < group_limit and st.held ~= false and (st.held == nil or st.held <= rank) then
-          local got, off
-          got, st.held, off = take_held(g, math.min(group_limit - st.c, want, SCAN), rank, taken)
+        -- the held_rank of its first held job. The members take_held drops (stale, twins, expired,
+        -- without a record) leave their room to the next ones: it goes on while the group has room
+        -- and its first held job still comes no later, up to SCAN members out of gheld.
+        local out_of_gheld = 0
+        while st.c < group_limit and want > 0 and st.held ~= false and (st.held == nil or st.held <= rank)
+            and out_of_gheld < SCAN do
+          local got, off, n
+          got, st.held, off, n = take_held(g, math.min(group_limit - st.c, want, SCAN - out_of_gheld), rank, taken)
           st.c, st.added, want = st.c + got, st.added + got, want - got + off
+          out_of_gheld = out_of_gheld + n
+          if n == 0 then break end
         end
         if seen[id] then
           -- take_held started the job from its gheld member: this entry is its twin (dropped)
@@ -832,6 +855,10 @@ out[#out + 1] = #trimmed
 for _, id in ipairs(trimmed) do out[#out + 1] = id end
 
 if next_due == -2 then next_due = reset_next() end
+if refill_left and (next_due < 0 or next_due > now) then
+  next_due = now
+  rcall('SET', K_NEXT, now)
+end
 out[2] = earliest(next_due, lane_due and reset_lnext() or lhead)
 out[3] = pace(#taken)
 settle_cap(#taken, out[2])

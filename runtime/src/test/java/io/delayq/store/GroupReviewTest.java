@@ -228,7 +228,7 @@ class GroupReviewTest {
         return first;
     }
 
-    private static long calls(Resp redis, String cmd) {
+    static long calls(Resp redis, String cmd) {
         for (String line : redis.str("INFO", "commandstats").split("\r?\n")) {
             if (line.startsWith("cmdstat_" + cmd + ":")) {
                 return Long.parseLong(line.replaceAll("^cmdstat_[^:]+:calls=(\\d+),.*", "$1"));

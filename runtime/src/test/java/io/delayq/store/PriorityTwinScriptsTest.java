@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -102,6 +103,27 @@ class PriorityTwinScriptsTest {
         }
     }
 
+    /** The older release's take holding that plain entry back: its priority-3 member in gheld. */
+    private static void olderHoldOfThePlainTwin(String topic, String group, String id, long runAt) {
+        String k = HandBuiltStore.keysOf(topic);
+        int day = Keys.dayOf(runAt);
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(1, redis.num("ZREM", k + "due:" + day, id));
+            if (redis.num("ZCARD", k + "due:" + day) == 0) {
+                redis.num("ZREM", k + "days", day);
+            }
+            redis.num("ZADD", k + "gheld", "0", group + "\0" + String.format("%013d", runAt) + "\0" + id);
+        }
+    }
+
+    /** Two jobs of group g (due 9 s ago) leased: the group at its limit. */
+    private TakeResult groupAtItsLimit(Partition p, String g, long now) {
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-a", now - 9000, null, null), job(GROUPS, g, g + "-b", now - 9000, null, null)), "");
+        TakeResult first = take(p, 10);
+        assertEquals(2, first.jobs().size(), "a and b in flight: the group at its limit");
+        return first;
+    }
+
     /**
      * A held lane job h (due 5 s ago) of group g that the older release moved to the same runAt, and
      * whose plain twin its take then leased (token old:1, admitted).
@@ -118,9 +140,12 @@ class PriorityTwinScriptsTest {
         try (Resp redis = HandBuiltStore.resp()) {
             assertNull(redis.str("HGET", k + "groups", group), "the group's count is back to none: no slot leaked");
             assertEquals(0, redis.num("HLEN", k + "gadmit"), "no admission left");
-            assertTrue(redis.list("ZRANGE", k + "gheld", "0", "-1").stream().noneMatch(m -> m.toString().startsWith(group + "\0")),
-                    "no member of the group left");
+            assertHoldsNone(redis, k, group, "no member of the group left");
         }
+    }
+
+    private static void assertHoldsNone(Resp redis, String k, String group, String message) {
+        assertTrue(redis.list("ZRANGE", k + "gheld", "0", "-1").stream().noneMatch(m -> m.toString().startsWith(group + "\0")), message);
     }
 
     /** M1: a held lane job with a plain twin: the take that meets the twin starts it once. */
@@ -284,5 +309,237 @@ class PriorityTwinScriptsTest {
             assertEquals(0, redis.num("EXISTS", k + "due:" + Keys.laneCode(4, Keys.dayOf(now - 1000))));
             assertEquals(0, redis.num("EXISTS", k + "due:" + Keys.laneCode(5, Keys.dayOf(now - 1000))));
         }
+    }
+
+    /**
+     * Third review M2: a slot freed in a group whose next live held job lies behind more than a
+     * fill's bound (1,000) of members it drops (held lane jobs an older release moved to tomorrow:
+     * it rewrote their records without the priority and put them into the plain shard, their gheld
+     * members left behind) is filled by the takes that follow, not left unfilled for good: l had
+     * nothing in a shard for a take to meet.
+     */
+    @Test
+    void aFreedSlotReachesAHeldJobBehindMoreStaleMembersThanAFillLooksAt() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        String k = HandBuiltStore.keysOf(GROUPS);
+        long now = System.currentTimeMillis();
+        TakeResult first = groupAtItsLimit(p, g, now);
+        int stale = 2500;
+        List<Object> members = new ArrayList<>(List.of("ZADD", k + "gheld"));
+        for (int from = 0; from < stale; from += 500) {
+            List<NewJob> moved = new ArrayList<>();
+            for (int i = from; i < from + 500; i++) {
+                moved.add(job(GROUPS, g, g + "-x" + i, now + 86_400_000L, null, null));
+                members.add("0");
+                members.add(g + "\0+" + String.format("%012d", (now - 8000 + i) / 10) + "\0" + g + "-x" + i);
+            }
+            store.enqueue(p, moved, "");
+        }
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(stale, redis.num(members.toArray()));
+        }
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-l", now - 1000, null, null)), "");
+        assertEquals(List.of(), ids(take(p, 10)), "l held: the group at its limit");
+        long reads;
+        try (Resp redis = HandBuiltStore.resp()) {
+            reads = GroupReviewTest.calls(redis, "zrangebylex");
+        }
+        store.ack(p, List.of(first.jobs().get(0).lease()));
+        try (Resp redis = HandBuiltStore.resp()) {
+            reads = GroupReviewTest.calls(redis, "zrangebylex") - reads;
+        }
+        assertTrue(reads <= 15, "the ack read gheld in windows that double (S3): " + reads + " reads");
+        List<String> got = List.of();
+        for (int i = 0; i < 5 && got.isEmpty(); i++) {
+            TakeResult r = take(p, 10);
+            got = ids(r);
+            if (got.isEmpty()) {
+                assertTrue(r.nextDue() >= 0 && r.nextDue() <= r.now(), "a take that fills on is followed by one at once: " + r.nextDue());
+            }
+        }
+        assertEquals(List.of(g + "-l"), got, "l started in a's slot");
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals("2", redis.str("HGET", k + "groups", g), "b and l");
+            assertNull(redis.str("HGET", k + "groups", "\0"), "no group left to fill on");
+            assertHoldsNone(redis, k, g, "every stale member dropped");
+        }
+    }
+
+    /**
+     * Third review S2: the twin reads (gadmit, inflight, dead) are for records that carry a priority:
+     * a group release of a job without one (a grouped topic that uses no priorities) reads nothing
+     * more than before priorities.
+     */
+    @Test
+    void aGroupReleaseOfAJobWithoutAPriorityReadsNoTwins() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        long now = System.currentTimeMillis();
+        TakeResult first = groupAtItsLimit(p, g, now);
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-c", now - 1000, null, null)), "");
+        assertEquals(List.of(), ids(take(p, 10)), "c held");
+        long before;
+        try (Resp redis = HandBuiltStore.resp()) {
+            before = GroupReviewTest.calls(redis, "zmscore");
+        }
+        store.ack(p, List.of(first.jobs().get(0).lease()));
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(before, GroupReviewTest.calls(redis, "zmscore"), "the ack that released c read no twins");
+        }
+        TakeResult r = take(p, 10);
+        assertEquals(List.of(g + "-c"), ids(r));
+        store.ack(p, List.of(r.jobs().get(0).lease(), first.jobs().get(1).lease()));
+        assertGroupSettled(GROUPS, g);
+    }
+
+    /**
+     * Third review M1, with the priority prefix: this release holds lane job h (its lane member);
+     * the older release reschedules it to the runAt it had (its record rewritten without the
+     * priority, a plain entry added) and its take holds that entry (a priority-3 member). The slot
+     * an ack frees starts h once, from that member, and drops the lane member (its record's priority
+     * is no more its lane): nothing of h is left in gheld for a later release (by either release)
+     * to start again while h runs.
+     */
+    @Test
+    void aHeldLaneJobTheOlderReleaseMovedAndHeldAgainStartsOnce() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        String k = HandBuiltStore.keysOf(GROUPS);
+        long now = System.currentTimeMillis();
+        TakeResult first = groupAtItsLimit(p, g, now);
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-h", now - 5000, 1, null)), "");
+        assertEquals(List.of(), ids(take(p, 10)), "h held by this release: its lane member");
+        olderRewrite(GROUPS, g + "-h");
+        olderMoveToTheSameRunAt(GROUPS, g + "-h", now - 5000);
+        olderHoldOfThePlainTwin(GROUPS, g, g + "-h", now - 5000);
+        store.ack(p, List.of(first.jobs().get(0).lease()));
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertHoldsNone(redis, k, g, "no member of h left");
+        }
+        TakeResult r = take(p, 10);
+        assertEquals(List.of(g + "-h"), ids(r));
+        assertEquals(List.of(), ids(take(p, 10)));
+        store.ack(p, List.of(r.jobs().get(0).lease(), first.jobs().get(1).lease()));
+        assertGroupSettled(GROUPS, g);
+    }
+
+    /**
+     * Third review M3, with the priority prefix: a held lane job j the older release rescheduled to
+     * the runAt it had, two days ago (its record rewritten without the priority, a plain entry on
+     * that day). The freed slot drops j's lane member; j runs once, from its plain entry, and,
+     * enqueued again due in an hour, does not start before then from anything left behind.
+     */
+    @Test
+    void aHeldLaneJobTheOlderReleaseMovedDaysAgoRunsOnceAndNotEarlyWhenEnqueuedAgain() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        long now = System.currentTimeMillis();
+        long t1 = now - 2 * 86_400_000L;
+        TakeResult first = groupAtItsLimit(p, g, now);
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-j", t1, 1, null)), "");
+        PriorityReviewScriptsTest.holdBack(GROUPS, g, g + "-j", t1, 1);
+        olderRewrite(GROUPS, g + "-j");
+        olderMoveToTheSameRunAt(GROUPS, g + "-j", t1);
+        store.ack(p, List.of(first.jobs().get(0).lease()));
+        TakeResult r = take(p, 1);
+        assertEquals(List.of(g + "-j"), ids(r), "from its plain entry");
+        store.ack(p, List.of(r.jobs().get(0).lease()));
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-j", now + 3_600_000L, 1, null)), "");
+        assertEquals(List.of(), ids(take(p, 10)), "j is due in an hour");
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(0, redis.num("ZCARD", HandBuiltStore.keysOf(GROUPS) + "due:" + Keys.dayOf(t1)), "nothing left on j's old day");
+        }
+        store.ack(p, List.of(first.jobs().get(1).lease()));
+        STORE.inspection.cancel(GROUPS, g + "-j");
+        assertGroupSettled(GROUPS, g);
+    }
+
+    /**
+     * Third review S1, with the priority prefix: a lane 4 job this release put into the plain shard
+     * (its lane's shard not at hand) and the older release's take held there (a priority-3 member)
+     * is released into its lane: a priority-3 job of its group released with it starts first.
+     */
+    @Test
+    void aLaneJobHeldByAPriorityThreeMemberIsReleasedIntoItsLane() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        String k = HandBuiltStore.keysOf(GROUPS);
+        long now = System.currentTimeMillis();
+        TakeResult first = groupAtItsLimit(p, g, now);
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-j", now - 5000, 4, null)), "");
+        int day = Keys.dayOf(now - 5000);
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(1, redis.num("ZREM", k + "due:" + Keys.laneCode(4, day), g + "-j"));
+            redis.num("ZADD", k + "due:" + day, Long.toString(now - 5000), g + "-j");
+            redis.num("ZADD", k + "days", day, day);
+        }
+        olderHoldOfThePlainTwin(GROUPS, g, g + "-j", now - 5000);
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-p", now - 1000, null, null)), "");
+        assertEquals(List.of(), ids(take(p, 10)), "p held");
+        store.ack(p, List.of(first.jobs().get(0).lease(), first.jobs().get(1).lease()));
+        TakeResult r = take(p, 1);
+        assertEquals(List.of(g + "-p"), ids(r), "priority 3 before priority 4");
+        TakeResult s = take(p, 1);
+        assertEquals(List.of(g + "-j"), ids(s));
+        store.ack(p, List.of(r.jobs().get(0).lease(), s.jobs().get(0).lease()));
+        assertGroupSettled(GROUPS, g);
+    }
+
+    /**
+     * Third review S5: a take of lane jobs whose records carry the priority prefix looks for no plain
+     * twin (a prefixed record has none: a release before priorities drops the prefix when it moves
+     * the job): a ZREM for the round and one for its emptied day, not one more per job met.
+     */
+    @Test
+    void aTakeOfPrefixedLaneJobsLooksForNoPlainTwins() {
+        String topic = HandBuiltStore.fresh("ptw-cost");
+        Partition p = store.partitionsOf(topic).get(0);
+        long now = System.currentTimeMillis();
+        List<NewJob> jobs = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            jobs.add(job(topic, null, "l" + i, now - 1000, 1, null));
+        }
+        store.enqueue(p, jobs, "");
+        long before;
+        try (Resp redis = HandBuiltStore.resp()) {
+            before = GroupReviewTest.calls(redis, "zrem");
+        }
+        assertEquals(20, take(p, 20).jobs().size());
+        try (Resp redis = HandBuiltStore.resp()) {
+            long zrems = GroupReviewTest.calls(redis, "zrem") - before;
+            assertTrue(zrems <= 2, zrems + " ZREMs");
+        }
+    }
+
+    /**
+     * Third review S4: a group below its limit holds a stale member (a lane job the older release
+     * moved to tomorrow) before a live held job h2. A take that meets a later job j of the group
+     * drops the stale member and starts h2 in its room, not j ahead of h2.
+     */
+    @Test
+    void aStaleMemberDroppedByATakeLeavesItsRoomToTheNextHeldJob() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        String k = HandBuiltStore.keysOf(GROUPS);
+        long now = System.currentTimeMillis();
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-a", now - 9000, null, null)), "");
+        TakeResult first = take(p, 10);
+        assertEquals(List.of(g + "-a"), ids(first), "the group one below its limit");
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-x", now + 86_400_000L, null, null),
+                job(GROUPS, g, g + "-h2", now - 3000, null, null)), "");
+        olderHoldOfThePlainTwin(GROUPS, g, g + "-h2", now - 3000);
+        try (Resp redis = HandBuiltStore.resp()) {
+            redis.num("ZADD", k + "gheld", "0", g + "\0+" + String.format("%012d", (now - 5000) / 10) + "\0" + g + "-x");
+        }
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-j", now - 1000, null, null)), "");
+        TakeResult r = take(p, 10);
+        assertEquals(List.of(g + "-h2"), ids(r), "h2 before j");
+        store.ack(p, List.of(first.jobs().get(0).lease(), r.jobs().get(0).lease()));
+        TakeResult s = take(p, 10);
+        assertEquals(List.of(g + "-j"), ids(s));
+        store.ack(p, List.of(s.jobs().get(0).lease()));
+        STORE.inspection.cancel(GROUPS, g + "-x");
+        assertGroupSettled(GROUPS, g);
     }
 }
