@@ -4,7 +4,10 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -13,8 +16,11 @@ import java.util.concurrent.TimeUnit;
  * rolling-upgrade tests: its tree at {@link #COMMIT} ({@code git archive}) is built with its own
  * Maven wrapper ({@code package -pl server -am -DskipTests}: nothing installed, so this build's
  * artifacts in the local repository stay as they are; MAVEN_ARGS, and with it the local
- * repository, are inherited) into {@code target/previous-release/<commit>}, and kept there: a later
- * run reuses it (a few minutes the first time, nothing after; {@code mvn clean} drops it).
+ * repository, are inherited) into {@code <cache>/previous-release/<commit>}, and kept there: a later
+ * run, from this clone or another, reuses it (a few minutes the first time, nothing after), as the
+ * local Maven repository is reused. The cache is {@code $DELAYQ_CACHE}, else {@code ~/.cache/delayq};
+ * a file lock there keeps two builds (two clones' test runs at once) from writing the same tree. The
+ * build is a pure function of the commit, so a kept one is the one a fresh machine would build.
  */
 public final class PreviousRelease {
     /** The last release before priorities (lanes): its take serves the plain day shards only. */
@@ -26,13 +32,24 @@ public final class PreviousRelease {
 
     /** Its {@code quarkus-run.jar}, built first when not there yet. */
     public static synchronized Path jar() {
-        Path home = Path.of("target", "previous-release").toAbsolutePath();
+        String cache = System.getenv("DELAYQ_CACHE");
+        Path home = (cache == null || cache.isBlank() ? Path.of(System.getProperty("user.home"), ".cache", "delayq")
+                : Path.of(cache)).resolve("previous-release").toAbsolutePath();
         Path tree = home.resolve(COMMIT);
         Path jar = tree.resolve(Path.of("server", "target", "quarkus-app", "quarkus-run.jar"));
         if (Files.exists(jar)) {
             return jar;
         }
         try {
+            Files.createDirectories(home);
+        } catch (IOException e) {
+            throw new IllegalStateException("building release " + COMMIT + ": " + e, e);
+        }
+        try (FileChannel lockFile = FileChannel.open(home.resolve(COMMIT + ".lock"), StandardOpenOption.CREATE,
+                StandardOpenOption.WRITE); FileLock lock = lockFile.lock()) {
+            if (Files.exists(jar)) { // built by another run while this one waited for the lock
+                return jar;
+            }
             Path building = home.resolve(COMMIT + ".building");
             deleteTree(building);
             Files.createDirectories(building);
