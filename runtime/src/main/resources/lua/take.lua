@@ -363,6 +363,8 @@ if not due and not lane_due then
   out[#out + 1] = 0
   out[#out + 1] = 0
   out[3] = pace(0)
+  -- A fill that stopped at its bound (above) left "next" due: the reply says so too.
+  if refill_left and (out[2] < 0 or out[2] > now) then out[2] = now end
   if room and out[2] >= 0 then settle_cap(0, out[2]) end
   if capped_back then out[3] = -2 end
   return out
@@ -376,6 +378,10 @@ end
 -- bounded time per call: the other groups' jobs behind it come within a few calls (every such
 -- call leaves "next" due, so the taker comes straight back).
 local SCAN = 1000
+-- The gheld members take_held may take out (admit or drop) for the whole call beyond the first
+-- look per job met: a group holding many stale or expired members costs this take at most SCAN of
+-- them (its next jobs then wait for the next take, as they did before take_held went on past them).
+local gheld_left = SCAN
 local looked, groups, recs_of, admit = 0, {}, {}, {}
 -- The ids this call took, held, put off or buried: a second entry of one met later in the call (a
 -- twin, lib.lua's twins_of: lane and plain, or a gheld member and an entry) is dropped, never a
@@ -725,14 +731,15 @@ local function pull(shard, want, taken)
         -- limit, the job is held anyway. st.held: nil = not looked yet, false = holds none, else
         -- the held_rank of its first held job. The members take_held drops (stale, twins, expired,
         -- without a record) leave their room to the next ones: it goes on while the group has room
-        -- and its first held job still comes no later, up to SCAN members out of gheld.
-        local out_of_gheld = 0
+        -- and its first held job still comes no later, within the call's gheld_left (one member a
+        -- job met once that is spent).
+        local looked = false
         while st.c < group_limit and want > 0 and st.held ~= false and (st.held == nil or st.held <= rank)
-            and out_of_gheld < SCAN do
+            and (not looked or gheld_left > 0) do
           local got, off, n
-          got, st.held, off, n = take_held(g, math.min(group_limit - st.c, want, SCAN - out_of_gheld), rank, taken)
+          got, st.held, off, n = take_held(g, math.min(group_limit - st.c, want, math.max(gheld_left, 1)), rank, taken)
           st.c, st.added, want = st.c + got, st.added + got, want - got + off
-          out_of_gheld = out_of_gheld + n
+          gheld_left, looked = math.max(0, gheld_left - n), true
           if n == 0 then break end
         end
         if seen[id] then
@@ -846,7 +853,8 @@ if #admit > 0 then variadic('HSET', K_GADMIT, admit) end
 -- Released jobs (admitted, waiting in their shard) that expired leave their admissions: their
 -- groups' next held jobs go into today's shard; "next" is then looked up again.
 if #unadmit > 0 then
-  group_release(unadmit, now, ARGV[A + 9])
+  local _, more = group_release(unadmit, now, ARGV[A + 9])
+  refill_left = refill_left or more
   next_due = -2
 end
 out[#out + 1] = #expired
