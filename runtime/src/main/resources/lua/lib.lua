@@ -754,18 +754,20 @@ local function cancelling(id)
   return marked(rcall('HGET', K_LEASES, id))
 end
 
--- Splits n (id, lease token) pairs found at ARGV[at..] into the ids whose lease is still the
+-- Splits n (id, lease token) entries found at ARGV[at..] into the ids whose lease is still the
 -- given token (ours) and the others (the lease expired and the job was retaken, or it is gone);
 -- and, third, those of ours whose lease carries the cancel mark (they are among ours too).
-local function by_lease(at, n)
+-- stride: the ARGV entries per job, 2 when omitted (an ack with results passes 3, see ack_leases).
+local function by_lease(at, n, stride)
+  stride = stride or 2
   local ids = {}
-  for i = 1, n do ids[i] = ARGV[at + (i - 1) * 2] end
+  for i = 1, n do ids[i] = ARGV[at + (i - 1) * stride] end
   local ours, others, cancelled = {}, {}, {}
   for i = 1, n, CHUNK do
     local tokens = rcall('HMGET', K_LEASES, unpack(ids, i, math.min(i + CHUNK - 1, n)))
     for j = 1, #tokens do
       local k = i + j - 1
-      local given = ARGV[at + (k - 1) * 2 + 1]
+      local given = ARGV[at + (k - 1) * stride + 1]
       if tokens[j] == given then
         ours[#ours + 1] = ids[k]
       elseif tokens[j] and tokens[j] == given .. CANCEL_MARK then
@@ -821,16 +823,70 @@ local function remember_relayed(tokens, now)
   if #tokens > 0 then remember_for(K_RELAYED, tokens, now, RELAY_MS) end
 end
 
--- Acks n (id, lease token) pairs found at ARGV[at..]: deletes record, lease and in-flight
--- entry of every job whose lease is still the given token, and with a dedup window (ms, 0 = off)
--- remembers them as succeeded at now (Redis ms; read here when not given). Returns the ids whose
--- lease is held by another attempt (theirs expired and the job was retaken): those are left alone;
--- and how many were acked (slots freed).
+-- Result retention (delayq.topics.<t>.result-retention): the scripts that ack (ack, take) and
+-- get.lua get, after the day shards (they take no claims), the partition's
+--   KEYS[27+k] -> succeeded ZSET job id -> time it succeeded ms, of the succeeded jobs kept
+--   KEYS[28+k] -> results   HASH job id -> "<finishedAt ms>,<flag>\n<result JSON>\n<record as it
+--                           succeeded>"; flag '-' no result, '=' the result, '!' dropped (larger than
+--                           the payload limit: no JSON), '~' an HTTP body kept cut (a JSON string)
+-- A succeeded job is in neither jobs nor any other set: its id is free (an enqueue of it makes a
+-- new job, which GET shows first, and whose success replaces this entry). Both keys expire the
+-- retention after their last write: an idle topic's entries all go then, no sweep needed.
+local K_SUCCEEDED, K_RESULTS = KEYS[27 + shard_count], KEYS[28 + shard_count]
+
+-- Succeeded jobs one ack may trim beyond the number it keeps (see trim_oldest): more than it adds,
+-- so a set over a lowered cap shrinks with every ack, and bounded.
+local RESULT_TRIM = 16
+
+-- Keeps the acked ids done (their records still in jobs) as succeeded at now, with the result
+-- field each was given among the n (id, lease token, field) triples at ARGV[at..] ('' = no
+-- result, else the flag and the JSON: see K_RESULTS); then trims the succeeded jobs to keep (the
+-- partition's share of delayq.results.max-jobs, 0 = none) and to max_age ms (the retention).
+local function keep_results(at, n, done, now, keep, max_age)
+  local field = {}
+  for i = 1, n do field[ARGV[at + (i - 1) * 3]] = ARGV[at + (i - 1) * 3 + 2] end
+  local ms = string.format('%d', now)
+  for i = 1, #done, CHUNK do
+    local last = math.min(i + CHUNK - 1, #done)
+    local recs = rcall('HMGET', K_JOBS, unpack(done, i, last))
+    local scored, values = {}, {}
+    for j = 1, last - i + 1 do
+      local id = done[i + j - 1]
+      local f = field[id] or ''
+      local flag, json = '-', ''
+      if f ~= '' then flag, json = string.sub(f, 1, 1), string.sub(f, 2) end
+      scored[#scored + 1] = now
+      scored[#scored + 1] = id
+      values[#values + 1] = id
+      values[#values + 1] = ms .. ',' .. flag .. '\n' .. json .. '\n' .. (recs[j] or '')
+    end
+    rcall('ZADD', K_SUCCEEDED, unpack(scored))
+    rcall('HSET', K_RESULTS, unpack(values))
+  end
+  trim_oldest(K_SUCCEEDED, K_RESULTS, keep, max_age, now, #done + RESULT_TRIM)
+  if max_age > 0 then
+    rcall('PEXPIRE', K_SUCCEEDED, max_age)
+    rcall('PEXPIRE', K_RESULTS, max_age)
+  end
+end
+
+-- Acks n (id, lease token) pairs found at ARGV[at..]; a negative n is a topic with a result
+-- retention, as Java passes it (ResultRetention.addAcks): then ARGV[at] is "<keep>,<max age ms>"
+-- (see keep_results) and -n triples (id, lease token, result field) follow. Deletes record, lease
+-- and in-flight entry of every job whose lease is still the given token (having kept it as
+-- succeeded with a retention), and with a dedup window (ms, 0 = off) remembers them as succeeded
+-- at now (Redis ms; read here when not given). Returns the ids whose lease is held by another
+-- attempt (theirs expired and the job was retaken): those are left alone; and how many were acked
+-- (slots freed).
 -- The admitted ones among them give their slots to their groups' next jobs (group_release): that
 -- needs today's shard, so without it the call returns nil and the DQNEEDDAY error, before any
 -- write; else also how many jobs that released.
 local function ack_leases(at, n, window, now, channel)
-  local done, stale = by_lease(at, n)
+  local retention, stride = nil, 2
+  if n < 0 then
+    retention, stride, n, at = ARGV[at], 3, -n, at + 1
+  end
+  local done, stale = by_lease(at, n, stride)
   local released = 0
   if #done > 0 then
     local admitted = admitted_of(done)
@@ -838,6 +894,12 @@ local function ack_leases(at, n, window, now, channel)
       now = now or now_ms()
       local err = require_days({ day_of(now) })
       if err then return nil, err end
+    end
+    if stride == 3 then
+      now = now or now_ms()
+      local c = string.find(retention, ',', 1, true)
+      keep_results(at, n, done, now, tonumber(string.sub(retention, 1, c - 1)),
+        tonumber(string.sub(retention, c + 1)))
     end
     variadic('ZREM', K_INFLIGHT, done)
     variadic('HDEL', K_LEASES, done)

@@ -26,6 +26,10 @@ public final class Job {
     private final ObjectMapper mapper;
     private final String traceparent;
     private final BooleanSupplier cancelled;
+    /** What {@link #result(Object)} set (null until then: a result of null is kept as JSON null). */
+    private volatile Object result;
+    private volatile boolean resultSet;
+    private volatile boolean resultCut;
 
     public Job(String id, String topic, int attempt, Instant runAt, String payloadJson, ObjectMapper mapper) {
         this(id, topic, attempt, runAt, payloadJson, mapper, null);
@@ -141,6 +145,47 @@ public final class Job {
     public void snoozeUntil(Instant time) {
         Objects.requireNonNull(time, "time");
         throw new JobSnoozedException(this, null, time);
+    }
+
+    /**
+     * Sets what this job produced, kept with the job after its success when its topic has
+     * {@code delayq.topics.<t>.result-retention}: written as JSON with the application's Jackson
+     * ObjectMapper and shown as {@code result} by {@code GET /jobs/<t>/<id>}, the listing, the
+     * dashboard and the CLI. Call it before returning (a synchronous observer), or before the
+     * CompletionStage or Uni completes (an asynchronous or reactive one); the last call wins. A
+     * result of a failed attempt is not kept. Storing it never fails the job: a result whose JSON
+     * is larger than {@code delayq.api.max-payload-bytes}, or that cannot be written as JSON, is
+     * dropped and the job flagged {@code resultDropped}. Without a retention it is ignored.
+     */
+    public void result(Object value) {
+        this.result = value;
+        this.resultCut = false;
+        this.resultSet = true;
+    }
+
+    /**
+     * For delayq's HTTP target: the start of a 2xx body that was larger than the payload limit,
+     * kept as a string and flagged {@code resultCut}.
+     */
+    public void resultCut(String start) {
+        this.result = start;
+        this.resultCut = true;
+        this.resultSet = true;
+    }
+
+    /** Whether {@link #result(Object)} (or {@link #resultCut}) was called. */
+    public boolean hasResult() {
+        return resultSet;
+    }
+
+    /** What {@link #result(Object)} set; null when nothing (see {@link #hasResult()}). */
+    public Object resultValue() {
+        return result;
+    }
+
+    /** Whether the result is an HTTP body cut at the payload limit ({@link #resultCut}). */
+    public boolean resultIsCut() {
+        return resultCut;
     }
 
     @Override

@@ -32,6 +32,7 @@ import io.delayq.store.FailOutcome;
 import io.delayq.store.JobQueue;
 import io.delayq.store.JobRecord;
 import io.delayq.store.RedisClock;
+import io.delayq.store.ResultRetention;
 import io.delayq.store.TakenJob;
 import io.delayq.store.TopicAdmin;
 import io.vertx.core.Context;
@@ -419,11 +420,45 @@ public class JobRunner {
         }
     }
 
+    /**
+     * The result of a succeeded job as its ack keeps it (see {@link ResultRetention}); null when its
+     * topic keeps none. Never fails: a result that is too large, or not writable as JSON, is
+     * dropped and flagged.
+     */
+    private String resultField(Job job) {
+        if (!store.keepsResults(job.topic())) {
+            return null;
+        }
+        if (!job.hasResult()) {
+            return "";
+        }
+        String json;
+        try {
+            // Compact whatever the application's mapper is told (no line breaks: see lib.lua's results).
+            json = mapper.writer().without(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT)
+                    .writeValueAsString(job.resultValue());
+        } catch (com.fasterxml.jackson.core.JsonProcessingException | RuntimeException e) {
+            LOG.warnf("result of job %s/%s is not writable as JSON, dropped: %s", job.topic(), job.id(), e.toString());
+            metrics.resultDropped(job.topic());
+            return ResultRetention.dropped();
+        }
+        if (job.resultIsCut()) {
+            metrics.resultDropped(job.topic());
+            return ResultRetention.cut(json);
+        }
+        if (json.length() > config.api().maxPayloadBytes()
+                && json.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > config.api().maxPayloadBytes()) {
+            metrics.resultDropped(job.topic());
+            return ResultRetention.dropped();
+        }
+        return ResultRetention.kept(json);
+    }
+
     private void record(TakenJob taken, Job job, long took, Throwable error) {
         if (error == null) {
             metrics.succeeded(job.topic(), took);
             store.history().succeeded(job.topic());
-            acker.ack(taken.partition(), taken.lease());
+            acker.ack(taken.partition(), taken.lease(), resultField(job));
             return;
         }
         JobSnoozedException snooze = find(error, JobSnoozedException.class);

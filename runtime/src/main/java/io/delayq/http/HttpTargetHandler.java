@@ -88,6 +88,12 @@ public final class HttpTargetHandler implements JobHandler {
     private final RequestSigner signer;
     /** The longest a 429/503's Retry-After holds the topic ({@code http.max-retry-after}). */
     private final Duration maxRetryAfter;
+    /**
+     * The most bytes of a 2xx body kept as the job's result (its topic's result-retention: the
+     * payload limit); 0 = the body is read and dropped.
+     */
+    private int resultBytes;
+    private static final com.fasterxml.jackson.databind.ObjectMapper BODIES = new com.fasterxml.jackson.databind.ObjectMapper();
 
     /**
      * @param maxConnections most connections to the target (HTTP/1.1 and HTTP/2 alike)
@@ -158,6 +164,17 @@ public final class HttpTargetHandler implements JobHandler {
         this.context = ((VertxInternal) vertx).createEventLoopContext();
         this.client = vertx.createHttpClient(options,
                 new PoolOptions().setHttp1MaxSize(maxConnections).setHttp2MaxSize(maxConnections));
+    }
+
+    /**
+     * Keeps each 2xx answer's body as its job's result ({@link Job#result(Object)}): a JSON body
+     * (Content-Type application/json or +json) as JSON, anything else as a string; a body longer
+     * than {@code maxBytes} is kept cut, as a string ({@link Job#resultCut}). Called once, before
+     * the first call (the topic has a result-retention).
+     */
+    public HttpTargetHandler keepingResults(int maxBytes) {
+        this.resultBytes = maxBytes;
+        return this;
     }
 
     /** Only starts the call: the taker's thread may run it, no thread of its own per job. */
@@ -259,6 +276,8 @@ public final class HttpTargetHandler implements JobHandler {
                         // the target closed as the call went out, which it never ran. Retried at
                         // once, as a lost connection (only a timeout waits: the target may still run it).
                         call.completeExceptionally(new HttpTargetException("HTTP target " + url + ": " + sent.cause(), false));
+                    } else if (resultBytes > 0 && sent.result().statusCode() / 100 == 2) {
+                        keepBody(call, sent.result());
                     } else {
                         sent.result().end(); // the body is read and dropped, so the connection is reused
                         call.answered(sent.result());
@@ -269,6 +288,59 @@ public final class HttpTargetHandler implements JobHandler {
             // The client could not even start the call (closed at shutdown, ...): it never left.
             call.completeExceptionally(new HttpTargetException("HTTP target " + url + " not called: " + e, false));
         }
+    }
+
+    /**
+     * Reads a 2xx body, at most {@link #resultBytes} of it (the rest is read and dropped), into the
+     * job's result, then settles the call. A body that breaks off is still a success (the status
+     * decided), with what came of it.
+     */
+    private void keepBody(Call call, HttpClientResponse response) {
+        Buffer got = Buffer.buffer();
+        boolean[] over = { false };
+        AtomicBoolean ended = new AtomicBoolean();
+        response.handler(chunk -> {
+            int room = resultBytes - got.length();
+            if (chunk.length() <= room) {
+                got.appendBuffer(chunk);
+            } else {
+                if (room > 0) {
+                    got.appendBuffer(chunk, 0, room);
+                }
+                over[0] = true;
+            }
+        });
+        Runnable end = () -> {
+            if (ended.compareAndSet(false, true)) {
+                keepResult(call.job, response.getHeader(HttpHeaders.CONTENT_TYPE), got, over[0]);
+                call.answered(response);
+            }
+        };
+        response.exceptionHandler(e -> end.run());
+        response.endHandler(v -> end.run());
+    }
+
+    private static void keepResult(Job job, String contentType, Buffer body, boolean cut) {
+        if (body.length() == 0 && !cut) {
+            return; // no body, no result
+        }
+        String text = body.toString(java.nio.charset.StandardCharsets.UTF_8);
+        if (cut) {
+            job.resultCut(text);
+            return;
+        }
+        String type = contentType == null ? "" : contentType.toLowerCase(java.util.Locale.ROOT);
+        int semi = type.indexOf(';');
+        type = (semi < 0 ? type : type.substring(0, semi)).trim();
+        if (type.equals("application/json") || type.endsWith("+json")) {
+            try {
+                job.result(BODIES.readTree(text));
+                return;
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                // not JSON after all: kept as the text it is
+            }
+        }
+        job.result(text);
     }
 
     /** One call's outcome; cancelling it (the attempt's timeout) aborts the call. */

@@ -45,8 +45,7 @@ public class Inspection extends StorePart {
 
     /** As {@link #get}, holding no thread. */
     public Future<Optional<JobInfo>> getAsync(String topic, String id) {
-        return byId(topic, id, p -> runAsync("get", p, Set.of(), List.of(id, dedupWindow(topic)), 0, null),
-                r -> r.size() > 0, Inspection::deadGet).map(r -> parseGet(topic, id, r).map(JobDetail::info));
+        return byId(topic, id, p -> getCall(p, id), r -> r.size() > 0, Inspection::deadGet).map(r -> parseGet(topic, id, r).map(JobDetail::info));
     }
 
     /**
@@ -80,6 +79,13 @@ public class Inspection extends StorePart {
                         : redis.sendAsync(Request.cmd(Command.HEXISTS).arg(keys.claims(home)).arg(id))
                                 .compose(c -> c.toInteger() == 0 ? Future.succeededFuture(r)
                                         : elsewhere(topic, home.index(), 0, r, call, live).map(e -> live.test(e) ? e : r)));
+    }
+
+    /** get.lua on one partition, for a look-up: with the topic's dedup window and result retention. */
+    private Future<Response> getCall(Partition p, String id) {
+        long retention = layer.results().retentionMs(p.topic());
+        return runAsync("get", p, Set.of(), List.of(id, dedupWindow(p.topic()), Long.toString(retention)), 0, null,
+                false, retention > 0);
     }
 
     /** Whether get.lua answered a dead job. */
@@ -120,14 +126,15 @@ public class Inspection extends StorePart {
     }
 
     public Optional<JobDetail> lookup(String topic, String id) {
-        return parseGet(topic, id, redis.await(byId(topic, id,
-                p -> runAsync("get", p, Set.of(), List.of(id, dedupWindow(topic)), 0, null), r -> r.size() > 0,
-                Inspection::deadGet)));
+        return parseGet(topic, id, redis.await(byId(topic, id, p -> getCall(p, id), r -> r.size() > 0, Inspection::deadGet)));
     }
 
     private static Optional<JobDetail> parseGet(String topic, String id, Response r) {
         if (r.size() == 0) {
             return Optional.empty();
+        }
+        if ("r".equals(r.get(1).toString())) {
+            return Optional.of(kept(topic, id, r.get(0).toString()));
         }
         if (JobState.ofLetter(r.get(1).toString()) == JobState.SUCCEEDED) {
             return Optional.of(new JobDetail(
@@ -140,6 +147,30 @@ public class Inspection extends StorePart {
         Boolean held = r.size() > 3 && "1".equals(r.get(3).toString()) ? Boolean.TRUE : null;
         Boolean cancelling = JobState.cancellingLetter(r.get(1).toString()) ? Boolean.TRUE : null;
         return Optional.of(new JobDetail(info(topic, id, rec, state, deadAt, held, cancelling), rec.payloadOrNull()));
+    }
+
+    /**
+     * A succeeded job its topic's result-retention keeps, from its results entry
+     * ({@code <finishedAt ms>,<flag>\n<result JSON>\n<record>}, see lib.lua's keep_results): as it
+     * was when it succeeded (runAt, attempts, ...), state succeeded, finishedAt and its result.
+     */
+    static JobDetail kept(String topic, String id, String entry) {
+        int nl1 = entry.indexOf('\n');
+        int nl2 = entry.indexOf('\n', nl1 + 1);
+        int comma = entry.indexOf(',');
+        return kept(topic, id, Long.parseLong(entry.substring(0, comma)), entry.charAt(comma + 1),
+                entry.substring(nl1 + 1, nl2), JobRecord.decode(entry.substring(nl2 + 1)));
+    }
+
+    /** As above, from the entry's parts: the time it succeeded, the result's flag and JSON, the record. */
+    static JobDetail kept(String topic, String id, long finishedMs, char flag, String json, JobRecord rec) {
+        Instant finishedAt = Instant.ofEpochMilli(finishedMs);
+        String result = flag == '=' || flag == '~' ? json : null;
+        return new JobDetail(new JobInfo(id, topic, Instant.ofEpochMilli(rec.runAt()), JobState.SUCCEEDED, rec.attempts(),
+                rec.lostAttempts(), rec.maxAttempts() == 0 ? null : rec.maxAttempts(), rec.retry(), rec.group(), null,
+                rec.lastError().isEmpty() ? null : rec.lastError(), null, finishedAt, null, rec.timeoutMs(),
+                rec.expiresAt() == null ? null : Instant.ofEpochMilli(rec.expiresAt()), result,
+                flag == '!' ? Boolean.TRUE : null, flag == '~' ? Boolean.TRUE : null, false, false), rec.payloadOrNull());
     }
 
     /** The body of {@code GET /jobs/{topic}/{id}} of a job with a record (also each job of a listing, {@link JobListing}). */

@@ -34,10 +34,12 @@ public class JobQueue extends StorePart {
     private static final Logger LOG = Logger.getLogger(JobQueue.class);
     private final TopicListing listing;
     private final IdClaims claims;
+    private final ResultRetention results;
 
     @Inject
     public JobQueue(StoreLayer layer) {
         super(layer);
+        this.results = layer.results();
         this.listing = layer.listing();
         this.claims = new IdClaims(layer);
     }
@@ -368,7 +370,7 @@ public class JobQueue extends StorePart {
         args.add(Integer.toString(groupMaxInFlights.getOrDefault(p.topic(), 0)));
         args.add(layer.burial(p)); // for the due jobs whose expiresAt has passed
         args.add(Double.toString(groupRateLimits.getOrDefault(p.topic(), 0.0)));
-        addLeases(args, acks);
+        results.addAcks(args, p, acks);
         // A reply that comes after we stopped waiting for it (Redis ran the take before the
         // deadline, the reply was slow): its jobs are leased to a token nobody holds. Put them
         // back at once rather than let them lose an attempt when the lease expires. Its burials
@@ -379,7 +381,7 @@ public class JobQueue extends StorePart {
             if (!orphans.isEmpty()) {
                 Thread.ofVirtual().name("delayq-late-take").start(() -> requeueOrphans(p, orphans));
             }
-        }).map(r -> {
+        }, false, results.keeps(p.topic())).map(r -> {
             days.removeAll(around);
             if (days.size() > 64) {
                 days.clear(); // a bound: days emptied long ago are simply learnt again if still needed
@@ -482,9 +484,28 @@ public class JobQueue extends StorePart {
         List<String> args = new ArrayList<>(2 + leases.size() * 2);
         args.add(dedupWindow(p.topic()));
         args.add(scriptChannel(p));
-        addLeases(args, leases);
+        results.addAcks(args, p, leases);
         // Today's shard: an acked job of a group releases the group's next held job into it.
-        return runAsync("ack", p, aroundNow(), args, 0, null).map(StorePart::ids);
+        return runAsync("ack", p, aroundNow(), args, 0, null, false, results.keeps(p.topic())).map(StorePart::ids);
+    }
+
+    /** Whether the topic keeps its succeeded jobs and their results ({@code delayq.topics.<t>.result-retention}). */
+    public boolean keepsResults(String topic) {
+        return results.keeps(topic);
+    }
+
+    /**
+     * Gives the ack of {@code lease}, queued next, the result to keep: a field made by
+     * {@link ResultRetention#kept}, {@link ResultRetention#dropped} or {@link ResultRetention#cut}.
+     * Held until {@link #acksSettled} (an ack that fails is sent again with it).
+     */
+    public void stageResult(Lease lease, String field) {
+        results.stage(lease, field);
+    }
+
+    /** Acks that reached Redis (or were found stale): their staged results go. */
+    public void acksSettled(Collection<Lease> leases) {
+        results.settled(leases);
     }
 
     /** Records a failed attempt: retry after {@code delayMs}, or dead after the last attempt. */

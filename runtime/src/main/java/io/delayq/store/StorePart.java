@@ -210,13 +210,23 @@ public abstract class StorePart {
      */
     protected Future<Response> runAsync(String script, Partition p, Set<Integer> days, List<String> args, int replicas,
             Consumer<Response> late, boolean claims) {
+        return runAsync(script, p, days, args, replicas, late, claims, false);
+    }
+
+    /**
+     * As above; with {@code results} the partition's {@link Keys#succeeded} and {@link Keys#results}
+     * keys go after the day shards instead (KEYS[27 + k], KEYS[28 + k]: the scripts that ack or read
+     * succeeded jobs, see lib.lua's keep_results; they never take claims).
+     */
+    protected Future<Response> runAsync(String script, Partition p, Set<Integer> days, List<String> args, int replicas,
+            Consumer<Response> late, boolean claims, boolean results) {
         Set<Integer> shardDays = days instanceof TreeSet<Integer> mutable ? mutable : new TreeSet<>(days);
         return ensureLayoutAsync().recover(StoreUnavailableException::notSent)
-                .compose(v -> runWithDays(script, p, shardDays, args, replicas, late, claims, 0));
+                .compose(v -> runWithDays(script, p, shardDays, args, replicas, late, claims, results, 0));
     }
 
     private Future<Response> runWithDays(String script, Partition p, Set<Integer> shardDays, List<String> args,
-            int replicas, Consumer<Response> late, boolean claims, int attempt) {
+            int replicas, Consumer<Response> late, boolean claims, boolean results, int attempt) {
         List<String> k = new ArrayList<>(27 + shardDays.size());
         k.add(keys.jobs(p));
         k.add(keys.days(p));
@@ -252,6 +262,9 @@ public abstract class StorePart {
         }
         if (claims) {
             k.add(keys.claims(p));
+        } else if (results) {
+            k.add(keys.succeeded(p));
+            k.add(keys.results(p));
         }
         a.addAll(args);
         Future<Response> call = replicas > 0 ? scripts.runReplicatedAsync(script, k, a, replicas, durableWaitMs)
@@ -265,7 +278,7 @@ public abstract class StorePart {
             for (String d : m.substring(at + "DQNEEDDAY ".length()).trim().split("\\s+")) {
                 shardDays.add(Integer.parseInt(d.trim()));
             }
-            return runWithDays(script, p, shardDays, args, replicas, late, claims, attempt + 1);
+            return runWithDays(script, p, shardDays, args, replicas, late, claims, results, attempt + 1);
         });
     }
 
