@@ -851,17 +851,22 @@ local function keep_results(at, n, done, now, keep, max_age)
     local recs = rcall('HMGET', K_JOBS, unpack(done, i, last))
     local scored, values = {}, {}
     for j = 1, last - i + 1 do
-      local id = done[i + j - 1]
-      local f = field[id] or ''
-      local flag, json = '-', ''
-      if f ~= '' then flag, json = string.sub(f, 1, 1), string.sub(f, 2) end
-      scored[#scored + 1] = now
-      scored[#scored + 1] = id
-      values[#values + 1] = id
-      values[#values + 1] = ms .. ',' .. flag .. '\n' .. json .. '\n' .. (recs[j] or '')
+      -- A lease without a record (its job cannot run: JobRunner drops it) is nothing to keep.
+      if recs[j] then
+        local id = done[i + j - 1]
+        local f = field[id] or ''
+        local flag, json = '-', ''
+        if f ~= '' then flag, json = string.sub(f, 1, 1), string.sub(f, 2) end
+        scored[#scored + 1] = now
+        scored[#scored + 1] = id
+        values[#values + 1] = id
+        values[#values + 1] = ms .. ',' .. flag .. '\n' .. json .. '\n' .. recs[j]
+      end
     end
-    rcall('ZADD', K_SUCCEEDED, unpack(scored))
-    rcall('HSET', K_RESULTS, unpack(values))
+    if #scored > 0 then
+      rcall('ZADD', K_SUCCEEDED, unpack(scored))
+      rcall('HSET', K_RESULTS, unpack(values))
+    end
   end
   trim_oldest(K_SUCCEEDED, K_RESULTS, keep, max_age, now, #done + RESULT_TRIM)
   if max_age > 0 then

@@ -14,6 +14,8 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
  *        {@code GET /jobs/{topic}/{id}} of a job with a record, null elsewhere
  * @param retry the job's own retry backoff, given at enqueue: set in the reply to
  *        {@code GET /jobs/{topic}/{id}} of a job that has one, null elsewhere
+ * @param attempts the failed attempts (snoozed and lost ones do not count); of a succeeded job kept by its
+ *        topic's result-retention, the attempts it took, the one that succeeded included
  * @param finishedAt when the job succeeded: set for state {@link JobState#SUCCEEDED} only (a
  *        job of a topic with a result-retention, kept that long with its record and result; or of
  *        a topic with a dedup window, remembered that long: then it has no runAt, and attempts 0,

@@ -166,7 +166,8 @@ public class Inspection extends StorePart {
     static JobDetail kept(String topic, String id, long finishedMs, char flag, String json, JobRecord rec) {
         Instant finishedAt = Instant.ofEpochMilli(finishedMs);
         String result = flag == '=' || flag == '~' ? json : null;
-        return new JobDetail(new JobInfo(id, topic, Instant.ofEpochMilli(rec.runAt()), JobState.SUCCEEDED, rec.attempts(),
+        // attempts: those it took, the one that succeeded included (the record counts the failed ones).
+        return new JobDetail(new JobInfo(id, topic, Instant.ofEpochMilli(rec.runAt()), JobState.SUCCEEDED, rec.attempts() + 1,
                 rec.lostAttempts(), rec.maxAttempts() == 0 ? null : rec.maxAttempts(), rec.retry(), rec.group(), null,
                 rec.lastError().isEmpty() ? null : rec.lastError(), null, finishedAt, null, rec.timeoutMs(),
                 rec.expiresAt() == null ? null : Instant.ofEpochMilli(rec.expiresAt()), result,

@@ -73,6 +73,7 @@ class ResultRetentionScriptsTest {
         JobInfo info = STORE.inspection.get(KEPT, "a1").orElseThrow();
         assertEquals(JobState.SUCCEEDED, info.state());
         assertEquals("{\"total\":42,\"lines\":[1,2]}", info.result());
+        assertEquals(1, info.attempts(), "the attempts it took, the one that succeeded included");
         assertNotNull(info.finishedAt());
         assertNotNull(info.runAt(), "the record as it succeeded");
         assertNull(info.resultDropped());

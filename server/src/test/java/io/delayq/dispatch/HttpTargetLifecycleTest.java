@@ -46,6 +46,8 @@ import io.quarkus.test.junit.TestProfile;
 @TestProfile(HttpTargetLifecycleTest.LifecycleTarget.class)
 class HttpTargetLifecycleTest {
     static final String TOPIC = "http-lifecycle";
+    /** A target topic with result-retention: its 2xx bodies are kept as the jobs' results. */
+    static final String RESULTS = "http-results";
 
     /** The target is this application itself (a resource below), on a port fixed for the run. */
     public static class LifecycleTarget implements QuarkusTestProfile {
@@ -54,7 +56,9 @@ class HttpTargetLifecycleTest {
             int port = FixedPort.forRun("lifecycle-target");
             return Map.of("quarkus.http.test-port", Integer.toString(port),
                     "delayq.topics." + TOPIC + ".http.url", "http://127.0.0.1:" + port + "/lifecycle-target",
-                    "delayq.topics." + TOPIC + ".retry.initial", "100ms");
+                    "delayq.topics." + TOPIC + ".retry.initial", "100ms",
+                    "delayq.topics." + RESULTS + ".http.url", "http://127.0.0.1:" + port + "/result-target",
+                    "delayq.topics." + RESULTS + ".result-retention", "10m");
         }
     }
 
@@ -96,6 +100,24 @@ class HttpTargetLifecycleTest {
                 return Response.accepted().header("X-Delayq-Snooze",
                         DateTimeFormatter.RFC_1123_DATE_TIME.format(Instant.ofEpochMilli(until).atOffset(ZoneOffset.UTC)))
                         .build();
+            }
+            return Response.noContent().build();
+        }
+    }
+
+    /** Answers 200 by job id prefix: "json" a JSON object, "text" text/plain, "big" 70,000 characters of text, else 204. */
+    @Path("/result-target")
+    public static class ResultTarget {
+        @POST
+        public Response deliver(@HeaderParam("X-Delayq-Job-Id") String id) {
+            if (id.startsWith("json")) {
+                return Response.ok("{\"charged\": 12.5, \"ref\": \"r-1\"}", "application/json").build();
+            }
+            if (id.startsWith("text")) {
+                return Response.ok("charged\nok", "text/plain").build();
+            }
+            if (id.startsWith("big")) {
+                return Response.ok("y".repeat(70_000), "text/plain").build();
             }
             return Response.noContent().build();
         }
@@ -162,5 +184,24 @@ class HttpTargetLifecycleTest {
         jobs.schedule(JobRequest.topic(TOPIC).id(id));
         List<Delivery> calls = callsOnceThereAre(id, 1);
         assertEquals(1, calls.size(), "an API's \"accepted, poll later\" is done for delayq: not called again");
+    }
+
+    @Test
+    void aTopicWithResultRetentionKeepsItsTargets2xxBodyJsonAsJsonTextAsAStringALargeOneCut() {
+        String json = DispatchTest.uid("json"), text = DispatchTest.uid("text"), big = DispatchTest.uid("big"),
+                none = DispatchTest.uid("none");
+        for (String id : List.of(json, text, big, none)) {
+            jobs.schedule(JobRequest.topic(RESULTS).id(id));
+        }
+        for (String id : List.of(json, text, big, none)) {
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> store.get(RESULTS, id).map(j -> j.state() == JobState.SUCCEEDED).orElse(false));
+        }
+        assertEquals("{\"charged\":12.5,\"ref\":\"r-1\"}", store.get(RESULTS, json).orElseThrow().result());
+        assertEquals("\"charged\\nok\"", store.get(RESULTS, text).orElseThrow().result());
+        JobInfo cut = store.get(RESULTS, big).orElseThrow();
+        assertEquals(Boolean.TRUE, cut.resultCut());
+        assertEquals("\"" + "y".repeat(65_536) + "\"", cut.result(), "the body's first payload-limit bytes");
+        assertEquals(null, store.get(RESULTS, none).orElseThrow().result(), "a 204 has no result");
     }
 }
