@@ -61,14 +61,20 @@ class ResultRetentionScriptsTest {
                 .toList();
     }
 
+    /** Enqueues one job due now, takes it, and acks it with {@code field} staged as its result. */
+    private void succeed(String topic, String id, String field) {
+        Partition p = store.partitionsOf(topic).get(0);
+        schedule(STORE, topic, List.of(id));
+        Lease lease = takeAll(STORE, p).get(0);
+        store.stageResult(lease, field);
+        assertEquals(List.of(), store.ack(p, List.of(lease)));
+        store.acksSettled(List.of(lease));
+    }
+
     @Test
     void anAckedJobWithAResultIsReadableAsSucceededWithItsResultAndRecord() {
         Partition p = store.partitionsOf(KEPT).get(0);
-        schedule(STORE, KEPT, List.of("a1"));
-        Lease lease = takeAll(STORE, p).get(0);
-        store.stageResult(lease, ResultRetention.kept("{\"total\":42,\"lines\":[1,2]}"));
-        assertEquals(List.of(), store.ack(p, List.of(lease)));
-        store.acksSettled(List.of(lease));
+        succeed(KEPT, "a1", ResultRetention.kept("{\"total\":42,\"lines\":[1,2]}"));
 
         JobInfo info = STORE.inspection.get(KEPT, "a1").orElseThrow();
         assertEquals(JobState.SUCCEEDED, info.state());
@@ -105,10 +111,7 @@ class ResultRetentionScriptsTest {
     @Test
     void aTopicWithoutRetentionKeepsNothing() {
         Partition p = store.partitionsOf(PLAIN).get(0);
-        schedule(STORE, PLAIN, List.of("p1"));
-        Lease lease = takeAll(STORE, p).get(0);
-        store.stageResult(lease, ResultRetention.kept("1"));
-        store.ack(p, List.of(lease));
+        succeed(PLAIN, "p1", ResultRetention.kept("1"));
         assertEquals(Optional.empty(), STORE.inspection.get(PLAIN, "p1"));
         try (Resp redis = HandBuiltStore.resp()) {
             assertEquals(0L, redis.num("EXISTS", STORE.keys.results(p)));
@@ -182,10 +185,7 @@ class ResultRetentionScriptsTest {
     @Test
     void anIdEnqueuedAgainIsANewJobWhoseSuccessReplacesTheKeptOne() {
         Partition p = store.partitionsOf(KEPT).get(0);
-        schedule(STORE, KEPT, List.of("again"));
-        Lease first = takeAll(STORE, p).get(0);
-        store.stageResult(first, ResultRetention.kept("1"));
-        store.ack(p, List.of(first));
+        succeed(KEPT, "again", ResultRetention.kept("1"));
         schedule(STORE, KEPT, List.of("again"));
         assertEquals(JobState.SCHEDULED, STORE.inspection.get(KEPT, "again").orElseThrow().state(), "the new job first");
         Lease second = takeAll(STORE, p).get(0);
