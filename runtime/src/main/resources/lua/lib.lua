@@ -100,6 +100,10 @@ local floor = math.floor
 -- (see claim.lua); ms is the Redis time of the claim while that enqueue is pending, negated once
 -- it is done (every claim of an id has its own ms: a compare-and-set never meets an equal later one).
 local K_CLAIMS = KEYS[27 + shard_count]
+-- With a result retention, the scripts that move a job out of flight get instead the partition's
+-- succeeded ZSET and results HASH (see keep_results below; absent = nil). A script given the claims
+-- key has no results key: K_RESULTS is nil there, and forget_kept does nothing.
+local K_SUCCEEDED, K_RESULTS = KEYS[27 + shard_count], KEYS[28 + shard_count]
 
 local function now_ms()
   local t = rcall('TIME')
@@ -356,6 +360,16 @@ local function variadic(cmd, key, list)
   end
 end
 
+-- Deletes the kept successes (result retention) of ids whose newer job leaves without being kept
+-- (cancelled, dead, or acked while Redis is full): they must not answer for an id that was a job
+-- since. Nothing without the retention's keys.
+local function forget_kept(ids)
+  if K_RESULTS and #ids > 0 then
+    variadic('ZREM', K_SUCCEEDED, ids)
+    variadic('HDEL', K_RESULTS, ids)
+  end
+end
+
 -- Groups (a topic with group-max-in-flight): a held job's member in gheld. A group's held jobs
 -- are one lexical range of it, in runAt order.
 local function held_member(group, run_at, id)
@@ -573,8 +587,9 @@ local function cancel_scheduled(id, r, held, admitted, now, channel)
   -- "next" may now be earlier than the true earliest job: still a valid lower bound, the next
   -- take recomputes it.
   -- A success remembered from before this job was enqueued (by a process without the dedup
-  -- window) must not answer for an id that is now free.
+  -- window) must not answer for an id that is now free; nor a success kept (forget_kept).
   rcall('ZREM', K_DONE, id)
+  forget_kept({ id })
   group_release(admitted, now, channel)
 end
 
@@ -698,6 +713,7 @@ local function bury(id, r, now, burial)
   local rec = encode(r)
   rcall('HSET', K_JOBS, id, rec)
   rcall('ZADD', K_DEAD, now, id)
+  forget_kept({ id })
   if callback == '1' then
     local ms = string.format('%d', now)
     local member = ms .. ':' .. id
@@ -823,53 +839,72 @@ local function remember_relayed(tokens, now)
   if #tokens > 0 then remember_for(K_RELAYED, tokens, now, RELAY_MS) end
 end
 
--- Result retention (delayq.topics.<t>.result-retention): the scripts that ack (ack, take) and
--- get.lua get, after the day shards (they take no claims), the partition's
+-- Result retention (delayq.topics.<t>.result-retention): the scripts that ack (ack, take), and
+-- get, list, cancel, fail, reclaim, requeue and forget, get after the day shards (they take no
+-- claims: Java refuses a call with both) the partition's (K_SUCCEEDED and K_RESULTS, set above)
 --   KEYS[27+k] -> succeeded ZSET job id -> time it succeeded ms, of the succeeded jobs kept
 --   KEYS[28+k] -> results   HASH job id -> "<finishedAt ms>,<flag>\n<result JSON>\n<record as it
 --                           succeeded>"; flag '-' no result, '=' the result, '!' dropped (larger than
---                           the payload limit: no JSON), '~' an HTTP body kept cut (a JSON string)
+--                           the payload limit: no JSON), '~' an HTTP body kept cut (a JSON string).
+--                           The JSON has no line break (Java writes it compact, a raw one blanked)
 -- A succeeded job is in neither jobs nor any other set: its id is free (an enqueue of it makes a
--- new job, which GET shows first, and whose success replaces this entry). Both keys expire the
--- retention after their last write: an idle topic's entries all go then, no sweep needed.
-local K_SUCCEEDED, K_RESULTS = KEYS[27 + shard_count], KEYS[28 + shard_count]
+-- new job, which GET shows first, and whose success replaces this entry; one that leaves without
+-- being kept, by an ack while Redis is full, a cancel, or a death, takes the entry with it: see
+-- forget_kept). Both keys expire the retention after their last write: an idle topic's
+-- entries all go then, no sweep needed.
 
 -- Succeeded jobs one ack may trim beyond the number it keeps (see trim_oldest): more than it adds,
 -- so a set over a lowered cap shrinks with every ack, and bounded.
 local RESULT_TRIM = 16
+-- Succeeded jobs past the retention one ack may trim beyond the number it keeps: as DONE_TRIM,
+-- so that without a cap (delayq.results.max-jobs 0) the age alone bounds the set under a steady
+-- stream of acks (which keep re-arming the keys' expiry).
+local RESULT_AGE_TRIM = 1000
 
 -- Keeps the acked ids done (their records still in jobs) as succeeded at now, with the result
 -- field each was given among the n (id, lease token, field) triples at ARGV[at..] ('' = no
--- result, else the flag and the JSON: see K_RESULTS); then trims the succeeded jobs to keep (the
--- partition's share of delayq.results.max-jobs, 0 = none) and to max_age ms (the retention).
-local function keep_results(at, n, done, now, keep, max_age)
-  local field = {}
-  for i = 1, n do field[ARGV[at + (i - 1) * 3]] = ARGV[at + (i - 1) * 3 + 2] end
-  local ms = string.format('%d', now)
-  for i = 1, #done, CHUNK do
-    local last = math.min(i + CHUNK - 1, #done)
-    local recs = rcall('HMGET', K_JOBS, unpack(done, i, last))
-    local scored, values = {}, {}
-    for j = 1, last - i + 1 do
-      -- A lease without a record (its job cannot run: JobRunner drops it) is nothing to keep.
-      if recs[j] then
-        local id = done[i + j - 1]
-        local f = field[id] or ''
-        local flag, json = '-', ''
-        if f ~= '' then flag, json = string.sub(f, 1, 1), string.sub(f, 2) end
-        scored[#scored + 1] = now
-        scored[#scored + 1] = id
-        values[#values + 1] = id
-        values[#values + 1] = ms .. ',' .. flag .. '\n' .. json .. '\n' .. recs[j]
+-- result, else the flag and the JSON: see K_RESULTS); then trims the succeeded jobs past max_age
+-- ms (the retention) and to keep (the partition's share of delayq.results.max-jobs, 0 = none).
+-- adding false (Redis is full: writes that only add are skipped): nothing is kept, and the ids'
+-- kept entries of earlier jobs go (forget_kept); the trims still run.
+local function keep_results(at, n, done, now, keep, max_age, adding)
+  if not adding then
+    forget_kept(done)
+  else
+    local field = {}
+    for i = 1, n do
+      -- An id twice (a lease its replica settled with the outcome of the attempt that ran, beside
+      -- that attempt's own, stale): the entry with a result wins; both carry the same one.
+      local id, f = ARGV[at + (i - 1) * 3], ARGV[at + (i - 1) * 3 + 2]
+      if f ~= '' or not field[id] then field[id] = f end
+    end
+    local ms = string.format('%d', now)
+    for i = 1, #done, CHUNK do
+      local last = math.min(i + CHUNK - 1, #done)
+      local recs = rcall('HMGET', K_JOBS, unpack(done, i, last))
+      local scored, values = {}, {}
+      for j = 1, last - i + 1 do
+        -- A lease without a record (its job cannot run: JobRunner drops it) is nothing to keep.
+        if recs[j] then
+          local id = done[i + j - 1]
+          local f = field[id] or ''
+          local flag, json = '-', ''
+          if f ~= '' then flag, json = string.sub(f, 1, 1), string.sub(f, 2) end
+          scored[#scored + 1] = now
+          scored[#scored + 1] = id
+          values[#values + 1] = id
+          values[#values + 1] = ms .. ',' .. flag .. '\n' .. json .. '\n' .. recs[j]
+        end
+      end
+      if #scored > 0 then
+        rcall('ZADD', K_SUCCEEDED, unpack(scored))
+        rcall('HSET', K_RESULTS, unpack(values))
       end
     end
-    if #scored > 0 then
-      rcall('ZADD', K_SUCCEEDED, unpack(scored))
-      rcall('HSET', K_RESULTS, unpack(values))
-    end
   end
-  trim_oldest(K_SUCCEEDED, K_RESULTS, keep, max_age, now, #done + RESULT_TRIM)
-  if max_age > 0 then
+  trim_oldest(K_SUCCEEDED, K_RESULTS, 0, max_age, now, #done + RESULT_AGE_TRIM)
+  trim_oldest(K_SUCCEEDED, K_RESULTS, keep, 0, now, #done + RESULT_TRIM)
+  if max_age > 0 and adding then
     rcall('PEXPIRE', K_SUCCEEDED, max_age)
     rcall('PEXPIRE', K_RESULTS, max_age)
   end
@@ -877,7 +912,8 @@ end
 
 -- Acks n (id, lease token) pairs found at ARGV[at..]; a negative n is a topic with a result
 -- retention, as Java passes it (ResultRetention.addAcks): then ARGV[at] is "<keep>,<max age ms>"
--- (see keep_results) and -n triples (id, lease token, result field) follow. Deletes record, lease
+-- (see keep_results), with ",full" after it while Redis is full (nothing is added then), and -n
+-- triples (id, lease token, result field) follow. Deletes record, lease
 -- and in-flight entry of every job whose lease is still the given token (having kept it as
 -- succeeded with a retention), and with a dedup window (ms, 0 = off) remembers them as succeeded
 -- at now (Redis ms; read here when not given). Returns the ids whose lease is held by another
@@ -902,9 +938,8 @@ local function ack_leases(at, n, window, now, channel)
     end
     if stride == 3 then
       now = now or now_ms()
-      local c = string.find(retention, ',', 1, true)
-      keep_results(at, n, done, now, tonumber(string.sub(retention, 1, c - 1)),
-        tonumber(string.sub(retention, c + 1)))
+      local keep, max_age, full = string.match(retention, '^(%d+),(%d+),?(%a*)$')
+      keep_results(at, n, done, now, tonumber(keep), tonumber(max_age), full ~= 'full')
     end
     variadic('ZREM', K_INFLIGHT, done)
     variadic('HDEL', K_LEASES, done)
@@ -924,6 +959,7 @@ local function drop_cancelled(id, admitted, now, channel)
   rcall('HDEL', K_LEASES, id)
   rcall('HDEL', K_JOBS, id)
   rcall('ZREM', K_DONE, id)
+  forget_kept({ id })
   group_release(admitted, now, channel)
   free_slots(channel)
 end

@@ -27,7 +27,7 @@
 --   then per job found: id, score (runAt for 's', lease deadline for 'i', time of death for 'd',
 --   time it succeeded for 'r'; '' for a held job), a mark (for 's' its gheld member, '' unless
 --   held; for 'i' 'x' when its cancel was asked, as get.lua's state letter says, else ''; for 'r'
---   its result: the flag and the JSON, see keep_results), its record}.
+--   its result's flag, then with full its JSON, see keep_results), its record}.
 local MAX_DAYS = 8
 local mode, limit, budget = ARGV[A], tonumber(ARGV[A + 1]), tonumber(ARGV[A + 2])
 local prefix, group = ARGV[A + 3], ARGV[A + 4]
@@ -153,7 +153,8 @@ local function newest_first(set, oldest)
         local nl1 = string.find(entry, '\n', 1, true)
         local nl2 = string.find(entry, '\n', nl1 + 1, true)
         local comma = string.find(entry, ',', 1, true)
-        mark = string.sub(entry, comma + 1, comma + 1) .. string.sub(entry, nl1 + 1, nl2 - 1)
+        -- The result only with the payloads (full): a page of 1000 would move 1000 results else.
+        mark = string.sub(entry, comma + 1, comma + 1) .. (full and string.sub(entry, nl1 + 1, nl2 - 1) or '')
         rec = check(id, nil, string.sub(entry, nl2 + 1))
       end
     else

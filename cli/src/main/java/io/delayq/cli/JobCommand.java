@@ -51,7 +51,7 @@ class JobCommand {
         String to;
 
         @Option(names = "--limit", paramLabel = "N", defaultValue = "100",
-                description = "Jobs per page, 1 to 1000 (default ${DEFAULT-VALUE}).")
+                description = "Jobs per page, 1 to 1000 (default ${DEFAULT-VALUE}); succeeded jobs, with their results, at most 100.")
         int limit;
 
         @Option(names = "--all", description = "Every page, following the cursor to its end.")
@@ -59,7 +59,10 @@ class JobCommand {
 
         @Override
         void run(Api api, Output out) {
-            StringBuilder q = new StringBuilder("?state=").append(Api.enc(state)).append("&limit=").append(limit);
+            // Succeeded jobs with their results: fields=full, whose pages hold at most 100 jobs.
+            boolean results = "succeeded".equals(state);
+            StringBuilder q = new StringBuilder("?state=").append(Api.enc(state)).append("&limit=")
+                    .append(results ? Math.min(limit, 100) : limit).append(results ? "&fields=full" : "");
             if (idPrefix != null) {
                 q.append("&idPrefix=").append(Api.enc(idPrefix));
             }

@@ -78,7 +78,8 @@ public class TopicJobsResource {
                     + "even) while its cursor is not null; following the cursor until it is null lists every job that "
                     + "stayed in the state meanwhile exactly once (jobs added or moved meanwhile may or may not be). "
                     + "state=succeeded lists, newest first, the succeeded jobs the topic's result-retention keeps, with "
-                    + "finishedAt and result (an empty page with cursor null without one). 200 "
+                    + "finishedAt, and their result with fields=full only (an empty page with cursor null without a "
+                    + "retention). 200 "
                     + "{\"jobs\": [...], \"cursor\": \"...\" | null}; 400 names the parameter at fault")
     public JobPage list(@PathParam("topic") String topic,
             @Parameter(description = "scheduled (default), inflight, dead or succeeded") @QueryParam("state")
@@ -93,7 +94,8 @@ public class TopicJobsResource {
                     + " with fields=full); default 100") @QueryParam("limit") @DefaultValue("100") String limit,
             @Parameter(description = "The cursor of the previous page; none for the first") @QueryParam("cursor")
             String cursor,
-            @Parameter(description = "full: each job with its payload") @QueryParam("fields") String fields) {
+            @Parameter(description = "full: each job with its payload (and a succeeded one with its result)")
+            @QueryParam("fields") String fields) {
         JobValidator.checkTopic("topic", topic);
         JobState s = state(state);
         boolean full = fields != null && !fields.isEmpty();

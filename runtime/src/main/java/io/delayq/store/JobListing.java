@@ -158,9 +158,10 @@ public class JobListing extends StorePart {
 
     private static Listed listed(String topic, JobState state, Entry e, boolean full) {
         if (e.result != null) {
-            // A kept success: as GET answers it, from its results entry's parts.
+            // A kept success: as GET answers it, from its results entry's parts; its result, as its
+            // payload, only with fields=full (list.lua sends the flag alone else).
             JobInfo info = Inspection.kept(topic, e.id, e.key.score, e.result.isEmpty() ? '-' : e.result.charAt(0),
-                    e.result.isEmpty() ? "" : e.result.substring(1), e.record).info();
+                    full && !e.result.isEmpty() ? e.result.substring(1) : null, e.record).info();
             return new Listed(info, full ? e.record.payloadOrNull() : null);
         }
         Instant deadAt = state == JobState.DEAD ? Instant.ofEpochMilli(e.key.score) : null;

@@ -519,9 +519,11 @@ public class JobQueue extends StorePart {
         // And today's: a job of a group releases the group's next held job into it.
         Set<Integer> days = aroundNow();
         aroundDay(days, System.currentTimeMillis() + delayMs);
-        Response r = run("fail", p, days, List.of(lease.id(), lease.token(), Long.toString(delayMs),
+        // With the result retention's keys: a job that dies or is cancelled takes the kept success
+        // of an earlier job of its id with it (lib.lua's forget_kept).
+        Response r = redis.await(runAsync("fail", p, days, List.of(lease.id(), lease.token(), Long.toString(delayMs),
                 oneLine(error), Integer.toString(defaultMaxAttempts), scriptChannel(p), permanent ? "1" : "0",
-                layer.burial(p)));
+                layer.burial(p)), 0, null, false, results.keeps(p.topic())));
         return switch (r.get(0).toString()) {
             case "retry" -> new FailOutcome(FailOutcome.Kind.RETRY, r.get(1).toLong(), r.get(2).toInteger());
             case "dead" -> {
@@ -640,7 +642,7 @@ public class JobQueue extends StorePart {
                 Integer.toString(maxLostAttempts), Long.toString(deadlineMs), layer.burial(p),
                 Integer.toString(heldTokens.size())));
         args.addAll(heldTokens);
-        Response r = run("reclaim", p, days, args);
+        Response r = redis.await(runAsync("reclaim", p, days, args, 0, null, false, results.keeps(p.topic())));
         int expired = r.size() > 3 ? r.get(3).toInteger() : 0;
         if (r.get(1).toInteger() > 0) {
             layer.calledBack(p);
@@ -671,7 +673,7 @@ public class JobQueue extends StorePart {
         List<String> args = new ArrayList<>(2 + leases.size() * 2);
         args.add(scriptChannel(p));
         addLeases(args, leases);
-        return runAsync("requeue", p, aroundNow(), args, 0, late).map(Response::toInteger);
+        return runAsync("requeue", p, aroundNow(), args, 0, late, false, results.keeps(p.topic())).map(Response::toInteger);
     }
 
     // ---------------------------------------------------------------- the loops' reads

@@ -65,12 +65,13 @@ public final class ResultRetention {
 
     /**
      * What an ack of the partition tells its script of the retention: "" for none, else
-     * "{@code <jobs kept>,<retention ms>}". Nothing is kept while Redis is full (the ack, allow-oom,
-     * still completes the job): writes that only add are skipped then (the gateway's WARN says so).
+     * "{@code <jobs kept>,<retention ms>}", with "{@code ,full}" while Redis is full: nothing is
+     * kept then (the ack, allow-oom, still completes the job; writes that only add are skipped, the
+     * gateway's WARN says so), but the acked ids' entries of earlier jobs go, and the trims run.
      */
     String spec(Partition p) {
         long ms = retentionMs(p.topic());
-        return ms == 0 || redis.isFull() ? "" : keep() + "," + ms;
+        return ms == 0 ? "" : keep() + "," + ms + (redis.isFull() ? ",full" : "");
     }
 
     /** Keeps {@code field} ({@link #kept}, {@link #dropped}, {@link #cut}) for the ack of {@code lease}. */
@@ -87,8 +88,8 @@ public final class ResultRetention {
 
     /**
      * Adds acks to a script's arguments as lib.lua's ack_leases reads them: without a retention
-     * (or while Redis is full) n, then n (id, token) pairs, as ever; with one -n, the retention,
-     * then n (id, token, result) triples.
+     * n, then n (id, token) pairs, as ever; with one -n, the retention, then n (id, token, result)
+     * triples.
      */
     void addAcks(List<String> args, Partition p, List<Lease> acks) {
         String spec = spec(p);
@@ -105,9 +106,17 @@ public final class ResultRetention {
         }
     }
 
-    /** The field of a result kept: its JSON (compact: no line break). */
+    /**
+     * The field of a result kept: its JSON, on one line. A line break in JSON is whitespace (one
+     * inside a string is escaped), so it is blanked: Jackson writes none when told to be compact,
+     * but a raw value ({@code @JsonRawValue}) may hold one, and the kept entry is split at them.
+     */
     public static String kept(String json) {
-        return "=" + json;
+        return "=" + oneLine(json);
+    }
+
+    private static String oneLine(String json) {
+        return json.indexOf('\n') < 0 && json.indexOf('\r') < 0 ? json : json.replace('\n', ' ').replace('\r', ' ');
     }
 
     /** The field of a result larger than the payload limit: dropped, the job flagged. */
@@ -117,6 +126,6 @@ public final class ResultRetention {
 
     /** The field of an HTTP target's body cut at the payload limit: a JSON string, flagged. */
     public static String cut(String jsonString) {
-        return "~" + jsonString;
+        return "~" + oneLine(jsonString);
     }
 }

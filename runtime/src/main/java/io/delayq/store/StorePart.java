@@ -220,6 +220,10 @@ public abstract class StorePart {
      */
     protected Future<Response> runAsync(String script, Partition p, Set<Integer> days, List<String> args, int replicas,
             Consumer<Response> late, boolean claims, boolean results) {
+        if (claims && results) {
+            // Both would be KEYS[27 + k] (lib.lua's K_CLAIMS and K_SUCCEEDED): no script takes both.
+            throw new IllegalArgumentException(script + ": the claims key and the result keys are never passed together");
+        }
         Set<Integer> shardDays = days instanceof TreeSet<Integer> mutable ? mutable : new TreeSet<>(days);
         return ensureLayoutAsync().recover(StoreUnavailableException::notSent)
                 .compose(v -> runWithDays(script, p, shardDays, args, replicas, late, claims, results, 0));

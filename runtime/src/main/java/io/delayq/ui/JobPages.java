@@ -93,7 +93,9 @@ public class JobPages {
         String next = null, message = null;
         int status = 200;
         try {
-            JobListing.Page p = listing.list(topic, s, BulkBody.filter(idPrefix, group, from, to), PAGE, false,
+            // Succeeded jobs with their results (fields=full: a page is within its limit).
+            JobListing.Page p = listing.list(topic, s, BulkBody.filter(idPrefix, group, from, to), PAGE,
+                    s == JobState.SUCCEEDED,
                     cursor == null || cursor.isEmpty() ? null : cursor);
             for (JobListing.Listed l : p.jobs()) {
                 rows.add(row(l.info()));

@@ -40,11 +40,21 @@ class ResultRetentionScriptsTest {
     static final String PLAIN = HandBuiltStore.fresh("res-off");
     static final String CAPPED = HandBuiltStore.fresh("res-cap");
     static final String SHORT = HandBuiltStore.fresh("res-short");
+    static final String GONE = HandBuiltStore.fresh("res-forget");
     private static final HandBuiltStore STORE = HandBuiltStore.configured(
             "delayq.topics." + KEPT + ".result-retention", "10m",
             "delayq.topics." + SHORT + ".result-retention", "1s",
             "delayq.topics." + CAPPED + ".result-retention", "10m",
+            "delayq.topics." + GONE + ".result-retention", "10m",
             "delayq.results.max-jobs", "5");
+    /** Four partitions: a job of a group lives in its group's, maybe not its id's. */
+    static final String GROUPED = HandBuiltStore.fresh("res-4p");
+    private static final HandBuiltStore FOUR = HandBuiltStore.configured("delayq.partitions", "4", "delayq.prefix",
+            "dq4r", "delayq.topics." + GROUPED + ".result-retention", "10m");
+    /** No cap: the retention's age alone bounds what is kept. */
+    static final String AGED = HandBuiltStore.fresh("res-aged");
+    private static final HandBuiltStore UNCAPPED = HandBuiltStore.configured("delayq.prefix", "dq0r",
+            "delayq.topics." + AGED + ".result-retention", "2s", "delayq.results.max-jobs", "0");
     private final JobQueue store = STORE.queue;
 
     private static void schedule(HandBuiltStore s, String topic, List<String> ids) {
@@ -59,6 +69,12 @@ class ResultRetentionScriptsTest {
     private static List<Lease> takeAll(HandBuiltStore s, Partition p) {
         return s.queue.take(p, 1000, 30_000, "A:", new HashSet<>(), List.of(), 0).jobs().stream().map(TakenJob::lease)
                 .toList();
+    }
+
+    /** Enqueues one job of topic KEPT due now and takes it: its lease. */
+    private Lease taken(String id) {
+        schedule(STORE, KEPT, List.of(id));
+        return takeAll(STORE, store.partitionsOf(KEPT).get(0)).get(0);
     }
 
     /** Enqueues one job due now, takes it, and acks it with {@code field} staged as its result. */
@@ -174,9 +190,7 @@ class ResultRetentionScriptsTest {
     @Test
     void aStaleAckKeepsNothingAndTheNewAttemptStands() {
         Partition p = store.partitionsOf(KEPT).get(0);
-        schedule(STORE, KEPT, List.of("s1"));
-        Lease lease = takeAll(STORE, p).get(0);
-        Lease stale = new Lease(lease.id(), "Z:1");
+        Lease stale = new Lease(taken("s1").id(), "Z:1");
         store.stageResult(stale, ResultRetention.kept("1"));
         assertEquals(List.of("s1"), store.ack(p, List.of(stale)));
         assertEquals(JobState.INFLIGHT, STORE.inspection.get(KEPT, "s1").orElseThrow().state());
@@ -218,6 +232,12 @@ class ResultRetentionScriptsTest {
             HandBuiltStore s = HandBuiltStore.on(server, "delayq.topics." + KEPT + ".result-retention", "10m");
             Assumptions.assumeTrue(s.scripts.allowOom(), "allow-oom needs Redis 7 or later");
             Partition p = s.queue.partitionsOf(KEPT).get(0);
+            // An earlier job of f1 succeeded and is kept; f1 is enqueued again.
+            schedule(s, KEPT, List.of("f1"));
+            Lease earlier = takeAll(s, p).get(0);
+            s.queue.stageResult(earlier, ResultRetention.kept("\"earlier\""));
+            s.queue.ack(p, List.of(earlier));
+            assertEquals("\"earlier\"", s.inspection.get(KEPT, "f1").orElseThrow().result());
             schedule(s, KEPT, List.of("f1", "f2"));
             List<Lease> leases = takeAll(s, p);
             try (Resp redis = new Resp(server.port())) {
@@ -242,10 +262,131 @@ class ResultRetentionScriptsTest {
                 assertEquals(0L, redis.num("ZCARD", s.keys.inflight(p)));
                 assertEquals(0L, redis.num("HLEN", s.keys.jobs(p)));
                 assertEquals(0L, redis.num("EXISTS", s.keys.results(p)), "nothing kept while full");
+                assertEquals(Optional.empty(), s.inspection.get(KEPT, "f1"),
+                        "the earlier job's success went with the later one, not kept: never shown for it");
                 redis.call("CONFIG", "SET", "maxmemory", "0");
             }
         } finally {
             server.stop();
+        }
+    }
+
+    @Test
+    void anIdEnqueuedAgainAndCancelledWhileScheduledLeavesNoEarlierSuccessBehind() {
+        succeed(KEPT, "undone", ResultRetention.kept("1"));
+        schedule(STORE, KEPT, List.of("undone"));
+        assertEquals(io.delayq.core.CancelOutcome.CANCELLED, STORE.inspection.cancel(KEPT, "undone"));
+        assertEquals(Optional.empty(), STORE.inspection.get(KEPT, "undone"), "the earlier success went with it");
+    }
+
+    @Test
+    void anIdEnqueuedAgainThatDiesTakesTheEarlierSuccessWithIt() {
+        Partition p = store.partitionsOf(KEPT).get(0);
+        succeed(KEPT, "dies", ResultRetention.kept("1"));
+        store.fail(p, taken("dies"), 0, "boom", 1, true);
+        assertEquals(JobState.DEAD, STORE.inspection.get(KEPT, "dies").orElseThrow().state());
+        try (Resp redis = HandBuiltStore.resp()) {
+            // So that once the dead job is purged or trimmed, no earlier success answers for the id.
+            assertNull(redis.call("ZSCORE", STORE.keys.succeeded(p), "dies"));
+            assertEquals(0L, redis.num("HEXISTS", STORE.keys.results(p), "dies"));
+        }
+    }
+
+    @Test
+    void aKeptSuccessDoesNotHideALiveJobOfItsIdInItsGroupsPartition() {
+        JobQueue q = FOUR.queue;
+        String id = "x", group = null;
+        for (int i = 0; group == null; i++) {
+            if (!q.partitionOf(GROUPED, id, "g" + i).equals(q.partitionOf(GROUPED, id))) {
+                group = "g" + i;
+            }
+        }
+        Partition home = q.partitionOf(GROUPED, id);
+        // An earlier job of the id, of no group: succeeded at home, kept there.
+        q.enqueue(home, List.of(new NewJob(GROUPED, id, true, 0, 0, "1", io.delayq.core.IfExists.KEEP, null, null)), "");
+        Lease lease = takeAll(FOUR, home).get(0);
+        q.stageResult(lease, ResultRetention.kept("\"earlier\""));
+        assertEquals(List.of(), q.ack(home, List.of(lease)));
+        assertEquals(JobState.SUCCEEDED, FOUR.inspection.get(GROUPED, id).orElseThrow().state());
+        // A job of a group with the id since, in its group's partition: GET answers it.
+        q.enqueue(q.partitionOf(GROUPED, id, group),
+                List.of(new NewJob(GROUPED, id, true, 3_600_000, 0, "2", io.delayq.core.IfExists.KEEP, null, group)), "");
+        JobInfo live = FOUR.inspection.get(GROUPED, id).orElseThrow();
+        assertEquals(JobState.SCHEDULED, live.state());
+        assertEquals(group, live.group());
+    }
+
+    @Test
+    void aListingCarriesResultsOnlyWithItsPayloads() {
+        succeed(KEPT, "listed", ResultRetention.kept("{\"rows\":3}"));
+        JobListing listing = new JobListing(STORE.layer);
+        JobInfo brief = listing.list(KEPT, JobState.SUCCEEDED, JobListing.Filter.ALL, 1, false, null).jobs().get(0).info();
+        assertEquals("listed", brief.id());
+        assertNull(brief.result(), "a result only with fields=full");
+        assertNotNull(brief.finishedAt());
+        JobInfo full = listing.list(KEPT, JobState.SUCCEEDED, JobListing.Filter.ALL, 1, true, null).jobs().get(0).info();
+        assertEquals("{\"rows\":3}", full.result());
+    }
+
+    @Test
+    void anIdAckedTwiceInOneCallOnceByAStaleLeaseKeepsTheResult() {
+        Partition p = store.partitionsOf(KEPT).get(0);
+        Lease lease = taken("twice");
+        // The lease that ran carries the result; a stale one of the same id (no result) comes after it.
+        store.stageResult(lease, ResultRetention.kept("\"ran\""));
+        assertEquals(List.of("twice"), store.ack(p, List.of(lease, new Lease("twice", "Z:1"))));
+        assertEquals("\"ran\"", STORE.inspection.get(KEPT, "twice").orElseThrow().result());
+    }
+
+    @Test
+    void aResultWithALineBreakIsKeptOnOneLineAndReadsBack() {
+        succeed(KEPT, "nl", ResultRetention.kept("{\"a\":\n1,\r\n\"b\":\"x\\ny\"}"));
+        assertEquals("{\"a\": 1,  \"b\":\"x\\ny\"}", STORE.inspection.get(KEPT, "nl").orElseThrow().result());
+        JobInfo listed = new JobListing(STORE.layer).list(KEPT, JobState.SUCCEEDED, JobListing.Filter.ALL, 1, true, null)
+                .jobs().get(0).info();
+        assertEquals("nl", listed.id());
+        assertEquals(1, listed.attempts());
+    }
+
+    @Test
+    void forgettingATopicDeletesItsKeptSuccesses() {
+        Partition p = store.partitionsOf(GONE).get(0);
+        succeed(GONE, "g1", ResultRetention.kept("1"));
+        assertEquals(TopicAdmin.Forgetting.Outcome.FORGOTTEN, STORE.topicAdmin.forget(GONE).outcome());
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(0L, redis.num("EXISTS", STORE.keys.results(p)));
+            assertEquals(0L, redis.num("EXISTS", STORE.keys.succeeded(p)));
+        }
+    }
+
+    @Test
+    void withoutACapTheAgeAloneTrimsMoreThanAnAckAdds() {
+        JobQueue q = UNCAPPED.queue;
+        Partition p = q.partitionsOf(AGED).get(0);
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < 60; i++) {
+            ids.add("old" + i);
+        }
+        schedule(UNCAPPED, AGED, ids);
+        q.ack(p, takeAll(UNCAPPED, p));
+        try (Resp redis = HandBuiltStore.resp()) {
+            long keptAt = (long) Double.parseDouble(redis.str("ZSCORE", UNCAPPED.keys.succeeded(p), "old0"));
+            // Single acks until the 60 are past the retention (2 s); each re-arms the keys' expiry.
+            int[] n = { 0 };
+            Awaitility.await().pollInterval(Duration.ofMillis(200)).atMost(Duration.ofSeconds(60)).until(() -> {
+                String id = "new" + n[0]++;
+                schedule(UNCAPPED, AGED, List.of(id));
+                q.ack(p, takeAll(UNCAPPED, p));
+                List<Object> time = redis.list("TIME");
+                return Long.parseLong(time.get(0).toString()) * 1000 + Long.parseLong(time.get(1).toString()) / 1000
+                        > keptAt + 2000;
+            });
+            schedule(UNCAPPED, AGED, List.of("last"));
+            q.ack(p, takeAll(UNCAPPED, p));
+            // At most two acks ran past the retention: 2 x (1 + 16) under the cap's trim alone.
+            for (String id : ids) {
+                assertEquals(null, redis.call("ZSCORE", UNCAPPED.keys.succeeded(p), id), id + " trimmed by age");
+            }
         }
     }
 }
