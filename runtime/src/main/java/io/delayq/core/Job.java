@@ -30,6 +30,7 @@ public final class Job {
     private volatile Object result;
     private volatile boolean resultSet;
     private volatile boolean resultCut;
+    private volatile boolean resultBody;
 
     public Job(String id, String topic, int attempt, Instant runAt, String payloadJson, ObjectMapper mapper) {
         this(id, topic, attempt, runAt, payloadJson, mapper, null);
@@ -159,21 +160,24 @@ public final class Job {
      */
     public void result(Object value) {
         this.result = value;
+        this.resultBody = false;
         this.resultCut = false;
         this.resultSet = true;
     }
 
     /**
-     * For delayq's HTTP target: the start of a 2xx body that was larger than the payload limit,
-     * kept as a string and flagged {@code resultCut}.
+     * For delayq's HTTP target: a 2xx body that is not JSON, kept as a string; {@code cut} when it
+     * is only the body's start (larger than the payload limit, or it broke off). Kept cut, flagged
+     * {@code resultCut}, when written as a JSON string it is larger than the payload limit.
      */
-    public void resultCut(String start) {
-        this.result = start;
-        this.resultCut = true;
+    public void resultBody(String text, boolean cut) {
+        this.result = text;
+        this.resultBody = true;
+        this.resultCut = cut;
         this.resultSet = true;
     }
 
-    /** Whether {@link #result(Object)} (or {@link #resultCut}) was called. */
+    /** Whether {@link #result(Object)} (or {@link #resultBody}) was called. */
     public boolean hasResult() {
         return resultSet;
     }
@@ -183,7 +187,12 @@ public final class Job {
         return result;
     }
 
-    /** Whether the result is an HTTP body cut at the payload limit ({@link #resultCut}). */
+    /** Whether the result is an HTTP body's text ({@link #resultBody}): cut to fit, never dropped. */
+    public boolean resultIsBody() {
+        return resultBody;
+    }
+
+    /** Whether the result is only the start of an HTTP body ({@link #resultBody}). */
     public boolean resultIsCut() {
         return resultCut;
     }

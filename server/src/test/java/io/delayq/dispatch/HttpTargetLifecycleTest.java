@@ -48,17 +48,29 @@ class HttpTargetLifecycleTest {
     static final String TOPIC = "http-lifecycle";
     /** A target topic with result-retention: its 2xx bodies are kept as the jobs' results. */
     static final String RESULTS = "http-results";
+    /**
+     * Targets that answer 200 and never end the body (a server of the test's own, {@link #stalling}):
+     * one whose call's timeout (http.timeout) is up first, one whose attempt timeout is.
+     */
+    static final String STALL_CALL = "http-stall-call", STALL_ATTEMPT = "http-stall-attempt";
 
     /** The target is this application itself (a resource below), on a port fixed for the run. */
     public static class LifecycleTarget implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
             int port = FixedPort.forRun("lifecycle-target");
-            return Map.of("quarkus.http.test-port", Integer.toString(port),
-                    "delayq.topics." + TOPIC + ".http.url", "http://127.0.0.1:" + port + "/lifecycle-target",
-                    "delayq.topics." + TOPIC + ".retry.initial", "100ms",
-                    "delayq.topics." + RESULTS + ".http.url", "http://127.0.0.1:" + port + "/result-target",
-                    "delayq.topics." + RESULTS + ".result-retention", "10m");
+            return Map.ofEntries(
+                    Map.entry("quarkus.http.test-port", Integer.toString(port)),
+                    Map.entry("delayq.topics." + TOPIC + ".http.url", "http://127.0.0.1:" + port + "/lifecycle-target"),
+                    Map.entry("delayq.topics." + TOPIC + ".retry.initial", "100ms"),
+                    Map.entry("delayq.topics." + RESULTS + ".http.url", "http://127.0.0.1:" + port + "/result-target"),
+                    Map.entry("delayq.topics." + RESULTS + ".result-retention", "10m"),
+                    Map.entry("delayq.topics." + STALL_CALL + ".http.url", "http://127.0.0.1:" + FixedPort.forRun("stall-target") + "/"),
+                    Map.entry("delayq.topics." + STALL_CALL + ".http.timeout", "2s"),
+                    Map.entry("delayq.topics." + STALL_CALL + ".result-retention", "10m"),
+                    Map.entry("delayq.topics." + STALL_ATTEMPT + ".http.url", "http://127.0.0.1:" + FixedPort.forRun("stall-target") + "/"),
+                    Map.entry("delayq.topics." + STALL_ATTEMPT + ".attempt-timeout", "2s"),
+                    Map.entry("delayq.topics." + STALL_ATTEMPT + ".result-retention", "10m"));
         }
     }
 
@@ -201,7 +213,45 @@ class HttpTargetLifecycleTest {
         assertEquals("\"charged\\nok\"", store.get(RESULTS, text).orElseThrow().result());
         JobInfo cut = store.get(RESULTS, big).orElseThrow();
         assertEquals(Boolean.TRUE, cut.resultCut());
-        assertEquals("\"" + "y".repeat(65_536) + "\"", cut.result(), "the body's first payload-limit bytes");
+        assertEquals("\"" + "y".repeat(65_534) + "\"", cut.result(), "the body's start that fits the payload limit as a JSON string");
         assertEquals(null, store.get(RESULTS, none).orElseThrow().result(), "a 204 has no result");
+    }
+
+    @Inject
+    io.vertx.core.Vertx vertx;
+
+    /**
+     * A target that answers 200 with the start of a text body and never ends it (its connection
+     * stays open until the server closes): counts the calls per job id.
+     */
+    private io.vertx.core.http.HttpServer stalling(Map<String, Integer> calls) {
+        return vertx.createHttpServer().requestHandler(req -> {
+            calls.merge(req.getHeader("X-Delayq-Job-Id"), 1, Integer::sum);
+            req.response().setChunked(true).putHeader("Content-Type", "text/plain").write("partial");
+        }).listen(FixedPort.forRun("stall-target"), "127.0.0.1").toCompletionStage().toCompletableFuture().join();
+    }
+
+    @Test
+    void a2xxWhoseBodyNeverEndsSucceedsWithTheBytesReadFlaggedCutAndIsNotCalledAgain() {
+        Map<String, Integer> calls = new ConcurrentHashMap<>();
+        io.vertx.core.http.HttpServer server = stalling(calls);
+        try {
+            // The call's timeout is up first (the body is given what is left of it), or the attempt's.
+            String byCall = DispatchTest.uid("stall"), byAttempt = DispatchTest.uid("stall");
+            jobs.schedule(JobRequest.topic(STALL_CALL).id(byCall));
+            jobs.schedule(JobRequest.topic(STALL_ATTEMPT).id(byAttempt));
+            for (String[] job : List.of(new String[] { STALL_CALL, byCall }, new String[] { STALL_ATTEMPT, byAttempt })) {
+                await().atMost(Duration.ofSeconds(30)).until(() -> store.get(job[0], job[1])
+                        .map(j -> j.state() == JobState.SUCCEEDED).orElse(false));
+                JobInfo info = store.get(job[0], job[1]).orElseThrow();
+                assertEquals(Boolean.TRUE, info.resultCut(), job[0]);
+                assertEquals("\"partial\"", info.result(), job[0] + ": the bytes read");
+                assertEquals(1, info.attempts(), job[0] + ": one attempt, a success");
+                assertEquals(null, info.lastError(), job[0]);
+                assertEquals(1, calls.get(job[1]), job[0] + ": called once");
+            }
+        } finally {
+            server.close().toCompletionStage().toCompletableFuture().join();
+        }
     }
 }
