@@ -59,6 +59,18 @@ public class Acker {
     }
 
     void ack(Partition p, Lease lease) {
+        ack(p, lease, null);
+    }
+
+    /**
+     * As above, with the result its topic keeps ({@code result-retention}): a field made by
+     * {@link io.delayq.store.ResultRetention}, null for none. It goes in the same script call as
+     * the ack, and is held until that call succeeded.
+     */
+    void ack(Partition p, Lease lease, String result) {
+        if (result != null) {
+            store.stageResult(lease, result);
+        }
         Flush f = flush(p);
         f.unconfirmed.add(lease);
         f.pending.add(lease);
@@ -96,6 +108,7 @@ public class Acker {
     void confirm(Partition p, List<Lease> leases) {
         if (!leases.isEmpty()) {
             flush(p).unconfirmed.removeAll(leases);
+            store.acksSettled(leases);
         }
     }
 
@@ -191,6 +204,7 @@ public class Acker {
         reply.onComplete(done -> {
             if (done.succeeded()) {
                 f.unconfirmed.removeAll(batch);
+                store.acksSettled(batch);
                 gate.answered(p, sentNanos);
                 reportStale(p, done.result());
             } else {

@@ -210,10 +210,24 @@ public abstract class StorePart {
      */
     protected Future<Response> runAsync(String script, Partition p, Set<Integer> days, List<String> args, int replicas,
             Consumer<Response> late, boolean claims) {
+        return runAsync(script, p, days, args, replicas, late, claims, false);
+    }
+
+    /**
+     * As above; with {@code results} the partition's {@link Keys#succeeded} and {@link Keys#results}
+     * keys go after the day shards instead (KEYS[29 + k], KEYS[30 + k]: the scripts that ack or read
+     * succeeded jobs, see lib.lua's keep_results; they never take claims).
+     */
+    protected Future<Response> runAsync(String script, Partition p, Set<Integer> days, List<String> args, int replicas,
+            Consumer<Response> late, boolean claims, boolean results) {
+        if (claims && results) {
+            // Both would be KEYS[29 + k] (lib.lua's K_CLAIMS and K_SUCCEEDED): no script takes both.
+            throw new IllegalArgumentException(script + ": the claims key and the result keys are never passed together");
+        }
         Set<Integer> shardDays = days instanceof TreeSet<Integer> mutable ? mutable : new TreeSet<>(days);
         withTodaysLanes(p, shardDays);
         return ensureLayoutAsync().recover(StoreUnavailableException::notSent)
-                .compose(v -> runWithDays(script, p, shardDays, args, replicas, late, claims, 0));
+                .compose(v -> runWithDays(script, p, shardDays, args, replicas, late, claims, results, 0));
     }
 
     /**
@@ -236,8 +250,8 @@ public abstract class StorePart {
     }
 
     private Future<Response> runWithDays(String script, Partition p, Set<Integer> shardDays, List<String> args,
-            int replicas, Consumer<Response> late, boolean claims, int attempt) {
-        List<String> k = new ArrayList<>(29 + shardDays.size());
+            int replicas, Consumer<Response> late, boolean claims, boolean results, int attempt) {
+        List<String> k = new ArrayList<>(30 + shardDays.size());
         k.add(keys.jobs(p));
         k.add(keys.days(p));
         k.add(keys.next(p));
@@ -274,6 +288,9 @@ public abstract class StorePart {
         }
         if (claims) {
             k.add(keys.claims(p));
+        } else if (results) {
+            k.add(keys.succeeded(p));
+            k.add(keys.results(p));
         }
         a.addAll(args);
         Future<Response> call = replicas > 0 ? scripts.runReplicatedAsync(script, k, a, replicas, durableWaitMs)
@@ -287,7 +304,7 @@ public abstract class StorePart {
             for (String d : m.substring(at + "DQNEEDDAY ".length()).trim().split("\\s+")) {
                 shardDays.add(Integer.parseInt(d.trim()));
             }
-            return runWithDays(script, p, shardDays, args, replicas, late, claims, attempt + 1);
+            return runWithDays(script, p, shardDays, args, replicas, late, claims, results, attempt + 1);
         });
     }
 

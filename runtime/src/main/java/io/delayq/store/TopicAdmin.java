@@ -287,7 +287,10 @@ public class TopicAdmin extends StorePart {
         long[] sum = new long[4];
         boolean again = false;
         for (Partition p : partitionsOf(topic)) {
-            Response r = run("forget", p, Set.of(), List.of(step, Long.toString(TopicListing.FORGOTTEN_MARK_MS)));
+            // With the result retention's keys, whatever this replica's configuration: kept
+            // successes go with their topic.
+            Response r = redis.await(runAsync("forget", p, Set.of(), List.of(step, Long.toString(TopicListing.FORGOTTEN_MARK_MS)),
+                    0, null, false, true));
             long jobs = r.get(0).toLong();
             again |= jobs != 0;
             sum[0] += Math.max(0, jobs);

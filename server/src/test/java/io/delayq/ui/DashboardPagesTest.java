@@ -158,4 +158,19 @@ class DashboardPagesTest {
                 .body(containsString("a[U+2067]b[U+2069]c"));
         given().get("/delayq/job?topic=" + topic + "&id=b2").then().body(containsString("refused by [U+202E]elbuod"));
     }
+
+    /** A kept success (topic "results", result-retention 10m): its page shows the result, escaped; the browser lists it. */
+    @Test
+    void aSucceededJobsPageShowsItsResultAndTheJobBrowserListsSucceededJobs() {
+        String id = io.delayq.support.Topics.fresh("ui-res");
+        given().contentType(ContentType.JSON).body("{\"topic\":\"results\",\"id\":\"" + id
+                + "\",\"payload\":{\"echo\":\"<b>paid</b>\"}}").post("/jobs").then().statusCode(201);
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() -> "succeeded".equals(
+                given().get("/jobs/results/" + id).then().extract().jsonPath().getString("state")));
+        given().get("/delayq/job?topic=results&id=" + id).then().statusCode(200)
+                .body(containsString("<h2>Result</h2>")).body(containsString("&lt;b&gt;paid&lt;/b&gt;"))
+                .body(not(containsString("<b>paid</b>")));
+        given().get("/delayq/jobs?topic=results&state=succeeded").then().statusCode(200)
+                .body(containsString("data-id=\"" + id + "\"")).body(containsString("class=\"result\""));
+    }
 }
