@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import io.delayq.core.IfExists;
 import io.delayq.core.JobInfo;
 import io.delayq.core.JobRequest;
 import io.delayq.core.JobState;
@@ -122,6 +123,44 @@ class ResultRetentionScriptsTest {
         JobInfo none = STORE.inspection.get(KEPT, "c2").orElseThrow();
         assertEquals(JobState.SUCCEEDED, none.state());
         assertNull(none.result());
+    }
+
+    @Test
+    void aJobWithAPriorityIsKeptWithItsPriorityAndResultAfterAMoveOfItsLane() {
+        Partition p = store.partitionsOf(KEPT).get(0);
+        long now = STORE.queue.redisTimeMs();
+        STORE.queue.enqueue(p, List.of(
+                new NewJob(KEPT, "pr1", false, now, 0, "{}", IfExists.KEEP, null, null, null, null, 1),
+                new NewJob(KEPT, "pr5", false, now, 0, "{}", IfExists.KEEP, null, null, null, null, 5),
+                new NewJob(KEPT, "pr3", false, now, 0, "{}", IfExists.KEEP, null, null, null, null, null)), "");
+        // The lane-1 job is drained back (due now, in its lane) and taken again before its success.
+        List<Lease> first = takeAll(STORE, p);
+        assertEquals(List.of("pr1", "pr3", "pr5"), first.stream().map(Lease::id).toList(), "priority order");
+        assertEquals(1, store.requeue(p, first.subList(0, 1)));
+        List<Lease> again = takeAll(STORE, p);
+        assertEquals(List.of("pr1"), again.stream().map(Lease::id).toList());
+        List<Lease> all = List.of(again.get(0), first.get(1), first.get(2));
+        for (Lease l : all) {
+            store.stageResult(l, ResultRetention.kept("\"r-" + l.id() + "\""));
+        }
+        assertEquals(List.of(), store.ack(p, all));
+
+        for (String id : List.of("pr1", "pr3", "pr5")) {
+            JobInfo info = STORE.inspection.get(KEPT, id).orElseThrow();
+            assertEquals(JobState.SUCCEEDED, info.state(), id);
+            assertEquals("\"r-" + id + "\"", info.result(), id);
+            assertEquals(Integer.parseInt(id.substring(2)), info.priority(), id + ": its priority kept with it");
+        }
+        JobListing.Page page = new JobListing(STORE.layer).list(KEPT, JobState.SUCCEEDED,
+                new JobListing.Filter("pr", null, null, null), 10, true, null);
+        assertEquals(3, page.jobs().size());
+        for (JobListing.Listed l : page.jobs()) {
+            assertEquals(Integer.parseInt(l.info().id().substring(2)), l.info().priority(), l.info().id());
+            assertEquals("\"r-" + l.info().id() + "\"", l.info().result(), l.info().id());
+        }
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(0L, redis.num("ZCARD", STORE.keys.laneDays(p)), "nothing left in a lane");
+        }
     }
 
     @Test
