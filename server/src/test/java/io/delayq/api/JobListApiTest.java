@@ -74,10 +74,11 @@ class JobListApiTest {
     @Test
     void aSucceededJobOfATopicWithResultRetentionIsReadableAndListedWithItsResult() {
         String first = Topics.fresh("res-a"), second = Topics.fresh("res-b"), big = Topics.fresh("res-big");
-        for (String[] job : new String[][] { { first, "{\"echo\":\"one\"}" }, { second, "{\"echo\":[1,2]}" },
-                { big, "{\"size\":70000}" } }) {
+        // second has a priority: its kept success keeps it.
+        for (String[] job : new String[][] { { first, "{\"echo\":\"one\"}", "" },
+                { second, "{\"echo\":[1,2]}", ",\"priority\":2" }, { big, "{\"size\":70000}", "" } }) {
             given().contentType(ContentType.JSON).body("{\"topic\":\"results\",\"id\":\"" + job[0] + "\",\"payload\":"
-                    + job[1] + "}").post("/jobs").then().statusCode(201);
+                    + job[1] + job[2] + "}").post("/jobs").then().statusCode(201);
             org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() -> "succeeded".equals(
                     given().get("/jobs/results/" + job[0]).then().extract().jsonPath().getString("state")));
         }
@@ -94,6 +95,10 @@ class JobListApiTest {
         int at = ids.indexOf(second);
         assertEquals(List.of(1, 2), page.getList("jobs[" + at + "].result.echo"));
         assertEquals(List.of(1, 2), page.getList("jobs[" + at + "].payload.echo"));
+        assertEquals(2, page.getInt("jobs[" + at + "].priority"));
+        given().get("/jobs/results/" + second).then().statusCode(200).body("priority", equalTo(2))
+                .body("result.echo", equalTo(List.of(1, 2)));
+        given().get("/jobs/results/" + first).then().statusCode(200).body("priority", equalTo(3));
         // The id is free again: a new job of it is scheduled, and GET shows that one.
         given().contentType(ContentType.JSON).body("{\"topic\":\"results\",\"id\":\"" + first
                 + "\",\"delayMs\":3600000,\"payload\":{}}").post("/jobs").then().statusCode(201);
