@@ -521,6 +521,11 @@ public class JobQueue extends StorePart {
         results.stage(lease, field);
     }
 
+    /** The result field staged for the ack of {@code lease} (as the script gets it); null for none. */
+    public String stagedResult(Lease lease) {
+        return results.staged(lease);
+    }
+
     /** Acks that reached Redis (or were found stale): their staged results go. */
     public void acksSettled(Collection<Lease> leases) {
         results.settled(leases);

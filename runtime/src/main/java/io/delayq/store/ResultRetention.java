@@ -79,6 +79,11 @@ public final class ResultRetention {
         staged.put(lease, field);
     }
 
+    /** The field staged for the ack of {@code lease}; null for none. */
+    String staged(Lease lease) {
+        return staged.isEmpty() ? null : staged.get(lease);
+    }
+
     /** Forgets the results of acks that reached Redis. */
     void settled(Collection<Lease> leases) {
         if (!staged.isEmpty()) {
