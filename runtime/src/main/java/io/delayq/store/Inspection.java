@@ -239,8 +239,10 @@ public class Inspection extends StorePart {
         // call names it (DQNEEDDAY) unless it is among these.
         Set<Integer> days = new TreeSet<>();
         aroundDay(days, delayed ? System.currentTimeMillis() + ms : ms);
-        Response r = run("reschedule", p, days, List.of(id, delayed ? "d" : "a", Long.toString(ms), scriptChannel(p),
-                layer.burial(p)));
+        // With the result retention's keys: a job rescheduled past its expiresAt dies, and takes the
+        // kept success of an earlier job of its id with it (lib.lua's forget_kept).
+        Response r = redis.await(runAsync("reschedule", p, days, List.of(id, delayed ? "d" : "a", Long.toString(ms),
+                scriptChannel(p), layer.burial(p)), 0, null, false, layer.results().keeps(topic)));
         return switch (r.get(0).toInteger()) {
             case 2 -> {
                 // Its new runAt was after its expiresAt: it went to the dead set instead.

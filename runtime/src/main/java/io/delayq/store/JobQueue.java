@@ -575,8 +575,10 @@ public class JobQueue extends StorePart {
     public OptionalLong snooze(Partition p, Lease lease, boolean absolute, long ms) {
         Set<Integer> days = aroundNow(); // today's too, as for fail
         aroundDay(days, absolute ? Math.max(ms, System.currentTimeMillis()) : System.currentTimeMillis() + ms);
-        Response r = run("snooze", p, days, List.of(lease.id(), lease.token(), absolute ? "a" : "d",
-                Long.toString(ms), scriptChannel(p), layer.burial(p)));
+        // With the result retention's keys, as for fail: a job that expires or is cancelled here
+        // takes the kept success of an earlier job of its id with it.
+        Response r = redis.await(runAsync("snooze", p, days, List.of(lease.id(), lease.token(), absolute ? "a" : "d",
+                Long.toString(ms), scriptChannel(p), layer.burial(p)), 0, null, false, results.keeps(p.topic())));
         if ("expired".equals(r.get(0).toString())) {
             layer.expired(p, 1);
             layer.calledBack(p);

@@ -164,6 +164,30 @@ class ResultRetentionScriptsTest {
     }
 
     @Test
+    void aLaterJobOfTheIdSnoozedOrRescheduledPastItsExpiresAtTakesTheKeptSuccessWithIt() {
+        Partition p = store.partitionsOf(KEPT).get(0);
+        for (String id : List.of("sx", "rx")) {
+            succeed(KEPT, id, ResultRetention.kept("\"earlier\""));
+        }
+        long now = STORE.queue.redisTimeMs();
+        // New jobs of both ids, expiring in a minute: sx is taken and snoozed for an hour, rx
+        // rescheduled to an hour from now; both go to the dead set as expired.
+        STORE.queue.enqueue(p, List.of(
+                new NewJob(KEPT, "sx", false, now, 0, "{}", IfExists.KEEP, null, null, null, now + 60_000),
+                new NewJob(KEPT, "rx", false, now + 30_000, 0, "{}", IfExists.KEEP, null, null, null, now + 60_000)), "");
+        Lease sx = takeAll(STORE, p).stream().filter(l -> l.id().equals("sx")).findFirst().orElseThrow();
+        assertTrue(store.snooze(p, sx, false, 3_600_000).isEmpty(), "snoozed past its expiresAt: dead");
+        STORE.inspection.reschedule(KEPT, "rx", true, 3_600_000);
+        for (String id : List.of("sx", "rx")) {
+            assertEquals(JobState.DEAD, STORE.inspection.get(KEPT, id).orElseThrow().state(), id);
+            try (Resp redis = HandBuiltStore.resp()) {
+                assertNull(redis.call("ZSCORE", STORE.keys.succeeded(p), id), id + ": the earlier success went");
+                assertEquals(0L, redis.num("HEXISTS", STORE.keys.results(p), id), id);
+            }
+        }
+    }
+
+    @Test
     void aTopicWithoutRetentionKeepsNothing() {
         Partition p = store.partitionsOf(PLAIN).get(0);
         succeed(PLAIN, "p1", ResultRetention.kept("1"));
