@@ -151,7 +151,9 @@ local function newest_first(set, oldest)
     last_phase, last_score, last_member = '', at, id
     local rec, mark = nil, ''
     if oldest then
-      local entry = rcall('HGET', K_RESULTS, id)
+      -- The id's prefix first: an entry holds a record and a result of up to the payload limit
+      -- each, not to be read for an id that cannot match.
+      local entry = has_prefix(id) and rcall('HGET', K_RESULTS, id)
       if entry then
         local nl1 = string.find(entry, '\n', 1, true)
         local nl2 = string.find(entry, '\n', nl1 + 1, true)

@@ -90,6 +90,9 @@ public class JobListing extends StorePart {
                 done[i] = at[i] == null;
             }
         }
+        // Succeeded: those the retention keeps, as get.lua reads them (Redis time, read once for
+        // every partition; the entries past it go at the partition's next ack, or with its keys).
+        String oldest = mode.equals("r") ? Long.toString(redisTimeMs() - retention) : "";
         List<Integer> asked = new ArrayList<>();
         List<Future<Response>> calls = new ArrayList<>();
         for (int i = 0; i < partitions; i++) {
@@ -103,9 +106,6 @@ public class JobListing extends StorePart {
                         : System.currentTimeMillis());
             }
             asked.add(i);
-            // Succeeded: those the retention keeps, as get.lua reads them (Redis time; the entries
-            // past it go at the partition's next ack, or with its keys).
-            String oldest = mode.equals("r") ? Long.toString(redisTimeMs() - retention) : "";
             calls.add(runAsync("list", new Partition(topic, i), days, List.of(mode, Integer.toString(limit),
                     Integer.toString(EXAMINED), text(filter.idPrefix()), text(filter.group()), text(filter.from()),
                     text(filter.to()), full ? "1" : "0", from.phase, from.score == null ? "" : Long.toString(from.score),

@@ -188,6 +188,26 @@ class ResultRetentionScriptsTest {
     }
 
     @Test
+    void aSucceededListingReadsNoEntryWhoseIdCannotMatchThePrefix() {
+        RedisProcess server = RedisProcess.startEphemeral();
+        try (Resp redis = new Resp(server.port())) {
+            HandBuiltStore s = HandBuiltStore.on(server, "delayq.topics." + KEPT + ".result-retention", "10m");
+            Partition p = s.queue.partitionsOf(KEPT).get(0);
+            schedule(s, KEPT, List.of("m1", "m2", "m3", "m4", "m5"));
+            s.queue.ack(p, takeAll(s, p));
+            redis.call("CONFIG", "RESETSTAT");
+            assertEquals(List.of(), new JobListing(s.layer).list(KEPT, JobState.SUCCEEDED,
+                    new JobListing.Filter("other", null, null, null), 100, false, null).jobs());
+            assertEquals(-1, redis.str("INFO", "commandstats").indexOf("cmdstat_hget:"),
+                    "no kept entry (record and result, up to 64 KiB each) read for an id of another prefix");
+            assertEquals(5, new JobListing(s.layer).list(KEPT, JobState.SUCCEEDED,
+                    new JobListing.Filter("m", null, null, null), 100, false, null).jobs().size());
+        } finally {
+            server.stop();
+        }
+    }
+
+    @Test
     void aTopicWithoutRetentionKeepsNothing() {
         Partition p = store.partitionsOf(PLAIN).get(0);
         succeed(PLAIN, "p1", ResultRetention.kept("1"));
