@@ -311,7 +311,7 @@ public class TopicAdmin extends StorePart {
     }
 
     /**
-     * Whether a topic is in use now (a partition holds jobs or remembered dedup ids), and the
+     * Whether a topic is in use now (a partition holds jobs, remembered dedup ids or kept successes), and the
      * Redis time (ms) it was last seen in use ({@link Keys#topicsActive()}), -1 when never: one
      * round trip, one EXISTS per partition.
      */
@@ -324,7 +324,9 @@ public class TopicAdmin extends StorePart {
         List<Request> reads = new ArrayList<>(partitions + 1);
         reads.add(Request.cmd(Command.HGET).arg(keys.topicsActive()).arg(topic));
         for (Partition p : partitionsOf(topic)) {
-            reads.add(Request.cmd(Command.EXISTS).arg(keys.jobs(p)).arg(keys.done(p)));
+            // Kept successes too (result-retention): an idle topic keeps them as long as it says,
+            // not only delayq.topics-retention.
+            reads.add(Request.cmd(Command.EXISTS).arg(keys.jobs(p)).arg(keys.done(p)).arg(keys.succeeded(p)));
         }
         List<Response> r = readAll(reads);
         boolean inUse = false;

@@ -208,6 +208,17 @@ class ResultRetentionScriptsTest {
     }
 
     @Test
+    void aTopicWithOnlyKeptSuccessesIsInUseForTheTopicRetention() {
+        String t = HandBuiltStore.fresh("res-active");
+        HandBuiltStore s = HandBuiltStore.configured("delayq.topics." + t + ".result-retention", "10m");
+        Partition p = s.queue.partitionsOf(t).get(0);
+        schedule(s, t, List.of("only"));
+        s.queue.ack(p, takeAll(s, p));
+        assertEquals(JobState.SUCCEEDED, s.inspection.get(t, "only").orElseThrow().state());
+        assertTrue(s.topicAdmin.activity(t).inUse(), "kept for its result-retention, not forgotten before");
+    }
+
+    @Test
     void aTopicWithoutRetentionKeepsNothing() {
         Partition p = store.partitionsOf(PLAIN).get(0);
         succeed(PLAIN, "p1", ResultRetention.kept("1"));
