@@ -3,6 +3,9 @@ package io.delayq.dispatch;
 import java.io.IOException;
 import java.io.Writer;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -15,7 +18,8 @@ import io.delayq.store.ResultRetention;
  * payload limit in UTF-8 bytes of JSON: an observer's result larger than that is dropped (its
  * writing stops at the limit: a 100 MB result is never built in full), an HTTP body's text is cut
  * to fit once written as a JSON string (escaping may make it up to six times longer), and a result
- * whose serializer throws is dropped. Never throws but a {@link VirtualMachineError}: the ack must
+ * whose serializer throws, or whose JSON is not one value (a raw value written unchecked), is
+ * dropped. Never throws but a {@link VirtualMachineError}: the ack must
  * be queued whatever the result does.
  */
 final class ResultFields {
@@ -52,7 +56,9 @@ final class ResultFields {
             }
             Bounded out = new Bounded(maxBytes);
             writer.writeValue(out, job.resultValue());
-            return new Field(ResultRetention.kept(out.toString()), Kind.KEPT);
+            String json = out.toString();
+            requireOneValue(json);
+            return new Field(ResultRetention.kept(json), Kind.KEPT);
         } catch (VirtualMachineError e) {
             throw e;
         } catch (Throwable e) { // a LinkageError of a serializer too: the job succeeded all the same
@@ -83,6 +89,26 @@ final class ResultFields {
             return new Field(ResultRetention.dropped(), Kind.DROPPED); // a limit below two quotes
         }
         return cut ? new Field(ResultRetention.cut(json), Kind.CUT) : new Field(ResultRetention.kept(json), Kind.KEPT);
+    }
+
+    /** Strict JSON, whatever the application's mapper allows (GET and listings embed it raw). */
+    private static final JsonFactory STRICT = new JsonFactory();
+
+    /**
+     * Throws unless {@code json} is exactly one JSON value: a raw value ({@code @JsonRawValue},
+     * {@code writeRawValue}) is written unchecked, and a broken one would make every REST body that
+     * shows the result invalid JSON. Reads tokens only (no tree), at most the payload limit of them.
+     */
+    private static void requireOneValue(String json) throws IOException {
+        try (JsonParser p = STRICT.createParser(json)) {
+            if (p.nextToken() == null) {
+                throw new JsonParseException(p, "no JSON value");
+            }
+            p.skipChildren();
+            if (p.nextToken() != null) {
+                throw new JsonParseException(p, "more than one JSON value");
+            }
+        }
     }
 
     private static boolean tooLarge(Throwable e) {

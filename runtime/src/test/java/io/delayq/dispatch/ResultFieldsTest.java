@@ -107,4 +107,23 @@ class ResultFieldsTest {
         assertEquals(ResultFields.Kind.DROPPED, of(job).kind());
         assertEquals(1, why.size(), "the reason, for the WARN");
     }
+
+    /** A raw value ({@code @JsonRawValue}) that is not JSON: kept, it would make GET's body invalid JSON. */
+    public record Raw(@com.fasterxml.jackson.annotation.JsonRawValue String value) {
+    }
+
+    @Test
+    void aResultThatIsNotOneJsonValueIsDroppedAndTheJobStillSucceeds() {
+        for (String raw : new String[] { "{\"broken\":", "1 2", "[1,]", "{\"a\":1}}" }) {
+            Job job = job();
+            job.result(new Raw(raw));
+            assertEquals(ResultFields.Kind.DROPPED, of(job).kind(), raw);
+        }
+        assertEquals(4, why.size(), "each logged: " + why);
+        Job fine = job();
+        fine.result(new Raw("{\"ok\": [1, 2]}"));
+        ResultFields.Field kept = of(fine);
+        assertEquals(ResultFields.Kind.KEPT, kept.kind());
+        assertEquals("={\"value\":{\"ok\": [1, 2]}}", kept.field());
+    }
 }
