@@ -42,6 +42,10 @@
 #                                     and app.aot), e.g. a worktree of the commit before a change
 #   bench/run.sh burst,dedup          dedup (on request only): a burst on a topic with a dedup
 #                                     window, memory per remembered id, the ids enqueued again
+#   bench/run.sh results --n 50000   results (on request only): a burst on a topic without result
+#                                     retention and one that keeps every job 10 min with a small
+#                                     result, twice in turn: throughput ratio (target >= 0.8) and Redis
+#                                     bytes per kept job
 #   bench/run.sh listing --n 5000000  listing (on request only): Redis ms of one 1,000-job page of
 #                                     GET /topics/{t}/jobs from a topic of N jobs (target <= 50 ms)
 #   bench/run.sh rediscost --n 50000  rediscost (on request only): Redis µs per enqueue script, one job

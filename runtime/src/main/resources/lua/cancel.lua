@@ -3,6 +3,8 @@
 -- ARGV[A] = id, ARGV[A+1] = wake channel (a released job of a group gives its slot to the group's
 --           next held job: see lib.lua's group_release; that needs today's shard too)
 -- A job its group holds back is deleted from gheld (it is in no shard).
+-- With a result retention, KEYS succeeded and results follow (lib.lua's K_RESULTS): a scheduled job
+-- deleted takes the kept success of an earlier job of its id with it (see cancel_scheduled).
 -- A job in flight keeps running until its holder hears of it: its lease token gets the cancel mark
 -- (lib.lua's CANCEL_MARK) and the partition's wake-up channel carries "c <token> <id>" to the
 -- holder (takers ignore a message that is not a time; a lost one is made up for by the holder's

@@ -8,9 +8,9 @@
 --   now on sees nothing scheduled, finds the mark, and has Java list the topic again (lib.lua's
 --   forgotten_since) — a replica that believes the topic listed would not list it otherwise.
 -- * 'clear' deletes what the partition keeps for its topic (flow state, rate-limit pace and group rate-limit state, tick
---   records, dedup ids, stale day and lease bounds, failed callbacks and their data), unless a job arrived since 'mark' (then the
---   mark is gone, or the jobs hash is back): that topic is in use again, and Java lists it again.
--- KEYS: see lib.lua (no day shards)
+--   records, dedup ids, stale day and lease bounds, failed callbacks and their data, kept successes and their results), unless a
+--   job arrived since 'mark' (then the mark is gone, or the jobs hash is back): that topic is in use again, and Java lists it again.
+-- KEYS: see lib.lua (no day shards); then succeeded and results (see lib.lua's K_RESULTS)
 -- ARGV[A]   = 'mark' or 'clear'
 -- ARGV[A+1] = ms the mark lives ('mark' only): longer than a replica trusts that a topic is listed
 -- Returns {scheduled + inflight + dead (all records), inflight, dead, pending callbacks}: all 0 when
@@ -32,6 +32,7 @@ elseif what == 'clear' then
   rcall('DEL', K_DAYS, K_LDAYS, K_LNEXT, K_NEXT, K_INFLIGHT, K_LEASES, K_DEAD, K_LEASE_NEXT, K_DONE, K_TICKS, K_PAUSED, K_RATE,
     K_RATE_TAT, K_CBDATA, K_CBFAILED, K_CBNEXT, K_HELD, K_MAX_INFLIGHT, K_CAPPED, K_GROUPS, K_GHELD, K_GADMIT,
     K_GROUP_RATE, K_GROUP_TAT)
+  if K_RESULTS then rcall('DEL', K_SUCCEEDED, K_RESULTS) end
   return { 0, 0, 0, 0 }
 end
 return redis.error_reply('forget.lua: unknown step ' .. what)

@@ -108,6 +108,10 @@ local floor = math.floor
 -- (see claim.lua); ms is the Redis time of the claim while that enqueue is pending, negated once
 -- it is done (every claim of an id has its own ms: a compare-and-set never meets an equal later one).
 local K_CLAIMS = KEYS[29 + shard_count]
+-- With a result retention, the scripts that move a job out of flight get instead the partition's
+-- succeeded ZSET and results HASH (see keep_results below; absent = nil). A script given the claims
+-- key has no results key: K_RESULTS is nil there, and forget_kept does nothing.
+local K_SUCCEEDED, K_RESULTS = KEYS[29 + shard_count], KEYS[30 + shard_count]
 
 local function now_ms()
   local t = rcall('TIME')
@@ -487,6 +491,16 @@ local function variadic(cmd, key, list)
   end
 end
 
+-- Deletes the kept successes (result retention) of ids whose newer job leaves without being kept
+-- (cancelled, dead, or acked while Redis is full): they must not answer for an id that was a job
+-- since. Nothing without the retention's keys.
+local function forget_kept(ids)
+  if K_RESULTS and #ids > 0 then
+    variadic('ZREM', K_SUCCEEDED, ids)
+    variadic('HDEL', K_RESULTS, ids)
+  end
+end
+
 -- Groups (a topic with group-max-in-flight): a held job's member in gheld. A group's held jobs
 -- are one lexical range of it, in (priority, runAt) order: "<group>\0<13 chars>\0<id>", the 13
 -- chars being the runAt's 13 digits for priority 3 (the member of a release before priorities),
@@ -830,8 +844,9 @@ local function cancel_scheduled(id, r, held, admitted, now, channel)
   -- "next" may now be earlier than the true earliest job: still a valid lower bound, the next
   -- take recomputes it.
   -- A success remembered from before this job was enqueued (by a process without the dedup
-  -- window) must not answer for an id that is now free.
+  -- window) must not answer for an id that is now free; nor a success kept (forget_kept).
   rcall('ZREM', K_DONE, id)
+  forget_kept({ id })
   group_release(admitted, now, channel)
 end
 
@@ -956,6 +971,7 @@ local function bury(id, r, now, burial)
   local rec = encode(r)
   rcall('HSET', K_JOBS, id, rec)
   rcall('ZADD', K_DEAD, now, id)
+  forget_kept({ id })
   if callback == '1' then
     local ms = string.format('%d', now)
     local member = ms .. ':' .. id
@@ -1012,18 +1028,20 @@ local function cancelling(id)
   return marked(rcall('HGET', K_LEASES, id))
 end
 
--- Splits n (id, lease token) pairs found at ARGV[at..] into the ids whose lease is still the
+-- Splits n (id, lease token) entries found at ARGV[at..] into the ids whose lease is still the
 -- given token (ours) and the others (the lease expired and the job was retaken, or it is gone);
 -- and, third, those of ours whose lease carries the cancel mark (they are among ours too).
-local function by_lease(at, n)
+-- stride: the ARGV entries per job, 2 when omitted (an ack with results passes 3, see ack_leases).
+local function by_lease(at, n, stride)
+  stride = stride or 2
   local ids = {}
-  for i = 1, n do ids[i] = ARGV[at + (i - 1) * 2] end
+  for i = 1, n do ids[i] = ARGV[at + (i - 1) * stride] end
   local ours, others, cancelled = {}, {}, {}
   for i = 1, n, CHUNK do
     local tokens = rcall('HMGET', K_LEASES, unpack(ids, i, math.min(i + CHUNK - 1, n)))
     for j = 1, #tokens do
       local k = i + j - 1
-      local given = ARGV[at + (k - 1) * 2 + 1]
+      local given = ARGV[at + (k - 1) * stride + 1]
       if tokens[j] == given then
         ours[#ours + 1] = ids[k]
       elseif tokens[j] and tokens[j] == given .. CANCEL_MARK then
@@ -1079,16 +1097,95 @@ local function remember_relayed(tokens, now)
   if #tokens > 0 then remember_for(K_RELAYED, tokens, now, RELAY_MS) end
 end
 
--- Acks n (id, lease token) pairs found at ARGV[at..]: deletes record, lease and in-flight
--- entry of every job whose lease is still the given token, and with a dedup window (ms, 0 = off)
--- remembers them as succeeded at now (Redis ms; read here when not given). Returns the ids whose
--- lease is held by another attempt (theirs expired and the job was retaken): those are left alone;
--- and how many were acked (slots freed).
+-- Result retention (delayq.topics.<t>.result-retention): the scripts that ack (ack, take), and
+-- get, list, cancel, fail, reclaim, requeue and forget, get after the day shards (they take no
+-- claims: Java refuses a call with both) the partition's (K_SUCCEEDED and K_RESULTS, set above)
+--   KEYS[29+k] -> succeeded ZSET job id -> time it succeeded ms, of the succeeded jobs kept
+--   KEYS[30+k] -> results   HASH job id -> "<finishedAt ms>,<flag>\n<result JSON>\n<record as it
+--                           succeeded>"; flag '-' no result, '=' the result, '!' dropped (larger than
+--                           the payload limit: no JSON), '~' an HTTP body kept cut (a JSON string).
+--                           The JSON has no line break (Java writes it compact, a raw one blanked)
+-- A succeeded job is in neither jobs nor any other set: its id is free (an enqueue of it makes a
+-- new job, which GET shows first, and whose success replaces this entry; one that leaves without
+-- being kept, by an ack while Redis is full, a cancel, or a death, takes the entry with it: see
+-- forget_kept). Both keys expire the retention after their last write: an idle topic's
+-- entries all go then, no sweep needed.
+
+-- Succeeded jobs one ack may trim beyond the number it keeps (see trim_oldest): more than it adds,
+-- so a set over a lowered cap shrinks with every ack, and bounded.
+local RESULT_TRIM = 16
+-- Succeeded jobs past the retention one ack may trim beyond the number it keeps: as DONE_TRIM,
+-- so that without a cap (delayq.results.max-jobs 0) the age alone bounds the set under a steady
+-- stream of acks (which keep re-arming the keys' expiry).
+local RESULT_AGE_TRIM = 1000
+
+-- Keeps the acked ids done (their records still in jobs) as succeeded at now, with the result
+-- field each was given among the n (id, lease token, field) triples at ARGV[at..] ('' = no
+-- result, else the flag and the JSON: see K_RESULTS); then trims the succeeded jobs past max_age
+-- ms (the retention) and to keep (the partition's share of delayq.results.max-jobs, 0 = none).
+-- adding false (Redis is full: writes that only add are skipped): nothing is kept, and the ids'
+-- kept entries of earlier jobs go (forget_kept); the trims still run.
+local function keep_results(at, n, done, now, keep, max_age, adding)
+  if not adding then
+    forget_kept(done)
+  else
+    local field = {}
+    for i = 1, n do
+      -- An id twice (a lease its replica settled with the outcome of the attempt that ran, beside
+      -- that attempt's own, stale): the entry with a result wins; both carry the same one.
+      local id, f = ARGV[at + (i - 1) * 3], ARGV[at + (i - 1) * 3 + 2]
+      if f ~= '' or not field[id] then field[id] = f end
+    end
+    local ms = string.format('%d', now)
+    for i = 1, #done, CHUNK do
+      local last = math.min(i + CHUNK - 1, #done)
+      local recs = rcall('HMGET', K_JOBS, unpack(done, i, last))
+      local scored, values = {}, {}
+      for j = 1, last - i + 1 do
+        -- A lease without a record (its job cannot run: JobRunner drops it) is nothing to keep.
+        if recs[j] then
+          local id = done[i + j - 1]
+          local f = field[id] or ''
+          local flag, json = '-', ''
+          if f ~= '' then flag, json = string.sub(f, 1, 1), string.sub(f, 2) end
+          scored[#scored + 1] = now
+          scored[#scored + 1] = id
+          values[#values + 1] = id
+          values[#values + 1] = ms .. ',' .. flag .. '\n' .. json .. '\n' .. recs[j]
+        end
+      end
+      if #scored > 0 then
+        rcall('ZADD', K_SUCCEEDED, unpack(scored))
+        rcall('HSET', K_RESULTS, unpack(values))
+      end
+    end
+  end
+  trim_oldest(K_SUCCEEDED, K_RESULTS, 0, max_age, now, #done + RESULT_AGE_TRIM)
+  trim_oldest(K_SUCCEEDED, K_RESULTS, keep, 0, now, #done + RESULT_TRIM)
+  if max_age > 0 and adding then
+    rcall('PEXPIRE', K_SUCCEEDED, max_age)
+    rcall('PEXPIRE', K_RESULTS, max_age)
+  end
+end
+
+-- Acks n (id, lease token) pairs found at ARGV[at..]; a negative n is a topic with a result
+-- retention, as Java passes it (ResultRetention.addAcks): then ARGV[at] is "<keep>,<max age ms>"
+-- (see keep_results), with ",full" after it while Redis is full (nothing is added then), and -n
+-- triples (id, lease token, result field) follow. Deletes record, lease
+-- and in-flight entry of every job whose lease is still the given token (having kept it as
+-- succeeded with a retention), and with a dedup window (ms, 0 = off) remembers them as succeeded
+-- at now (Redis ms; read here when not given). Returns the ids whose lease is held by another
+-- attempt (theirs expired and the job was retaken): those are left alone; and how many were acked
+-- (slots freed).
 -- The admitted ones among them give their slots to their groups' next jobs (group_release): that
 -- needs today's shard, so without it the call returns nil and the DQNEEDDAY error, before any
 -- write; else also how many jobs that released.
 local function ack_leases(at, n, window, now, channel)
-  local done, stale = by_lease(at, n)
+  local retention, stride = nil, 2
+  if n < 0 then
+    retention, stride, n, at = ARGV[at], 3, -n, at + 1
+  end
+  local done, stale = by_lease(at, n, stride)
   local released = 0
   if #done > 0 then
     local admitted = admitted_of(done)
@@ -1096,6 +1193,11 @@ local function ack_leases(at, n, window, now, channel)
       now = now or now_ms()
       local err = require_days({ day_of(now) })
       if err then return nil, err end
+    end
+    if stride == 3 then
+      now = now or now_ms()
+      local keep, max_age, full = string.match(retention, '^(%d+),(%d+),?(%a*)$')
+      keep_results(at, n, done, now, tonumber(keep), tonumber(max_age), full ~= 'full')
     end
     variadic('ZREM', K_INFLIGHT, done)
     variadic('HDEL', K_LEASES, done)
@@ -1115,6 +1217,7 @@ local function drop_cancelled(id, admitted, now, channel)
   rcall('HDEL', K_LEASES, id)
   rcall('HDEL', K_JOBS, id)
   rcall('ZREM', K_DONE, id)
+  forget_kept({ id })
   group_release(admitted, now, channel)
   free_slots(channel)
 end

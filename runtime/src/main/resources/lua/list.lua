@@ -3,7 +3,9 @@
 -- the cursor). Reads only.
 -- KEYS: see lib.lua; the day shards of the days the days set lists from the position on (at most
 -- MAX_DAYS of them per call and phase: the plain days, then each lane's, see lib.lua; one not passed in: DQNEEDDAY before anything is read of it)
--- ARGV[A]    = state: 's' scheduled, 'i' in flight, 'd' dead
+-- ARGV[A]    = state: 's' scheduled, 'i' in flight, 'd' dead, 'r' succeeded and kept (result
+--              retention: KEYS succeeded and results follow the day shards, see lib.lua's
+--              keep_results)
 -- ARGV[A+1]  = the most jobs to return (limit)
 -- ARGV[A+2]  = the most entries to examine (matching or not): what bounds the call
 -- ARGV[A+3]  = id prefix ('' = any), ARGV[A+4] = group ('' = any)
@@ -18,14 +20,17 @@
 --   'i': by id (phase ''; leases move with every heartbeat, ids do not). The whole in-flight set is
 --        read and sorted: it holds at most what the replicas run at once
 --   'd': newest first, (time of death, id) descending
+--   'r': newest first, (time it succeeded, id) descending; only those after ARGV[A+11] (ms: what
+--        the retention keeps, as get.lua reads it)
 --   Scores compare as numbers, ids and members byte by byte (never Lua's '<', which follows the
 --   server's locale: Redis sets LC_COLLATE from the environment).
 -- Returns {exhausted: 1 when nothing is left after the last entry examined, else 0,
 --   phase, score, member of the last entry examined (the next call's position),
---   then per job found: id, score (runAt for 's', lease deadline for 'i', time of death for 'd';
---   '' for a held job), a mark (for 's' its gheld member when held, its phase for a lane's job
---   ('l1', 'l2', 'l4', 'l5': a gheld member always holds a NUL byte), else ''; for 'i' 'x' when its
---   cancel was asked, as get.lua's state letter says, else ''), its record}.
+--   then per job found: id, score (runAt for 's', lease deadline for 'i', time of death for 'd',
+--   time it succeeded for 'r'; '' for a held job), a mark (for 's' its gheld member when held, its
+--   phase for a lane's job ('l1', 'l2', 'l4', 'l5': a gheld member always holds a NUL byte), else
+--   ''; for 'i' 'x' when its cancel was asked, as get.lua's state letter says, else ''; for 'r'
+--   its result's flag, then with full its JSON, see keep_results), its record}.
 local MAX_DAYS = 8
 local mode, limit, budget = ARGV[A], tonumber(ARGV[A + 1]), tonumber(ARGV[A + 2])
 local prefix, group = ARGV[A + 3], ARGV[A + 4]
@@ -70,10 +75,11 @@ local function add(id, score, member, rec)
   return found >= limit
 end
 
--- Whether a job examined by a group-blind order (a shard, in flight, dead) matches, with its record.
-local function check(id, run_at)
+-- Whether a job examined by a group-blind order (a shard, in flight, dead) matches, with its record
+-- (rec: already read, for a succeeded job).
+local function check(id, run_at, rec)
   if not has_prefix(id) then return nil end
-  local rec = rcall('HGET', K_JOBS, id)
+  rec = rec or rcall('HGET', K_JOBS, id)
   if not rec then return nil end
   if group ~= '' and group_of(rec) ~= group then return nil end
   if not in_range(run_at or head_run_at(rec)) then return nil end
@@ -121,29 +127,51 @@ if mode == 'i' then
   return finish(true)
 end
 
-if mode == 'd' then
-  local n = rcall('ZCARD', K_DEAD)
+-- Dead ('d') and kept succeeded ('r') jobs, newest first: set scored by time; a succeeded job's
+-- record and result are in its results entry. An 'r' walk ends at the first entry at or before
+-- oldest (the retention's bound: the rest are older still).
+local function newest_first(set, oldest)
+  local n = rcall('ZCARD', set)
   -- Entries after the position, newest first, are the ascending indices below j.
   local j = n
   if last_score ~= '' then
-    local lo, hi = rcall('ZCOUNT', K_DEAD, '-inf', '(' .. last_score), rcall('ZCOUNT', K_DEAD, '-inf', last_score)
+    local lo, hi = rcall('ZCOUNT', set, '-inf', '(' .. last_score), rcall('ZCOUNT', set, '-inf', last_score)
     while lo < hi do
       local mid = floor((lo + hi) / 2)
-      if before(rcall('ZRANGE', K_DEAD, mid, mid)[1], last_member) then lo = mid + 1 else hi = mid end
+      if before(rcall('ZRANGE', set, mid, mid)[1], last_member) then lo = mid + 1 else hi = mid end
     end
     j = lo
   end
   if j == 0 then return finish(true) end
-  local got = rcall('ZREVRANGE', K_DEAD, n - j, n - j + budget - 1, 'WITHSCORES')
+  local got = rcall('ZREVRANGE', set, n - j, n - j + budget - 1, 'WITHSCORES')
   for i = 1, #got, 2 do
-    local id, died = got[i], got[i + 1]
+    local id, at = got[i], got[i + 1]
+    if oldest and tonumber(at) <= oldest then return finish(true) end
     examined = examined + 1
-    last_phase, last_score, last_member = '', died, id
-    local rec = check(id)
-    if rec and add(id, died, '', rec) then return finish(examined == j) end
+    last_phase, last_score, last_member = '', at, id
+    local rec, mark = nil, ''
+    if oldest then
+      -- The id's prefix first: an entry holds a record and a result of up to the payload limit
+      -- each, not to be read for an id that cannot match.
+      local entry = has_prefix(id) and rcall('HGET', K_RESULTS, id)
+      if entry then
+        local nl1 = string.find(entry, '\n', 1, true)
+        local nl2 = string.find(entry, '\n', nl1 + 1, true)
+        local comma = string.find(entry, ',', 1, true)
+        -- The result only with the payloads (full): a page of 1000 would move 1000 results else.
+        mark = string.sub(entry, comma + 1, comma + 1) .. (full and string.sub(entry, nl1 + 1, nl2 - 1) or '')
+        rec = check(id, nil, string.sub(entry, nl2 + 1))
+      end
+    else
+      rec = check(id)
+    end
+    if rec and add(id, at, mark, rec) then return finish(examined == j) end
   end
   return finish(#got / 2 < budget or examined == j)
 end
+
+if mode == 'd' then return newest_first(K_DEAD, nil) end
+if mode == 'r' then return newest_first(K_SUCCEEDED, tonumber(ARGV[A + 11])) end
 
 -- Scheduled: the held jobs first (a group's are one lexical range of gheld).
 if last_phase == '' or last_phase == 'h' then

@@ -1,7 +1,9 @@
 -- reschedule.lua: moves a scheduled job to a new runAt, from the day shard of its old runAt to the
 -- one of the new, in one step; attempts, lastError, payload and trace stay as they were.
 -- KEYS: see lib.lua; the day shards of the old and of the new runAt (a call without one of them
---       fails with DQNEEDDAY naming it, before any write)
+--       fails with DQNEEDDAY naming it, before any write); with a result retention, succeeded and
+--       results follow (lib.lua's K_RESULTS): a job that dies here takes the kept success of an
+--       earlier job of its id with it (forget_kept)
 -- ARGV[A]   = id
 -- ARGV[A+1] = mode: 'd' = the new runAt is Redis now + value, 'a' = it is value (epoch ms)
 -- ARGV[A+2] = value ms

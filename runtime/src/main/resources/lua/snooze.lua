@@ -2,7 +2,9 @@
 -- asked, its attempts and lastError as they were before the attempt (the attempt is not counted).
 -- Its lost attempts stay too: a snooze costs no attempt, so were it to reset them, a job that
 -- snoozes and then kills its replica, over and over, would never reach max lost attempts.
--- KEYS: see lib.lua; the day shard of the new runAt, and today's (see fail.lua)
+-- KEYS: see lib.lua; the day shard of the new runAt, and today's (see fail.lua); with a result
+--       retention, succeeded and results follow (lib.lua's K_RESULTS): a job that dies or is
+--       cancelled here takes the kept success of an earlier job of its id with it (forget_kept)
 -- ARGV[A]   = id
 -- ARGV[A+1] = lease token of the snoozing attempt
 -- ARGV[A+2] = 'd': ARGV[A+3] is a delay ms from Redis now; 'a': ARGV[A+3] is epoch ms (a time

@@ -28,7 +28,8 @@
 -- ARGV[A+12] = the topic's group-rate-limit in the caller's configuration, jobs/s per group, 0 = none;
 --             one set by an operator (KEYS grouprate) wins: a due job its group's limit does not
 --             let start now is put off to its group's next turn (see "The group rate limit" below)
--- ARGV[A+13] = m, acks carried by this call; then m pairs: id, lease token
+-- ARGV[A+13] = m, acks carried by this call; then m pairs: id, lease token (m < 0: the topic's
+--             result retention, then -m triples with a result: see lib.lua's ack_leases)
 -- Returns {now, next, wait, held, s, stale ack id 1..s, x, expired id 1..x, t, id 1..t trimmed
 -- from the dead set by their burials, id1, record1, id2, record2, ...}: next =
 -- the earliest runAt still scheduled after this take (-1 when none); wait = -1 while the topic is

@@ -157,6 +157,7 @@ public class BenchApp implements QuarkusApplication {
                 case "grouprate" -> new GroupRateScenario(this).run();
                 case "priority" -> new PriorityScenario(this).run();
                 case "history" -> history();
+                case "results" -> results();
                 default -> throw new IllegalArgumentException("unknown scenario " + s);
             }
         }
@@ -421,6 +422,38 @@ public class BenchApp implements QuarkusApplication {
             t.put("p" + Math.round(v.percentile() * 100), round(v.value(java.util.concurrent.TimeUnit.MILLISECONDS), 3));
         }
         return t;
+    }
+
+    /**
+     * Result retention's cost (issue 35): an N-job burst on a topic without it (bench), then on one
+     * that keeps every succeeded job 10 min with a small result (bench-results, its observer sets
+     * {"ok": true, "id": ...}), twice in turn (the first burst of a run pays for more JIT);
+     * throughput ratio of the second pair (target >= 0.8) and the Redis memory each kept job holds
+     * (used_memory once all were acked, against before the burst, over N: the ack moved every job
+     * with its record and result to the results hash; delayq.results.max-jobs is set above N).
+     */
+    void results() throws Exception {
+        long plainJps = 0, keptJps = 0;
+        double perJob = 0;
+        for (int round = 1; round <= 2; round++) {
+            schedule("burst-results-off-" + round, "bench", o.n(), 0, o.start() * 1000L, true, true, 0);
+            plainJps = ((Number) results.get(results.size() - 1).get("throughput_jps")).longValue();
+            flush();
+            RedisInfo before = RedisInfo.read();
+            measure("burst-results-on-" + round, "bench-results", o.n(), 0, o.start() * 1000L, true, true, 0);
+            keptJps = ((Number) results.get(results.size() - 1).get("throughput_jps")).longValue();
+            perJob = (RedisInfo.read().usedMemory() - before.usedMemory()) / (double) o.n();
+        }
+        Map<String, Object> r = new LinkedHashMap<>();
+        double ratio = keptJps / (double) Math.max(1, plainJps);
+        r.put("schema", "delayq-bench/v1");
+        r.put("scenario", "results-cost");
+        r.put("params", Map.of("n", o.n(), "result_retention", "10m", "results_max_jobs", 1_000_000, "result_b", 30,
+                "payload_b", PAYLOAD.length()));
+        r.put("ok", ratio >= 0.8);
+        r.put("throughput_ratio", round(ratio, 2));
+        r.put("redis_mem_b_per_kept_job", round(perJob, 1));
+        emit(r);
     }
 
     /**

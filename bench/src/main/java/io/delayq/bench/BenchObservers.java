@@ -30,6 +30,12 @@ public class BenchObservers {
         recorder.record(job.id());
     }
 
+    /** Keeps a small result with each job (delayq.topics.bench-results.result-retention). */
+    void results(@Observes @JobTopic("bench-results") Job job) {
+        recorder.record(job.id());
+        job.result(java.util.Map.of("ok", true, "id", job.id()));
+    }
+
     void flow(@Observes @JobTopic("bench-flow") Job job) {
         recorder.record(job.id());
     }

@@ -27,7 +27,7 @@ class JobCommand {
 
     @Command(name = "list", mixinStandardHelpOptions = true,
             description = "A topic's jobs in one state: scheduled by runAt (those their group holds back first), "
-                    + "inflight by id, dead newest first. One page, or every page with --all.",
+                    + "inflight by id, dead and succeeded (with result-retention) newest first. One page, or every page with --all.",
             footer = { "", "Example:", "  delayq job list reminders --id-prefix tenant7- --all",
                     "  delayq job list orders --state dead --limit 20" })
     static class ListJobs extends ApiCommand {
@@ -51,7 +51,7 @@ class JobCommand {
         String to;
 
         @Option(names = "--limit", paramLabel = "N", defaultValue = "100",
-                description = "Jobs per page, 1 to 1000 (default ${DEFAULT-VALUE}).")
+                description = "Jobs per page, 1 to 1000 (default ${DEFAULT-VALUE}); succeeded jobs, with their results, at most 100.")
         int limit;
 
         @Option(names = "--all", description = "Every page, following the cursor to its end.")
@@ -59,7 +59,10 @@ class JobCommand {
 
         @Override
         void run(Api api, Output out) {
-            StringBuilder q = new StringBuilder("?state=").append(Api.enc(state)).append("&limit=").append(limit);
+            // Succeeded jobs with their results: fields=full, whose pages hold at most 100 jobs.
+            boolean results = "succeeded".equals(state);
+            StringBuilder q = new StringBuilder("?state=").append(Api.enc(state)).append("&limit=")
+                    .append(results ? Math.min(limit, 100) : limit).append(results ? "&fields=full" : "");
             if (idPrefix != null) {
                 q.append("&idPrefix=").append(Api.enc(idPrefix));
             }
@@ -80,21 +83,38 @@ class JobCommand {
                 jobs.addAll((ArrayNode) page.path("jobs"));
                 cursor = page.path("cursor").isTextual() ? page.path("cursor").asText() : null;
             } while (all && cursor != null);
-            out.list(jobs, List.of(Column.of("ID", "id"), Column.of("STATE", "state"), Column.time("RUN AT", "runAt"),
-                    Column.of("ATTEMPTS", "attempts"), Column.of("PRIORITY", "priority"),
-                    new Column("GROUP", row -> Output.plain(row.get("group"))
-                            + (row.path("held").asBoolean(false) ? " (held)" : "")),
-                    new Column("LAST ERROR", row -> Output.cut(Output.plain(row.get("lastError")), 60))));
+            if ("succeeded".equals(state)) {
+                // The kept successes (result-retention): when each ended, and what it produced.
+                out.list(jobs, List.of(Column.of("ID", "id"), Column.time("SUCCEEDED", "finishedAt"),
+                        Column.of("ATTEMPTS", "attempts"), Column.of("PRIORITY", "priority"),
+                        new Column("RESULT", ListJobs::result)));
+            } else {
+                out.list(jobs, List.of(Column.of("ID", "id"), Column.of("STATE", "state"), Column.time("RUN AT", "runAt"),
+                        Column.of("ATTEMPTS", "attempts"), Column.of("PRIORITY", "priority"),
+                        new Column("GROUP", row -> Output.plain(row.get("group"))
+                                + (row.path("held").asBoolean(false) ? " (held)" : "")),
+                        new Column("LAST ERROR", row -> Output.cut(Output.plain(row.get("lastError")), 60))));
+            }
             if (cursor != null) {
                 // Off stdout: the list itself stays what was asked for.
                 spec.commandLine().getErr().println("delayq: more jobs follow; --all lists every page");
             }
         }
+
+        /** A kept result as one line: its JSON (cut), or why there is none. */
+        static String result(JsonNode row) {
+            if (row.path("resultDropped").asBoolean(false)) {
+                return "(dropped: too large)";
+            }
+            JsonNode r = row.get("result");
+            return r == null ? "-" : Output.cut(r.isTextual() ? r.asText() : r.toString(), 60)
+                    + (row.path("resultCut").asBoolean(false) ? " (cut)" : "");
+        }
     }
 
     @Command(name = "get", mixinStandardHelpOptions = true,
-            description = "A job's state (scheduled, inflight, dead, or succeeded within the topic's dedup window), "
-                    + "attempts, runAt and last error.",
+            description = "A job's state (scheduled, inflight, dead, or succeeded: kept by the topic's result-retention, "
+                    + "with finishedAt and its result, or within its dedup window), attempts, runAt and last error.",
             footer = { "", "Example:", "  delayq job get orders order-42" })
     static class Get extends ApiCommand {
         @Parameters(index = "0", paramLabel = "TOPIC", description = "The topic.")

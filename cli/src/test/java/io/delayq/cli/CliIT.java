@@ -55,9 +55,15 @@ class CliIT {
      * for topics it serves or configures (others count in the total alone).
      */
     static final String HISTORY = "cli-history";
+    /**
+     * A topic whose jobs succeed at an HTTP target of this test ({@link #target}, 200 with a JSON
+     * body) and are kept with that body as their result (result-retention).
+     */
+    private static final String RESULTS = "cli-results";
     private static final Path GUIDE = Path.of("..", "docs", "operations.md");
 
     private static RedisProcess redis;
+    private static com.sun.net.httpserver.HttpServer target;
     private static ServerProcess server;
     private static ServerSocket silent;
 
@@ -96,6 +102,17 @@ class CliIT {
     static void start() throws IOException {
         redis = RedisProcess.startEphemeral();
         int closed = RedisProcess.freePort();
+        target = com.sun.net.httpserver.HttpServer.create(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        target.createContext("/", exchange -> {
+            exchange.getRequestBody().readAllBytes();
+            byte[] body = ("{\"receipt\":\"" + exchange.getRequestHeaders().getFirst("X-Delayq-Job-Id") + "\"}")
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().set("Content-Type", "application/json");
+            exchange.sendResponseHeaders(200, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        target.start();
         server = ServerProcess.start(redis.port(), Map.ofEntries(
                 Map.entry("quarkus.security.users.embedded.plain-text", "true"),
                 Map.entry("quarkus.security.users.embedded.users.viewer", "v-pass"),
@@ -111,7 +128,9 @@ class CliIT {
                 Map.entry("delayq.topics." + FAILING + ".max-attempts", "1"),
                 Map.entry("delayq.topics." + DOCS + ".http.url", "http://127.0.0.1:" + closed + "/"),
                 Map.entry("delayq.topics." + DOCS + ".max-attempts", "1"),
-                Map.entry("delayq.topics." + HISTORY + ".max-attempts", "3")));
+                Map.entry("delayq.topics." + HISTORY + ".max-attempts", "3"),
+                Map.entry("delayq.topics." + RESULTS + ".http.url", "http://127.0.0.1:" + target.getAddress().getPort() + "/"),
+                Map.entry("delayq.topics." + RESULTS + ".result-retention", "10m")));
         // Accepts connections (the backlog does) and never answers a byte: a frozen server.
         silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
     }
@@ -126,6 +145,9 @@ class CliIT {
         }
         if (redis != null) {
             redis.stop();
+        }
+        if (target != null) {
+            target.stop(0);
         }
     }
 
@@ -370,6 +392,28 @@ class CliIT {
             assertTrue(r.err().contains("--priority"), bad + ": " + r.err());
         }
         cli("job", "get", t, "p-bad").exits(1);
+    }
+
+    @Test
+    void succeededJobsAreListedWithTheirPriorityAndResult() {
+        String id = topic("r");
+        cli("job", "enqueue", RESULTS, "--id", id, "--priority", "2").exits(0);
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> "succeeded".equals(
+                cli("--output", "json", "job", "get", RESULTS, id).exits(0).json().path("state").asText()));
+        JsonNode got = cli("--output", "json", "job", "get", RESULTS, id).exits(0).json();
+        assertEquals(2, got.path("priority").asInt());
+        assertEquals(id, got.path("result").path("receipt").asText());
+
+        Run table = cli("job", "list", RESULTS, "--state", "succeeded").exits(0);
+        String header = table.out().lines().findFirst().orElseThrow();
+        assertTrue(header.matches("ID +SUCCEEDED +ATTEMPTS +PRIORITY +RESULT"), header);
+        String row = table.out().lines().filter(l -> l.startsWith(id + " ")).findFirst().orElseThrow();
+        assertTrue(row.charAt(header.indexOf("PRIORITY")) == '2', table.out());
+        assertTrue(row.substring(header.indexOf("RESULT")).startsWith("{\"receipt\":\"" + id + "\"}"), table.out());
+        JsonNode listed = find(cli("--output", "json", "job", "list", RESULTS, "--state", "succeeded").exits(0).lines(),
+                "id", id);
+        assertEquals(2, listed.path("priority").asInt());
+        assertEquals(id, listed.path("result").path("receipt").asText());
     }
 
     // ---- topics and flow control -------------------------------------------------------------

@@ -208,7 +208,8 @@ public class JobsResource {
     @Path("/{topic}/{id}")
     @Operation(summary = "A job's state: scheduled, inflight or dead, with attempts, lostAttempts (leases that "
             + "expired in a row without an outcome), runAt, lastError, maxAttempts, retry, timeoutMs and expiresAt when the enqueue gave them; "
-            + "succeeded with finishedAt within the topic's dedup window")
+            + "succeeded with finishedAt and result (any JSON; resultDropped or resultCut when it was too large) while the "
+            + "topic's result-retention keeps it, or with finishedAt alone within its dedup window")
     public JobInfo get(@PathParam("topic") String topic, @PathParam("id") String id) {
         JobValidator.checkTopic("topic", topic);
         JobValidator.checkId("id", id);

@@ -115,7 +115,8 @@ public class OpenApiContract implements OASFilter {
      * Properties written as raw JSON ({@code @JsonRawValue}): any JSON value, where the annotations'
      * scan sees a Java String and says {@code type: string}.
      */
-    private static final Map<String, List<String>> RAW_JSON = Map.of("View", List.of("payload"));
+    private static final Map<String, List<String>> RAW_JSON = Map.of("View", List.of("payload"), "JobInfo",
+            List.of("result"), "ListedJob", List.of("payload", "result"));
 
     private static final Map<Integer, String> REASONS = Map.of(
             400, "A field breaks a rule; the problem's `field` names it",

@@ -71,13 +71,15 @@ public class TopicJobsResource {
     }
 
     @GET
-    @Operation(summary = "A topic's jobs in one state, page by page: scheduled by runAt, inflight by id, dead newest "
-            + "first", description = "Scheduled jobs that their group holds back (held: true) come first, by group then "
+    @Operation(summary = "A topic's jobs in one state, page by page: scheduled by runAt, inflight by id, dead and "
+            + "succeeded newest first", description = "Scheduled jobs that their group holds back (held: true) come first, by group then "
                     + "runAt (they are due already), then the others in runAt order. Each call examines at most "
                     + JobListing.EXAMINED + " jobs of each partition, so a page may hold fewer than limit jobs (none "
                     + "even) while its cursor is not null; following the cursor until it is null lists every job that "
                     + "stayed in the state meanwhile exactly once (jobs added or moved meanwhile may or may not be). "
-                    + "state=succeeded answers an empty page with cursor null: results are not kept (yet). 200 "
+                    + "state=succeeded lists, newest first, the succeeded jobs the topic's result-retention keeps, with "
+                    + "finishedAt, and their result with fields=full only (an empty page with cursor null without a "
+                    + "retention). 200 "
                     + "{\"jobs\": [...], \"cursor\": \"...\" | null}; 400 names the parameter at fault")
     public JobPage list(@PathParam("topic") String topic,
             @Parameter(description = "scheduled (default), inflight, dead or succeeded") @QueryParam("state")
@@ -92,7 +94,8 @@ public class TopicJobsResource {
                     + " with fields=full); default 100") @QueryParam("limit") @DefaultValue("100") String limit,
             @Parameter(description = "The cursor of the previous page; none for the first") @QueryParam("cursor")
             String cursor,
-            @Parameter(description = "full: each job with its payload") @QueryParam("fields") String fields) {
+            @Parameter(description = "full: each job with its payload (and a succeeded one with its result)")
+            @QueryParam("fields") String fields) {
         JobValidator.checkTopic("topic", topic);
         JobState s = state(state);
         boolean full = fields != null && !fields.isEmpty();

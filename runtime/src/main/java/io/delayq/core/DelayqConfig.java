@@ -102,6 +102,12 @@ public interface DelayqConfig {
     Dead dead();
 
     /**
+     * How many succeeded jobs a topic with {@code delayq.topics.<t>.result-retention} keeps
+     * readable, with their results.
+     */
+    Results results();
+
+    /**
      * The per-minute history of the jobs (enqueued, succeeded, failed, lateness p99 per topic and
      * in total) behind {@code GET /history}, {@code GET /topics/<t>/history} and the dashboard's
      * charts: counted in memory and added to Redis every {@code flush-interval}.
@@ -426,6 +432,19 @@ public interface DelayqConfig {
         Duration maxAge();
     }
 
+    interface Results {
+        /**
+         * Most succeeded jobs a topic with {@code result-retention} keeps: a success over it removes
+         * the oldest succeeded jobs of its partition in the same step (each partition keeps its
+         * share, max-jobs / partitions rounded up). A kept job holds its record and its result (at
+         * most {@code delayq.api.max-payload-bytes}): size Redis for max-jobs × such topics × (payload +
+         * result). 0 = no bound but the retention. Default 10000.
+         */
+        @WithName("max-jobs")
+        @WithDefault("10000")
+        int maxJobs();
+    }
+
     interface History {
         /**
          * Whether this replica records what it enqueues and runs into the history (per-minute
@@ -558,6 +577,19 @@ public interface DelayqConfig {
         /** This topic's {@code delayq.dead.max-age}. */
         @WithName("dead.max-age")
         Optional<Duration> deadMaxAge();
+
+        /**
+         * How long a succeeded job of this topic stays readable ({@code GET /jobs/<t>/<id>} with
+         * state {@code succeeded}, {@code finishedAt} and {@code result}: what its observer set with
+         * {@code Job.result(Object)}, or its HTTP target's 2xx body), and listed with
+         * {@code state=succeeded}. Moved there by the ack itself, bounded by
+         * {@code delayq.results.max-jobs} (oldest first) and by this age. A result larger than
+         * {@code delayq.api.max-payload-bytes} is dropped ({@code resultDropped: true}; an HTTP
+         * body is kept cut, {@code resultCut: true}); while Redis is full nothing is kept (the job
+         * is acked all the same). Unset or {@code 0} (the default): off, a succeeded job leaves no
+         * trace (but its dedup window's).
+         */
+        Optional<Duration> resultRetention();
     }
 
     interface Http {

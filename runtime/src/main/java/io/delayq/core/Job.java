@@ -26,6 +26,11 @@ public final class Job {
     private final ObjectMapper mapper;
     private final String traceparent;
     private final BooleanSupplier cancelled;
+    /** What {@link #result(Object)} set (null until then: a result of null is kept as JSON null). */
+    private volatile Object result;
+    private volatile boolean resultSet;
+    private volatile boolean resultCut;
+    private volatile boolean resultBody;
 
     public Job(String id, String topic, int attempt, Instant runAt, String payloadJson, ObjectMapper mapper) {
         this(id, topic, attempt, runAt, payloadJson, mapper, null);
@@ -141,6 +146,55 @@ public final class Job {
     public void snoozeUntil(Instant time) {
         Objects.requireNonNull(time, "time");
         throw new JobSnoozedException(this, null, time);
+    }
+
+    /**
+     * Sets what this job produced, kept with the job after its success when its topic has
+     * {@code delayq.topics.<t>.result-retention}: written as JSON with the application's Jackson
+     * ObjectMapper and shown as {@code result} by {@code GET /jobs/<t>/<id>}, the listing, the
+     * dashboard and the CLI. Call it before returning (a synchronous observer), or before the
+     * CompletionStage or Uni completes (an asynchronous or reactive one); the last call wins. A
+     * result of a failed attempt is not kept. Storing it never fails the job: a result whose JSON
+     * is larger than {@code delayq.api.max-payload-bytes}, or that cannot be written as JSON, is
+     * dropped and the job flagged {@code resultDropped}. Without a retention it is ignored.
+     */
+    public void result(Object value) {
+        this.result = value;
+        this.resultBody = false;
+        this.resultCut = false;
+        this.resultSet = true;
+    }
+
+    /**
+     * For delayq's HTTP target: a 2xx body that is not JSON, kept as a string; {@code cut} when it
+     * is only the body's start (larger than the payload limit, or it broke off). Kept cut, flagged
+     * {@code resultCut}, when written as a JSON string it is larger than the payload limit.
+     */
+    public void resultBody(String text, boolean cut) {
+        this.result = text;
+        this.resultBody = true;
+        this.resultCut = cut;
+        this.resultSet = true;
+    }
+
+    /** Whether {@link #result(Object)} (or {@link #resultBody}) was called. */
+    public boolean hasResult() {
+        return resultSet;
+    }
+
+    /** What {@link #result(Object)} set; null when nothing (see {@link #hasResult()}). */
+    public Object resultValue() {
+        return result;
+    }
+
+    /** Whether the result is an HTTP body's text ({@link #resultBody}): cut to fit, never dropped. */
+    public boolean resultIsBody() {
+        return resultBody;
+    }
+
+    /** Whether the result is only the start of an HTTP body ({@link #resultBody}). */
+    public boolean resultIsCut() {
+        return resultCut;
     }
 
     @Override

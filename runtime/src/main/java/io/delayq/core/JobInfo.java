@@ -14,9 +14,12 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
  *        {@code GET /jobs/{topic}/{id}} of a job with a record, null elsewhere
  * @param retry the job's own retry backoff, given at enqueue: set in the reply to
  *        {@code GET /jobs/{topic}/{id}} of a job that has one, null elsewhere
+ * @param attempts the failed attempts (snoozed and lost ones do not count); of a succeeded job kept by its
+ *        topic's result-retention, the attempts it took, the one that succeeded included
  * @param finishedAt when the job succeeded: set for state {@link JobState#SUCCEEDED} only (a
- *        job of a topic with a dedup window, remembered that long); such a job has no runAt, and
- *        attempts 0 (only the time of success is remembered)
+ *        job of a topic with a result-retention, kept that long with its record and result; or of
+ *        a topic with a dedup window, remembered that long: then it has no runAt, and attempts 0,
+ *        only the time of success is remembered)
  * @param created true when this call created the job, false when the id already existed
  *        (idempotent enqueue); not serialized
  * @param cancelling true for a job in flight whose cancel was asked ({@code DELETE /jobs/{topic}/{id}}):
@@ -27,6 +30,13 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
  *        {@code GET /jobs/{topic}/{id}} of a job that has one, null elsewhere
  * @param priority the job's priority, 1 (first) .. 5 (last; 3 when the enqueue gave none): set in
  *        the reply to {@code GET /jobs/{topic}/{id}} and in listings, null elsewhere
+ * @param result a succeeded job's result as JSON text (shown as that JSON), kept by its topic's
+ *        {@code result-retention}: what its observer set with {@link Job#result(Object)}, or its
+ *        HTTP target's 2xx body; null when it has none
+ * @param resultDropped true when the job's result was larger than the payload limit (or not JSON)
+ *        and was not kept; null otherwise
+ * @param resultCut true when {@code result} is the start of an HTTP target's body that was larger
+ *        than the payload limit (a string); null otherwise
  * @param replaced true when this call changed the existing scheduled job
  *        ({@link IfExists#REPLACE}, {@link IfExists#EXTEND}); not serialized here (the enqueue
  *        reply says {@code "replaced": true})
@@ -36,8 +46,18 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
 public record JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer lostAttempts,
         Integer maxAttempts, JobRetry retry, String group, Boolean held, String lastError, Instant deadAt,
         Instant finishedAt, Boolean cancelling, Long timeoutMs, Instant expiresAt, Integer priority,
+        @com.fasterxml.jackson.annotation.JsonRawValue String result, Boolean resultDropped, Boolean resultCut,
         @com.fasterxml.jackson.annotation.JsonIgnore boolean created,
         @com.fasterxml.jackson.annotation.JsonIgnore boolean replaced) {
+
+    /** A job without a result (all but a succeeded job its topic's result-retention keeps). */
+    public JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer lostAttempts,
+            Integer maxAttempts, JobRetry retry, String group, Boolean held, String lastError, Instant deadAt,
+            Instant finishedAt, Boolean cancelling, Long timeoutMs, Instant expiresAt, Integer priority, boolean created,
+            boolean replaced) {
+        this(id, topic, runAt, state, attempts, lostAttempts, maxAttempts, retry, group, held, lastError, deadAt,
+                finishedAt, cancelling, timeoutMs, expiresAt, priority, null, null, null, created, replaced);
+    }
 
     /** A job whose priority is not told. */
     public JobInfo(String id, String topic, Instant runAt, JobState state, int attempts, Integer lostAttempts,

@@ -3,6 +3,7 @@ package io.delayq.dispatch;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledFuture;
@@ -32,6 +33,7 @@ import io.delayq.store.FailOutcome;
 import io.delayq.store.JobQueue;
 import io.delayq.store.JobRecord;
 import io.delayq.store.RedisClock;
+import io.delayq.store.ResultRetention;
 import io.delayq.store.TakenJob;
 import io.delayq.store.TopicAdmin;
 import io.vertx.core.Context;
@@ -60,6 +62,8 @@ public class JobRunner {
     private final ObjectMapper mapper;
     private final JobTracing tracing;
     private final DelayqConfig config;
+    /** Writes the results that topics with a result-retention keep. */
+    private final ResultFields results;
     // Ends attempts that run past their timeout: one daemon thread that hands each timed-out
     // attempt to a virtual thread. Cancelled timers leave the queue at once (else every finished
     // job would stay queued for the whole timeout).
@@ -92,6 +96,7 @@ public class JobRunner {
         this.mapper = mapper;
         this.tracing = tracing;
         this.config = config;
+        this.results = new ResultFields(mapper, config.api().maxPayloadBytes());
     }
 
     /**
@@ -108,9 +113,9 @@ public class JobRunner {
      * returned normally; an {@link AttemptTimeoutException} when it ran past its timeout), and
      * how long it ran.
      */
-    record Outcome(Throwable error, long tookNanos) {
+    record Outcome(Throwable error, long tookNanos, String result) {
         /** No outcome of the job's own: it had no record, or never started. */
-        static final Outcome NONE = new Outcome(null, -1);
+        static final Outcome NONE = new Outcome(null, -1, null);
     }
 
     /** The handler is being called (a synchronous observer runs in the call). */
@@ -212,10 +217,14 @@ public class JobRunner {
                 return;
             }
             if (settled.compareAndSet(false, true)) {
-                cancel(running.get());
+                CompletionStage<Void> pending = running.get();
+                cancel(pending);
+                // A stage its cancel completed instead (an HTTP call whose 2xx had come, its body
+                // still coming: kept cut) settles with its own outcome: the target ran it.
+                Throwable outcome = completedBy(pending, new AttemptTimeoutException(job, timeoutMs));
                 // Recording the failure is a Redis call: not on the one timer thread.
                 Thread.ofVirtual().name("delayq-timeout").start(
-                        () -> settle(taken, job, span, start, new AttemptTimeoutException(job, timeoutMs), done));
+                        () -> settle(taken, job, span, start, outcome, done));
             }
         }, timeoutMs, TimeUnit.MILLISECONDS);
         // A cancel ends the attempt as its timeout does: a synchronous observer still being called is
@@ -321,6 +330,22 @@ public class JobRunner {
                 () -> settle(taken, job, span, start, new AttemptCancelledException(job), done));
     }
 
+    /**
+     * The outcome of a stage that its cancel completed rather than cancelled (null for a success,
+     * else its error), or {@code otherwise} when it was cancelled or is still pending.
+     */
+    private static Throwable completedBy(CompletionStage<Void> stage, Throwable otherwise) {
+        if (stage == null) {
+            return otherwise;
+        }
+        CompletableFuture<Void> f = stage.toCompletableFuture();
+        return switch (f.state()) {
+            case SUCCESS -> null;
+            case FAILED -> f.exceptionNow();
+            default -> otherwise;
+        };
+    }
+
     /** Cancels what an attempt left pending (an HTTP call in flight is aborted). */
     private static void cancel(CompletionStage<Void> pending) {
         if (pending != null) {
@@ -354,8 +379,9 @@ public class JobRunner {
         try {
             JobRecord rec = waiting.record();
             if (outcome.error() == null || rec == null) {
-                // Its run was counted as a success already, by the attempt that ran.
-                acker.ack(waiting.partition(), waiting.lease());
+                // Its run was counted as a success already, by the attempt that ran; its ack keeps
+                // that attempt's result.
+                acker.ack(waiting.partition(), waiting.lease(), outcome.result());
                 return;
             }
             String topic = waiting.partition().topic();
@@ -409,37 +435,57 @@ public class JobRunner {
         }
         // The job in the logging context for the lines a failure or a snooze logs; a success logs
         // nothing, and settles on an event loop, whose logging context is better left untouched.
+        String result = null;
         try (JobLogContext log = error == null ? null : JobLogContext.of(job)) {
             // A snooze is no error, nor is a target's "not now" (429/503 with Retry-After).
             span.end(find(error, JobSnoozedException.class) != null || find(error, TopicThrottledException.class) != null
                     ? null : error);
-            record(taken, job, took, error);
+            result = record(taken, job, took, error);
         } finally {
-            done.accept(taken, new Outcome(error, took));
+            done.accept(taken, new Outcome(error, took, result));
         }
     }
 
-    private void record(TakenJob taken, Job job, long took, Throwable error) {
+    /**
+     * The result of a succeeded job as its ack keeps it (see {@link ResultRetention} and
+     * {@link ResultFields}); null when its topic keeps none. Never fails: a result that is too
+     * large, or not writable as JSON, is dropped and flagged; an HTTP body too large is cut.
+     */
+    private String resultField(Job job) {
+        if (!store.keepsResults(job.topic())) {
+            return null;
+        }
+        ResultFields.Field f = results.of(job, e -> LOG.warnf("result of job %s/%s is not writable as JSON, dropped: %s",
+                job.topic(), job.id(), e.toString()));
+        if (f.kind() == ResultFields.Kind.DROPPED || f.kind() == ResultFields.Kind.CUT) {
+            metrics.resultDropped(job.topic());
+        }
+        return f.field();
+    }
+
+    /** Records the attempt's outcome; returns the result field of a success's ack (null: none). */
+    private String record(TakenJob taken, Job job, long took, Throwable error) {
         if (error == null) {
             metrics.succeeded(job.topic(), took);
             store.history().succeeded(job.topic());
-            acker.ack(taken.partition(), taken.lease());
-            return;
+            String result = resultField(job);
+            acker.ack(taken.partition(), taken.lease(), result);
+            return result;
         }
         JobSnoozedException snooze = find(error, JobSnoozedException.class);
         if (snooze != null) {
             snooze(taken, job, took, snooze.delay(), snooze.until(), snooze);
-            return;
+            return null;
         }
         TopicThrottledException throttled = find(error, TopicThrottledException.class);
         if (throttled != null) {
             hold(job, throttled);
             snooze(taken, job, took, throttled.delay(), throttled.until(), throttled);
-            return;
+            return null;
         }
         if (error instanceof AttemptCancelledException) {
             cancelled(taken, job, took, error.getMessage());
-            return;
+            return null;
         }
         PermanentJobFailureException permanent = find(error, PermanentJobFailureException.class);
         Throwable cause = permanent != null ? permanent
@@ -447,6 +493,7 @@ public class JobRunner {
         String text = cause instanceof io.delayq.core.SelfDescribingFailure && cause.getMessage() != null ? cause.getMessage()
                 : cause.getClass().getName() + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
         fail(taken, job, took, text, cause, permanent != null);
+        return null;
     }
 
     /**

@@ -63,9 +63,14 @@ public class TopicRegistry {
                         + "named " + t.http().tlsConfigurationName().get() + " (quarkus.tls." + t.http().tlsConfigurationName().get()
                         + ".*)");
             }
-            map.put(topic, new HttpTargetHandler(vertx, url, t.http().timeout(), t.http().maxConnections(), t.http().h2c(),
-                    tlsConfig.orElse(null), RequestSigner.of(topic, t.http().signingKeys()).orElse(null),
-                    maxRetryAfter(topic, t.http().maxRetryAfter(), config.horizon())));
+            HttpTargetHandler target = new HttpTargetHandler(vertx, url, t.http().timeout(), t.http().maxConnections(),
+                    t.http().h2c(), tlsConfig.orElse(null), RequestSigner.of(topic, t.http().signingKeys()).orElse(null),
+                    maxRetryAfter(topic, t.http().maxRetryAfter(), config.horizon()));
+            // A topic that keeps results keeps its target's answers (at most a payload's size each).
+            if (t.resultRetention().filter(d -> d.toMillis() > 0).isPresent()) {
+                target.keepingResults(config.api().maxPayloadBytes());
+            }
+            map.put(topic, target);
         }));
         this.handlers = Collections.unmodifiableMap(new TreeMap<>(map));
     }

@@ -88,6 +88,12 @@ public final class HttpTargetHandler implements JobHandler {
     private final RequestSigner signer;
     /** The longest a 429/503's Retry-After holds the topic ({@code http.max-retry-after}). */
     private final Duration maxRetryAfter;
+    /**
+     * The most bytes of a 2xx body kept as the job's result (its topic's result-retention: the
+     * payload limit); 0 = the body is read and dropped.
+     */
+    private int resultBytes;
+    private static final com.fasterxml.jackson.databind.ObjectMapper BODIES = new com.fasterxml.jackson.databind.ObjectMapper();
 
     /**
      * @param maxConnections most connections to the target (HTTP/1.1 and HTTP/2 alike)
@@ -158,6 +164,17 @@ public final class HttpTargetHandler implements JobHandler {
         this.context = ((VertxInternal) vertx).createEventLoopContext();
         this.client = vertx.createHttpClient(options,
                 new PoolOptions().setHttp1MaxSize(maxConnections).setHttp2MaxSize(maxConnections));
+    }
+
+    /**
+     * Keeps each 2xx answer's body as its job's result ({@link Job#result(Object)}): a JSON body
+     * (Content-Type application/json or +json) as JSON, anything else as a string; a body longer
+     * than {@code maxBytes} is kept cut, as a string ({@link Job#resultCut}). Called once, before
+     * the first call (the topic has a result-retention).
+     */
+    public HttpTargetHandler keepingResults(int maxBytes) {
+        this.resultBytes = maxBytes;
+        return this;
     }
 
     /** Only starts the call: the taker's thread may run it, no thread of its own per job. */
@@ -259,6 +276,8 @@ public final class HttpTargetHandler implements JobHandler {
                         // the target closed as the call went out, which it never ran. Retried at
                         // once, as a lost connection (only a timeout waits: the target may still run it).
                         call.completeExceptionally(new HttpTargetException("HTTP target " + url + ": " + sent.cause(), false));
+                    } else if (resultBytes > 0 && sent.result().statusCode() / 100 == 2) {
+                        keepBody(call, req, sent.result(), deadline);
                     } else {
                         sent.result().end(); // the body is read and dropped, so the connection is reused
                         call.answered(sent.result());
@@ -271,20 +290,132 @@ public final class HttpTargetHandler implements JobHandler {
         }
     }
 
+    /**
+     * Reads a 2xx body, at most {@link #resultBytes} of it (the rest is read and dropped), into the
+     * job's result, then settles the call. The status decided: the attempt is a success whatever
+     * the body does next. A body that breaks off, or that is still coming when the call's timeout
+     * is up (at least {@link #BODY_GRACE_MS} after the headers) or when the attempt ends (its
+     * timeout: see {@link Call#cancel}), settles it as a success with what came of it, flagged cut,
+     * and the connection is reset: never a timeout, whose retry would run the target again.
+     */
+    private void keepBody(Call call, HttpClientRequest req, HttpClientResponse response, long deadline) {
+        Body body = new Body(call, req, response);
+        call.body = body;
+        response.handler(body::append);
+        response.exceptionHandler(e -> body.end(true));
+        response.endHandler(v -> body.end(false));
+        long leftMs = Math.max(BODY_GRACE_MS, (deadline - System.nanoTime()) / 1_000_000);
+        body.timer = vertx.setTimer(leftMs, id -> body.end(true));
+    }
+
+    /** The least time a 2xx body is given after its headers (the rest of the call's timeout else). */
+    private static final long BODY_GRACE_MS = 1000;
+
+    /**
+     * A 2xx body being read: appended on the event loop, ended once (its end, a break, its timer,
+     * or the attempt's end on another thread), under its own lock.
+     */
+    private final class Body {
+        private final Call call;
+        private final HttpClientRequest req;
+        private final HttpClientResponse response;
+        private final Buffer got = Buffer.buffer();
+        private boolean over;
+        private boolean ended;
+        volatile long timer = -1;
+
+        Body(Call call, HttpClientRequest req, HttpClientResponse response) {
+            this.call = call;
+            this.req = req;
+            this.response = response;
+        }
+
+        synchronized void append(Buffer chunk) {
+            if (ended) {
+                return;
+            }
+            int room = resultBytes - got.length();
+            if (chunk.length() <= room) {
+                got.appendBuffer(chunk);
+            } else {
+                if (room > 0) {
+                    got.appendBuffer(chunk, 0, room);
+                }
+                over = true;
+            }
+        }
+
+        /**
+         * Settles the call as answered with what came of the body, {@code cut} when it did not
+         * end (the connection is then reset: the rest is not waited for). False when it had ended.
+         */
+        boolean end(boolean cut) {
+            synchronized (this) {
+                if (ended) {
+                    return false;
+                }
+                ended = true;
+                keepResult(call.job, response.getHeader(HttpHeaders.CONTENT_TYPE), got, over || cut);
+            }
+            if (timer >= 0) {
+                vertx.cancelTimer(timer);
+            }
+            call.answered(response);
+            if (cut) {
+                req.reset();
+            }
+            return true;
+        }
+    }
+
+    private static void keepResult(Job job, String contentType, Buffer body, boolean cut) {
+        if (body.length() == 0 && !cut) {
+            return; // no body, no result
+        }
+        String text = body.toString(java.nio.charset.StandardCharsets.UTF_8);
+        if (cut) {
+            job.resultBody(text, true);
+            return;
+        }
+        String type = contentType == null ? "" : contentType.toLowerCase(java.util.Locale.ROOT);
+        int semi = type.indexOf(';');
+        type = (semi < 0 ? type : type.substring(0, semi)).trim();
+        if (type.equals("application/json") || type.endsWith("+json")) {
+            try {
+                job.result(BODIES.readTree(text));
+                return;
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                // not JSON after all: kept as the text it is
+            }
+        }
+        job.resultBody(text, false);
+    }
+
     /** One call's outcome; cancelling it (the attempt's timeout) aborts the call. */
     private final class Call extends CompletableFuture<Void> {
         private final Job job;
         /** The call's timeout: the job's own, else http.timeout. */
         private final long timeoutMs;
         volatile HttpClientRequest request;
+        /** The 2xx body being kept ({@link #keepBody}); null before, or when none is kept. */
+        volatile Body body;
 
         Call(Job job, long timeoutMs) {
             this.job = job;
             this.timeoutMs = timeoutMs;
         }
 
+        /**
+         * Aborts the call; but a call whose 2xx answer came and whose body is being kept completes
+         * instead, as a success with the body read so far, flagged cut: the status decided (the
+         * runner then settles the attempt with that outcome, not as timed out).
+         */
         @Override
         public boolean cancel(boolean mayInterruptIfRunning) {
+            Body b = body;
+            if (b != null && b.end(true)) {
+                return false;
+            }
             boolean cancelled = super.cancel(mayInterruptIfRunning);
             HttpClientRequest r = request;
             if (cancelled && r != null) {

@@ -64,6 +64,11 @@ public class DelayqMetrics {
         }
     }
 
+    /** A succeeded job's result not kept whole (larger than the payload limit, or not JSON): dropped, or an HTTP body cut. */
+    public void resultDropped(String topic) {
+        of(topic).resultsDropped.increment();
+    }
+
     /** A job handed to its observer {@code latenessMs} after its runAt (by Redis clock). */
     public void dispatched(String topic, long latenessMs) {
         TopicMeters m = of(topic);
@@ -162,7 +167,7 @@ public class DelayqMetrics {
 
     private final class TopicMeters {
         final Counter enqueued, dispatched, succeeded, failed, retried, dead, snoozed, lost, cancelled, deadTrimmed,
-                expired;
+                expired, resultsDropped;
         final Timer lateness, duration, take;
         final AtomicInteger overdue = new AtomicInteger();
 
@@ -179,6 +184,9 @@ public class DelayqMetrics {
             expired = counter("delayq.jobs.expired", topic,
                     "Jobs sent to the dead set because their expiresAt passed (not started by then, or a retry, snooze,"
                             + " rerun or reschedule would have come after it)");
+            resultsDropped = counter("delayq.jobs.results.dropped", topic,
+                    "Results of succeeded jobs not kept whole (result-retention): larger than the payload limit or not"
+                            + " JSON (dropped), or an HTTP target's body cut at the limit");
             snoozed = counter("delayq.jobs.snoozed", topic, "Attempts whose observer snoozed the job (not counted as failed)");
             lost = counter("delayq.jobs.lost", topic,
                     "Attempts whose lease expired without an outcome (replica crashed, cut off or frozen); not failed");

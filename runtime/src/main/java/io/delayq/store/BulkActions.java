@@ -52,9 +52,12 @@ public class BulkActions extends StorePart {
             }
             String cursor = "0";
             do {
-                Response r = run("bulk", p, days, List.of(mode, cursor, Integer.toString(STEP),
+                // With the result retention's keys: a job cancelled takes the kept success of an
+                // earlier job of its id with it (lib.lua's cancel_scheduled).
+                Response r = redis.await(runAsync("bulk", p, days, List.of(mode, cursor, Integer.toString(STEP),
                         JobListing.text(f.idPrefix()), JobListing.text(f.group()), JobListing.text(f.from()),
-                        JobListing.text(f.to()), Long.toString(runAt), scriptChannel(p), layer.burial(p)));
+                        JobListing.text(f.to()), Long.toString(runAt), scriptChannel(p), layer.burial(p)), 0, null,
+                        false, layer.results().keeps(p.topic())));
                 cursor = r.get(0).toString();
                 acted += r.get(1).toLong();
                 // Those rescheduled after their expiresAt went to the dead set instead.

@@ -45,8 +45,7 @@ public class Inspection extends StorePart {
 
     /** As {@link #get}, holding no thread. */
     public Future<Optional<JobInfo>> getAsync(String topic, String id) {
-        return byId(topic, id, p -> runAsync("get", p, Set.of(), List.of(id, dedupWindow(topic)), 0, null),
-                r -> r.size() > 0, Inspection::deadGet).map(r -> parseGet(topic, id, r).map(JobDetail::info));
+        return byId(topic, id, p -> getCall(p, id), r -> r.size() > 0, Inspection::deadGet, Inspection::keptGet).map(r -> parseGet(topic, id, r).map(JobDetail::info));
     }
 
     /**
@@ -58,28 +57,47 @@ public class Inspection extends StorePart {
      */
     private Future<Response> byId(String topic, String id, java.util.function.Function<Partition, Future<Response>> call,
             java.util.function.Predicate<Response> found) {
-        return byId(topic, id, call, found, r -> false);
+        return byId(topic, id, call, found, r -> false, r -> false);
     }
 
     /**
      * As above; when the home answers with a dead job ({@code dead}) while the id is claimed there
      * (a job of a group took the id and the step that deletes the dead copy has not run yet, see
      * {@link IdClaims}), the other partitions are asked for the id's live job: the dead answer only
-     * when none has it. One {@code HEXISTS} more for a dead job at home.
+     * when none has it. One {@code HEXISTS} more for a dead job at home. An answer of a succeeded job
+     * its topic keeps ({@code kept}), wherever it is found, is a past job of the id: the other
+     * partitions are asked for a live one (a job of a group enqueued with the id since), the kept
+     * one answered only when none has it.
      */
     private Future<Response> byId(String topic, String id, java.util.function.Function<Partition, Future<Response>> call,
-            java.util.function.Predicate<Response> found, java.util.function.Predicate<Response> dead) {
+            java.util.function.Predicate<Response> found, java.util.function.Predicate<Response> dead,
+            java.util.function.Predicate<Response> kept) {
         Partition home = partitionOf(topic, id);
         Future<Response> first = call.apply(home);
         if (partitions == 1) {
             return first;
         }
-        java.util.function.Predicate<Response> live = found.and(dead.negate());
-        return first.compose(r -> !found.test(r) ? elsewhere(topic, home.index(), 0, r, call, found)
+        java.util.function.Predicate<Response> live = found.and(dead.negate()).and(kept.negate());
+        java.util.function.Function<Response, Future<Response>> unlessKept = r -> !kept.test(r) ? Future.succeededFuture(r)
+                : elsewhere(topic, home.index(), 0, r, call, live).map(e -> live.test(e) ? e : r);
+        return first.compose(r -> !found.test(r) ? elsewhere(topic, home.index(), 0, r, call, found).compose(unlessKept)
+                : kept.test(r) ? unlessKept.apply(r)
                 : !dead.test(r) ? Future.succeededFuture(r)
                         : redis.sendAsync(Request.cmd(Command.HEXISTS).arg(keys.claims(home)).arg(id))
                                 .compose(c -> c.toInteger() == 0 ? Future.succeededFuture(r)
                                         : elsewhere(topic, home.index(), 0, r, call, live).map(e -> live.test(e) ? e : r)));
+    }
+
+    /** get.lua on one partition, for a look-up: with the topic's dedup window and result retention. */
+    private Future<Response> getCall(Partition p, String id) {
+        long retention = layer.results().retentionMs(p.topic());
+        return runAsync("get", p, Set.of(), List.of(id, dedupWindow(p.topic()), Long.toString(retention)), 0, null,
+                false, retention > 0);
+    }
+
+    /** Whether get.lua answered a succeeded job kept by its topic's result retention. */
+    private static boolean keptGet(Response r) {
+        return r.size() > 1 && "r".equals(r.get(1).toString());
     }
 
     /** Whether get.lua answered a dead job. */
@@ -120,14 +138,15 @@ public class Inspection extends StorePart {
     }
 
     public Optional<JobDetail> lookup(String topic, String id) {
-        return parseGet(topic, id, redis.await(byId(topic, id,
-                p -> runAsync("get", p, Set.of(), List.of(id, dedupWindow(topic)), 0, null), r -> r.size() > 0,
-                Inspection::deadGet)));
+        return parseGet(topic, id, redis.await(byId(topic, id, p -> getCall(p, id), r -> r.size() > 0, Inspection::deadGet, Inspection::keptGet)));
     }
 
     private static Optional<JobDetail> parseGet(String topic, String id, Response r) {
         if (r.size() == 0) {
             return Optional.empty();
+        }
+        if ("r".equals(r.get(1).toString())) {
+            return Optional.of(kept(topic, id, r.get(0).toString()));
         }
         if (JobState.ofLetter(r.get(1).toString()) == JobState.SUCCEEDED) {
             return Optional.of(new JobDetail(
@@ -140,6 +159,34 @@ public class Inspection extends StorePart {
         Boolean held = r.size() > 3 && "1".equals(r.get(3).toString()) ? Boolean.TRUE : null;
         Boolean cancelling = JobState.cancellingLetter(r.get(1).toString()) ? Boolean.TRUE : null;
         return Optional.of(new JobDetail(info(topic, id, rec, state, deadAt, held, cancelling), rec.payloadOrNull()));
+    }
+
+    /**
+     * A succeeded job its topic's result-retention keeps, from its results entry
+     * ({@code <finishedAt ms>,<flag>\n<result JSON>\n<record>}, see lib.lua's keep_results): as it
+     * was when it succeeded (runAt, attempts, ...), state succeeded, finishedAt and its result.
+     */
+    static JobDetail kept(String topic, String id, String entry) {
+        int nl1 = entry.indexOf('\n');
+        int nl2 = entry.indexOf('\n', nl1 + 1);
+        int comma = entry.indexOf(',');
+        return kept(topic, id, Long.parseLong(entry.substring(0, comma)), entry.charAt(comma + 1),
+                entry.substring(nl1 + 1, nl2), JobRecord.decode(entry.substring(nl2 + 1)));
+    }
+
+    /**
+     * As above, from the entry's parts: the time it succeeded, the result's flag and JSON (null: not
+     * read, a listing without fields=full), the record.
+     */
+    static JobDetail kept(String topic, String id, long finishedMs, char flag, String json, JobRecord rec) {
+        Instant finishedAt = Instant.ofEpochMilli(finishedMs);
+        String result = flag == '=' || flag == '~' ? json : null;
+        // attempts: those it took, the one that succeeded included (the record counts the failed ones).
+        return new JobDetail(new JobInfo(id, topic, Instant.ofEpochMilli(rec.runAt()), JobState.SUCCEEDED, rec.attempts() + 1,
+                rec.lostAttempts(), rec.maxAttempts() == 0 ? null : rec.maxAttempts(), rec.retry(), rec.group(), null,
+                rec.lastError().isEmpty() ? null : rec.lastError(), null, finishedAt, null, rec.timeoutMs(),
+                rec.expiresAt() == null ? null : Instant.ofEpochMilli(rec.expiresAt()), rec.priority(), result,
+                flag == '!' ? Boolean.TRUE : null, flag == '~' ? Boolean.TRUE : null, false, false), rec.payloadOrNull());
     }
 
     /** The body of {@code GET /jobs/{topic}/{id}} of a job with a record (also each job of a listing, {@link JobListing}). */
@@ -165,8 +212,9 @@ public class Inspection extends StorePart {
      * marked before, 0 unknown, -1 in flight without a lease, -2 dead (what counts a cancel once).
      */
     public Future<Integer> cancelCodeAsync(String topic, String id) {
-        return byId(topic, id, p -> runAsync("cancel", p, Set.of(), List.of(id, scriptChannel(p)), 0, null),
-                r -> r.toInteger() != 0, r -> r.toInteger() == -2).map(Response::toInteger);
+        boolean kept = layer.results().keeps(topic);
+        return byId(topic, id, p -> runAsync("cancel", p, Set.of(), List.of(id, scriptChannel(p)), 0, null, false, kept),
+                r -> r.toInteger() != 0, r -> r.toInteger() == -2, r -> false).map(Response::toInteger);
     }
 
     /** The outcome of a reply of cancel.lua (see {@link #cancelCodeAsync}). */
@@ -191,8 +239,10 @@ public class Inspection extends StorePart {
         // call names it (DQNEEDDAY) unless it is among these.
         Set<Integer> days = new TreeSet<>();
         aroundDay(days, delayed ? System.currentTimeMillis() + ms : ms);
-        Response r = run("reschedule", p, days, List.of(id, delayed ? "d" : "a", Long.toString(ms), scriptChannel(p),
-                layer.burial(p)));
+        // With the result retention's keys: a job rescheduled past its expiresAt dies, and takes the
+        // kept success of an earlier job of its id with it (lib.lua's forget_kept).
+        Response r = redis.await(runAsync("reschedule", p, days, List.of(id, delayed ? "d" : "a", Long.toString(ms),
+                scriptChannel(p), layer.burial(p)), 0, null, false, layer.results().keeps(topic)));
         return switch (r.get(0).toInteger()) {
             case 2 -> {
                 // Its new runAt was after its expiresAt: it went to the dead set instead.

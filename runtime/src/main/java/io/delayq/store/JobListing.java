@@ -72,11 +72,17 @@ public class JobListing extends StorePart {
      * @throws BadCursor when the cursor is not one of a listing of this state
      */
     public Page list(String topic, JobState state, Filter filter, int limit, boolean full, String cursor) {
-        if (state == JobState.SUCCEEDED) {
-            // No result retention yet: nothing is kept of a succeeded job but a dedup id.
+        long retention = layer.results().retentionMs(topic);
+        if (state == JobState.SUCCEEDED && retention == 0) {
+            // No result retention: nothing is kept of a succeeded job but a dedup id.
             return new Page(List.of(), null);
         }
-        String mode = state == JobState.SCHEDULED ? "s" : state == JobState.INFLIGHT ? "i" : "d";
+        String mode = switch (state) {
+            case SCHEDULED -> "s";
+            case INFLIGHT -> "i";
+            case SUCCEEDED -> "r";
+            default -> "d";
+        };
         Key[] at = cursor == null ? new Key[partitions] : decode(cursor, mode);
         boolean[] done = new boolean[partitions];
         if (cursor != null) {
@@ -84,6 +90,9 @@ public class JobListing extends StorePart {
                 done[i] = at[i] == null;
             }
         }
+        // Succeeded: those the retention keeps, as get.lua reads them (Redis time, read once for
+        // every partition; the entries past it go at the partition's next ack, or with its keys).
+        String oldest = mode.equals("r") ? Long.toString(redisTimeMs() - retention) : "";
         List<Integer> asked = new ArrayList<>();
         List<Future<Response>> calls = new ArrayList<>();
         for (int i = 0; i < partitions; i++) {
@@ -100,7 +109,7 @@ public class JobListing extends StorePart {
             calls.add(runAsync("list", new Partition(topic, i), days, List.of(mode, Integer.toString(limit),
                     Integer.toString(EXAMINED), text(filter.idPrefix()), text(filter.group()), text(filter.from()),
                     text(filter.to()), full ? "1" : "0", from.phase, from.score == null ? "" : Long.toString(from.score),
-                    from.member), 0, null));
+                    from.member, oldest), 0, null, false, mode.equals("r")));
         }
         Comparator<Key> order = order(mode);
         Key frontier = null;
@@ -123,7 +132,7 @@ public class JobListing extends StorePart {
                 Key key = held ? new Key("h", null, mark)
                         : new Key(lane ? mark : mode.equals("s") ? "d" : "", score(r.get(j + 1).toString()), id);
                 found.add(new Entry(i, key, id, JobRecord.decode(r.get(j + 3).toString()),
-                        mode.equals("i") && JobState.cancellingLetter(mark)));
+                        mode.equals("i") && JobState.cancellingLetter(mark), mode.equals("r") ? mark : null));
             }
         }
         Key bound = frontier;
@@ -151,6 +160,13 @@ public class JobListing extends StorePart {
     }
 
     private static Listed listed(String topic, JobState state, Entry e, boolean full) {
+        if (e.result != null) {
+            // A kept success: as GET answers it, from its results entry's parts; its result, as its
+            // payload, only with fields=full (list.lua sends the flag alone else).
+            JobInfo info = Inspection.kept(topic, e.id, e.key.score, e.result.isEmpty() ? '-' : e.result.charAt(0),
+                    full && !e.result.isEmpty() ? e.result.substring(1) : null, e.record).info();
+            return new Listed(info, full ? e.record.payloadOrNull() : null);
+        }
         Instant deadAt = state == JobState.DEAD ? Instant.ofEpochMilli(e.key.score) : null;
         Boolean held = e.key.phase.equals("h") ? Boolean.TRUE : null;
         return new Listed(Inspection.info(topic, e.id, e.record, state, deadAt, held, e.cancelling ? Boolean.TRUE : null),
@@ -168,7 +184,8 @@ public class JobListing extends StorePart {
         static final Key START = new Key("", null, "");
     }
 
-    private record Entry(int partition, Key key, String id, JobRecord record, boolean cancelling) {
+    /** result: for a kept success, its flag and result JSON (see lib.lua's keep_results); else null. */
+    private record Entry(int partition, Key key, String id, JobRecord record, boolean cancelling, String result) {
     }
 
     /**

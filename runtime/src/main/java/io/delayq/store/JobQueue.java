@@ -34,10 +34,12 @@ public class JobQueue extends StorePart {
     private static final Logger LOG = Logger.getLogger(JobQueue.class);
     private final TopicListing listing;
     private final IdClaims claims;
+    private final ResultRetention results;
 
     @Inject
     public JobQueue(StoreLayer layer) {
         super(layer);
+        this.results = layer.results();
         this.listing = layer.listing();
         this.claims = new IdClaims(layer);
     }
@@ -383,7 +385,7 @@ public class JobQueue extends StorePart {
         args.add(Integer.toString(groupMaxInFlights.getOrDefault(p.topic(), 0)));
         args.add(layer.burial(p)); // for the due jobs whose expiresAt has passed
         args.add(Double.toString(groupRateLimits.getOrDefault(p.topic(), 0.0)));
-        addLeases(args, acks);
+        results.addAcks(args, p, acks);
         // A reply that comes after we stopped waiting for it (Redis ran the take before the
         // deadline, the reply was slow): its jobs are leased to a token nobody holds. Put them
         // back at once rather than let them lose an attempt when the lease expires. Its burials
@@ -394,7 +396,7 @@ public class JobQueue extends StorePart {
             if (!orphans.isEmpty()) {
                 Thread.ofVirtual().name("delayq-late-take").start(() -> requeueOrphans(p, orphans));
             }
-        }).map(r -> {
+        }, false, results.keeps(p.topic())).map(r -> {
             days.removeAll(around);
             forgetPassedDays(days, olderDays, r.get(0).toLong(), r.get(1).toLong());
             // A bound: days emptied long ago are simply learnt again if still needed. One take may
@@ -519,9 +521,33 @@ public class JobQueue extends StorePart {
         List<String> args = new ArrayList<>(2 + leases.size() * 2);
         args.add(dedupWindow(p.topic()));
         args.add(scriptChannel(p));
-        addLeases(args, leases);
+        results.addAcks(args, p, leases);
         // Today's shard: an acked job of a group releases the group's next held job into it.
-        return runAsync("ack", p, aroundNow(), args, 0, null).map(StorePart::ids);
+        return runAsync("ack", p, aroundNow(), args, 0, null, false, results.keeps(p.topic())).map(StorePart::ids);
+    }
+
+    /** Whether the topic keeps its succeeded jobs and their results ({@code delayq.topics.<t>.result-retention}). */
+    public boolean keepsResults(String topic) {
+        return results.keeps(topic);
+    }
+
+    /**
+     * Gives the ack of {@code lease}, queued next, the result to keep: a field made by
+     * {@link ResultRetention#kept}, {@link ResultRetention#dropped} or {@link ResultRetention#cut}.
+     * Held until {@link #acksSettled} (an ack that fails is sent again with it).
+     */
+    public void stageResult(Lease lease, String field) {
+        results.stage(lease, field);
+    }
+
+    /** The result field staged for the ack of {@code lease} (as the script gets it); null for none. */
+    public String stagedResult(Lease lease) {
+        return results.staged(lease);
+    }
+
+    /** Acks that reached Redis (or were found stale): their staged results go. */
+    public void acksSettled(Collection<Lease> leases) {
+        results.settled(leases);
     }
 
     /** Records a failed attempt: retry after {@code delayMs}, or dead after the last attempt. */
@@ -535,9 +561,11 @@ public class JobQueue extends StorePart {
         // And today's: a job of a group releases the group's next held job into it.
         Set<Integer> days = aroundNow();
         aroundDay(days, System.currentTimeMillis() + delayMs);
-        Response r = run("fail", p, days, List.of(lease.id(), lease.token(), Long.toString(delayMs),
+        // With the result retention's keys: a job that dies or is cancelled takes the kept success
+        // of an earlier job of its id with it (lib.lua's forget_kept).
+        Response r = redis.await(runAsync("fail", p, days, List.of(lease.id(), lease.token(), Long.toString(delayMs),
                 oneLine(error), Integer.toString(defaultMaxAttempts), scriptChannel(p), permanent ? "1" : "0",
-                layer.burial(p)));
+                layer.burial(p)), 0, null, false, results.keeps(p.topic())));
         return switch (r.get(0).toString()) {
             case "retry" -> new FailOutcome(FailOutcome.Kind.RETRY, r.get(1).toLong(), r.get(2).toInteger());
             case "dead" -> {
@@ -566,8 +594,10 @@ public class JobQueue extends StorePart {
     public OptionalLong snooze(Partition p, Lease lease, boolean absolute, long ms) {
         Set<Integer> days = aroundNow(); // today's too, as for fail
         aroundDay(days, absolute ? Math.max(ms, System.currentTimeMillis()) : System.currentTimeMillis() + ms);
-        Response r = run("snooze", p, days, List.of(lease.id(), lease.token(), absolute ? "a" : "d",
-                Long.toString(ms), scriptChannel(p), layer.burial(p)));
+        // With the result retention's keys, as for fail: a job that expires or is cancelled here
+        // takes the kept success of an earlier job of its id with it.
+        Response r = redis.await(runAsync("snooze", p, days, List.of(lease.id(), lease.token(), absolute ? "a" : "d",
+                Long.toString(ms), scriptChannel(p), layer.burial(p)), 0, null, false, results.keeps(p.topic())));
         if ("expired".equals(r.get(0).toString())) {
             layer.expired(p, 1);
             layer.calledBack(p);
@@ -656,7 +686,7 @@ public class JobQueue extends StorePart {
                 Integer.toString(maxLostAttempts), Long.toString(deadlineMs), layer.burial(p),
                 Integer.toString(heldTokens.size())));
         args.addAll(heldTokens);
-        Response r = run("reclaim", p, days, args);
+        Response r = redis.await(runAsync("reclaim", p, days, args, 0, null, false, results.keeps(p.topic())));
         int expired = r.size() > 3 ? r.get(3).toInteger() : 0;
         if (r.get(1).toInteger() > 0) {
             layer.calledBack(p);
@@ -687,7 +717,7 @@ public class JobQueue extends StorePart {
         List<String> args = new ArrayList<>(2 + leases.size() * 2);
         args.add(scriptChannel(p));
         addLeases(args, leases);
-        return runAsync("requeue", p, aroundNow(), args, 0, late).map(Response::toInteger);
+        return runAsync("requeue", p, aroundNow(), args, 0, late, false, results.keeps(p.topic())).map(Response::toInteger);
     }
 
     // ---------------------------------------------------------------- the loops' reads

@@ -208,6 +208,24 @@ public class Keys {
     }
 
     /**
+     * ZSET job id → time it succeeded ms, of the succeeded jobs a topic with
+     * {@code delayq.topics.<t>.result-retention} keeps (bounded by {@code delayq.results.max-jobs}).
+     * Written by the ack in the step that moves the job out of flight; expires a retention after
+     * its last write.
+     */
+    public String succeeded(Partition p) {
+        return base(p) + "succeeded";
+    }
+
+    /**
+     * HASH job id → {@code <finishedAt ms>,<flag>\n<result JSON>\n<record as it succeeded>}: the
+     * entries of {@link #succeeded} (see lib.lua's keep_results). Expires with it.
+     */
+    public String results(Partition p) {
+        return base(p) + "results";
+    }
+
+    /**
      * ZSET outbox row token → time it was relayed ms: the rows of a transactional outbox
      * (quarkus-delayq-outbox) enqueued into this partition in the last 24 h, so that a row relayed
      * again (its relay crashed between the Redis write and the row's DELETE) is not enqueued a

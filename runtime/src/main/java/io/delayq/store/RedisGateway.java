@@ -59,6 +59,8 @@ public class RedisGateway {
     private final java.util.concurrent.atomic.AtomicLong credentialsWarned = new java.util.concurrent.atomic.AtomicLong();
     private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(RedisGateway.class);
     private static final long FULL_WARN_EVERY_MS = 60_000;
+    /** How long a sign that Redis is full holds (see {@link #isFull()}). */
+    private static final long FULL_FOR_MS = 90_000;
     private volatile long fullSeenAt = Long.MIN_VALUE / 2;
     private volatile long fullWarnedAt = Long.MIN_VALUE / 2;
 
@@ -110,7 +112,7 @@ public class RedisGateway {
 
     /**
      * Notes that Redis refused a write because it is full (an OOM reply, or the memory reading):
-     * what only adds (history, dead-job callbacks) is skipped for a minute, and the replica says
+     * what only adds (history, dead-job callbacks, results) is skipped for 90 s, and the replica says
      * so at WARN, at most once a minute.
      */
     public void full() {
@@ -125,9 +127,13 @@ public class RedisGateway {
         }
     }
 
-    /** Whether Redis was found full within the last minute (see {@link #full()}). */
+    /**
+     * Whether Redis was found full within the last 90 s (see {@link #full()}): longer than the
+     * memory reading's period (60 s), so that the flag does not lapse between two readings that
+     * both find it full.
+     */
     public boolean isFull() {
-        return System.currentTimeMillis() - fullSeenAt < FULL_WARN_EVERY_MS;
+        return System.currentTimeMillis() - fullSeenAt < FULL_FOR_MS;
     }
 
     /** False from a call that found Redis unreachable (or not ready) until one succeeds again. */

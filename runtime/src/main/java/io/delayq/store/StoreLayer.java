@@ -63,6 +63,8 @@ public class StoreLayer {
     private final TopicListing listing;
     /** What this replica counted for the history, not yet flushed (see {@link HistoryStore}). */
     private final HistoryCounts history;
+    /** Which topics keep their succeeded jobs, and the results of acks not yet in Redis. */
+    private final ResultRetention results;
 
     /** A layer that remembers every topic it listed (tests build one by hand). */
     public StoreLayer(RedisGateway redis, Scripts scripts, Keys keys, DelayqConfig config) {
@@ -80,6 +82,7 @@ public class StoreLayer {
         this.durableReplicas = config.durability().replicas();
         this.durableWaitMs = config.durability().timeout().toMillis();
         this.cluster = redis.cluster();
+        this.results = new ResultRetention(config, partitions, redis);
         config.topics().forEach((topic, t) -> t.dedupWindow().filter(w -> w.toMillis() > 0)
                 .ifPresent(w -> dedupWindows.put(topic, w.toMillis())));
         config.topics().forEach((topic, t) -> t.deadUrl().ifPresent(u -> callbackTopics.add(topic)));
@@ -171,6 +174,10 @@ public class StoreLayer {
     /** Rate limit per group in jobs/s of the topics that configure one. */
     Map<String, Double> groupRateLimits() {
         return groupRateLimits;
+    }
+
+    ResultRetention results() {
+        return results;
     }
 
     TopicListing listing() {

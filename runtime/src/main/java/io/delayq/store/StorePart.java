@@ -216,10 +216,24 @@ public abstract class StorePart {
      */
     protected Future<Response> runAsync(String script, Partition p, Set<Integer> days, List<String> args, int replicas,
             Consumer<Response> late, boolean claims) {
+        return runAsync(script, p, days, args, replicas, late, claims, false);
+    }
+
+    /**
+     * As above; with {@code results} the partition's {@link Keys#succeeded} and {@link Keys#results}
+     * keys go after the day shards instead (KEYS[29 + k], KEYS[30 + k]: the scripts that ack or read
+     * succeeded jobs, see lib.lua's keep_results; they never take claims).
+     */
+    protected Future<Response> runAsync(String script, Partition p, Set<Integer> days, List<String> args, int replicas,
+            Consumer<Response> late, boolean claims, boolean results) {
+        if (claims && results) {
+            // Both would be KEYS[29 + k] (lib.lua's K_CLAIMS and K_SUCCEEDED): no script takes both.
+            throw new IllegalArgumentException(script + ": the claims key and the result keys are never passed together");
+        }
         Set<Integer> learnt = days instanceof TreeSet<Integer> mutable ? mutable : new TreeSet<>(days);
         Set<Integer> shardDays = withTodaysLanes(p, learnt);
         return ensureLayoutAsync().recover(StoreUnavailableException::notSent)
-                .compose(v -> runWithDays(script, p, shardDays, learnt, args, replicas, late, claims, 0));
+                .compose(v -> runWithDays(script, p, shardDays, learnt, args, replicas, late, claims, results, 0));
     }
 
     /**
@@ -261,8 +275,8 @@ public abstract class StorePart {
      * it and to {@code learnt} (the caller's set, when it is another), and the script run again.
      */
     private Future<Response> runWithDays(String script, Partition p, Set<Integer> shardDays, Set<Integer> learnt,
-            List<String> args, int replicas, Consumer<Response> late, boolean claims, int attempt) {
-        List<String> k = new ArrayList<>(29 + shardDays.size());
+            List<String> args, int replicas, Consumer<Response> late, boolean claims, boolean results, int attempt) {
+        List<String> k = new ArrayList<>(30 + shardDays.size());
         k.add(keys.jobs(p));
         k.add(keys.days(p));
         k.add(keys.next(p));
@@ -299,6 +313,9 @@ public abstract class StorePart {
         }
         if (claims) {
             k.add(keys.claims(p));
+        } else if (results) {
+            k.add(keys.succeeded(p));
+            k.add(keys.results(p));
         }
         a.addAll(args);
         Future<Response> call = replicas > 0 ? scripts.runReplicatedAsync(script, k, a, replicas, durableWaitMs)
@@ -314,7 +331,7 @@ public abstract class StorePart {
                 shardDays.add(code);
                 learnt.add(code);
             }
-            return runWithDays(script, p, shardDays, learnt, args, replicas, late, claims, attempt + 1);
+            return runWithDays(script, p, shardDays, learnt, args, replicas, late, claims, results, attempt + 1);
         });
     }
 

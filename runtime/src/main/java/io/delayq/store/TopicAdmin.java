@@ -287,7 +287,10 @@ public class TopicAdmin extends StorePart {
         long[] sum = new long[4];
         boolean again = false;
         for (Partition p : partitionsOf(topic)) {
-            Response r = run("forget", p, Set.of(), List.of(step, Long.toString(TopicListing.FORGOTTEN_MARK_MS)));
+            // With the result retention's keys, whatever this replica's configuration: kept
+            // successes go with their topic.
+            Response r = redis.await(runAsync("forget", p, Set.of(), List.of(step, Long.toString(TopicListing.FORGOTTEN_MARK_MS)),
+                    0, null, false, true));
             long jobs = r.get(0).toLong();
             again |= jobs != 0;
             sum[0] += Math.max(0, jobs);
@@ -308,7 +311,7 @@ public class TopicAdmin extends StorePart {
     }
 
     /**
-     * Whether a topic is in use now (a partition holds jobs or remembered dedup ids), and the
+     * Whether a topic is in use now (a partition holds jobs, remembered dedup ids or kept successes), and the
      * Redis time (ms) it was last seen in use ({@link Keys#topicsActive()}), -1 when never: one
      * round trip, one EXISTS per partition.
      */
@@ -321,7 +324,9 @@ public class TopicAdmin extends StorePart {
         List<Request> reads = new ArrayList<>(partitions + 1);
         reads.add(Request.cmd(Command.HGET).arg(keys.topicsActive()).arg(topic));
         for (Partition p : partitionsOf(topic)) {
-            reads.add(Request.cmd(Command.EXISTS).arg(keys.jobs(p)).arg(keys.done(p)));
+            // Kept successes too (result-retention): an idle topic keeps them as long as it says,
+            // not only delayq.topics-retention.
+            reads.add(Request.cmd(Command.EXISTS).arg(keys.jobs(p)).arg(keys.done(p)).arg(keys.succeeded(p)));
         }
         List<Response> r = readAll(reads);
         boolean inUse = false;

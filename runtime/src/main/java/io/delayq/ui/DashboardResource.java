@@ -152,7 +152,7 @@ public class DashboardResource {
         if (found.isEmpty()) {
             return Response.status(404).entity(pages.render("job",
                     new Views.Job(page, topic, id, false, null, 0, null, null, 0, null, null, null, null, null, false,
-                            false, null, null, null))).build();
+                            false, null, null, null, null, null))).build();
         }
         JobInfo j = found.get().info();
         return Response.ok(pages.render("job", new Views.Job(page, topic, id, true, j.state().json(), j.attempts(),
@@ -161,7 +161,10 @@ public class DashboardResource {
                 time(j.finishedAt()), j.lastError(), pretty(found.get().payload()), j.group(),
                 Boolean.TRUE.equals(j.held()), Boolean.TRUE.equals(j.cancelling()),
                 j.timeoutMs() == null ? null : j.timeoutMs() + " ms", j.expiresAt() == null ? null : time(j.expiresAt()),
-                j.priority()))).build();
+                j.priority(), pretty(j.result()), Boolean.TRUE.equals(j.resultDropped())
+                        ? "dropped: larger than the payload limit (delayq.api.max-payload-bytes), or not JSON"
+                        : Boolean.TRUE.equals(j.resultCut()) ? "cut: the target's answer was larger than the payload limit"
+                                : null))).build();
     }
 
     /**

@@ -63,8 +63,11 @@ public class JobPages {
     /** One job of the page, its values as shown (UTC times; {@code priority} as {@link Pages#priority}). */
     @RegisterForReflection
     public record Row(String id, String state, String runAt, int attempts, String group, boolean held, String lastError,
-            String deadAt, Integer priority) {
+            String deadAt, Integer priority, String finishedAt, String result) {
     }
+
+    /** The most characters of a result a row shows (the job's page shows it whole). */
+    static final int RESULT_PREVIEW = 120;
 
     /**
      * The page: its filter as typed, the rows, the query of the next page (null: this was the last) and
@@ -83,13 +86,16 @@ public class JobPages {
             @QueryParam("to") String to, @QueryParam("cursor") String cursor, @Context UriInfo uri) {
         JobValidator.checkTopic("topic", topic == null ? "" : topic);
         Views.Page page = Pages.page(uri, assets, access, identity);
-        JobState s = "inflight".equals(state) ? JobState.INFLIGHT : "dead".equals(state) ? JobState.DEAD : JobState.SCHEDULED;
-        String shown = s == JobState.INFLIGHT ? "inflight" : s == JobState.DEAD ? "dead" : "scheduled";
+        JobState s = "inflight".equals(state) ? JobState.INFLIGHT : "dead".equals(state) ? JobState.DEAD
+                : "succeeded".equals(state) ? JobState.SUCCEEDED : JobState.SCHEDULED;
+        String shown = s.json();
         List<Row> rows = new ArrayList<>();
         String next = null, message = null;
         int status = 200;
         try {
-            JobListing.Page p = listing.list(topic, s, BulkBody.filter(idPrefix, group, from, to), PAGE, false,
+            // Succeeded jobs with their results (fields=full: a page is within its limit).
+            JobListing.Page p = listing.list(topic, s, BulkBody.filter(idPrefix, group, from, to), PAGE,
+                    s == JobState.SUCCEEDED,
                     cursor == null || cursor.isEmpty() ? null : cursor);
             for (JobListing.Listed l : p.jobs()) {
                 rows.add(row(l.info()));
@@ -109,8 +115,11 @@ public class JobPages {
     }
 
     private static Row row(JobInfo j) {
+        String result = j.result() == null ? Boolean.TRUE.equals(j.resultDropped()) ? "(dropped: too large)" : null
+                : j.result().length() > RESULT_PREVIEW ? j.result().substring(0, RESULT_PREVIEW) + "…" : j.result();
         return new Row(j.id(), j.state().name().toLowerCase(java.util.Locale.ROOT), time(j.runAt()), j.attempts(),
-                j.group(), Boolean.TRUE.equals(j.held()), j.lastError(), time(j.deadAt()), Pages.priority(j.priority()));
+                j.group(), Boolean.TRUE.equals(j.held()), j.lastError(), time(j.deadAt()), Pages.priority(j.priority()),
+                time(j.finishedAt()), result);
     }
 
     private static String time(Instant t) {

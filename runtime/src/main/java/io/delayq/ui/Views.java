@@ -105,11 +105,13 @@ public final class Views {
     /**
      * A job's page; {@code retry} is its own retry backoff as shown ("200 ms → 400 ms"), null when it has none;
      * {@code timeout} and {@code expiresAt} its own limits as shown, null when it has none;
-     * {@code priority} 1 (first) .. 5 (last), null when the job was not found.
+     * {@code priority} 1 (first) .. 5 (last), null when the job was not found; {@code result} a
+     * succeeded job's kept result (pretty JSON), null when none, {@code resultNote} why it is missing or cut.
      */
     @RegisterForReflection
     public record Job(Page page, String topic, String id, boolean found, String state, int attempts, String maxAttempts,
             String retry, int lostAttempts, String runAt, String finishedAt, String lastError, String payload, String group,
-            boolean held, boolean cancelling, String timeout, String expiresAt, Integer priority) {
+            boolean held, boolean cancelling, String timeout, String expiresAt, Integer priority, String result,
+            String resultNote) {
     }
 }

@@ -26,7 +26,7 @@ import io.vertx.redis.client.RedisOptions;
  * ({@code delayq.topics.grp-1.group-max-in-flight=1}), read by SmallRye Config as Quarkus reads
  * {@code application.properties}.
  */
-final class HandBuiltStore {
+public final class HandBuiltStore {
     private static final AtomicInteger TOPIC_SEQ = new AtomicInteger();
     /** Told apart from the topics of an earlier run, should the server be a kept one. */
     private static final String RUN = Long.toString(System.nanoTime() % 1_000_000, 36);
@@ -65,6 +65,11 @@ final class HandBuiltStore {
     /** A store on the tests' Redis configured by {@code properties}: name, value, name, value... */
     static HandBuiltStore configured(String... properties) {
         return new HandBuiltStore(read(properties));
+    }
+
+    /** The job path of a store {@link #configured} so: for tests of the dispatch package. */
+    public static JobQueue queue(String... properties) {
+        return configured(properties).queue;
     }
 
     /** As {@link #configured}, on another Redis (a test that changes the server's settings). */

@@ -66,6 +66,53 @@ class JobListApiTest {
         given().get("/topics/" + t + "/jobs?state=dead").then().statusCode(200).body("jobs.size()", equalTo(0));
     }
 
+    /**
+     * Topic "results" keeps succeeded jobs (result-retention 10m; its observer, TestObservers#results,
+     * sets a result): GET answers state succeeded with finishedAt and the result as JSON, an
+     * oversize result is flagged resultDropped, and state=succeeded lists them newest first.
+     */
+    @Test
+    void aSucceededJobOfATopicWithResultRetentionIsReadableAndListedWithItsResult() {
+        String first = Topics.fresh("res-a"), second = Topics.fresh("res-b"), big = Topics.fresh("res-big");
+        // second has a priority: its kept success keeps it.
+        for (String[] job : new String[][] { { first, "{\"echo\":\"one\"}", "" },
+                { second, "{\"echo\":[1,2]}", ",\"priority\":2" }, { big, "{\"size\":70000}", "" } }) {
+            given().contentType(ContentType.JSON).body("{\"topic\":\"results\",\"id\":\"" + job[0] + "\",\"payload\":"
+                    + job[1] + job[2] + "}").post("/jobs").then().statusCode(201);
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() -> "succeeded".equals(
+                    given().get("/jobs/results/" + job[0]).then().extract().jsonPath().getString("state")));
+        }
+        given().get("/jobs/results/" + first).then().statusCode(200).body("state", equalTo("succeeded"))
+                .body("finishedAt", notNullValue()).body("attempts", equalTo(1)).body("result.echo", equalTo("one"))
+                .body("result.attempt", equalTo(1)).body("$", not(hasKey("resultDropped")));
+        given().get("/jobs/results/" + big).then().statusCode(200).body("state", equalTo("succeeded"))
+                .body("resultDropped", equalTo(true)).body("$", not(hasKey("result")));
+        JsonPath page = given().get("/topics/results/jobs?state=succeeded&limit=100&fields=full").then().statusCode(200)
+                .extract().jsonPath();
+        List<String> ids = page.getList("jobs.id");
+        assertEquals(List.of(big, second, first), ids.stream().filter(id -> id.equals(first) || id.equals(second)
+                || id.equals(big)).toList(), "newest first");
+        int at = ids.indexOf(second);
+        assertEquals(List.of(1, 2), page.getList("jobs[" + at + "].result.echo"));
+        assertEquals(List.of(1, 2), page.getList("jobs[" + at + "].payload.echo"));
+        assertEquals(2, page.getInt("jobs[" + at + "].priority"));
+        given().get("/jobs/results/" + second).then().statusCode(200).body("priority", equalTo(2))
+                .body("result.echo", equalTo(List.of(1, 2)));
+        given().get("/jobs/results/" + first).then().statusCode(200).body("priority", equalTo(3));
+        // The id is free again: a new job of it is scheduled, and GET shows that one.
+        given().contentType(ContentType.JSON).body("{\"topic\":\"results\",\"id\":\"" + first
+                + "\",\"delayMs\":3600000,\"payload\":{}}").post("/jobs").then().statusCode(201);
+        given().get("/jobs/results/" + first).then().statusCode(200).body("state", equalTo("scheduled"))
+                .body("$", not(hasKey("result")));
+        // Cancelled, the new job takes the earlier one's kept success with it: never shown for a later job of the id.
+        given().delete("/jobs/results/" + first).then().statusCode(204);
+        given().get("/jobs/results/" + first).then().statusCode(404);
+        // Without fields=full a listing carries no results (their flags only).
+        given().get("/topics/results/jobs?state=succeeded&limit=1000").then().statusCode(200)
+                .body("jobs.find { it.id == '" + second + "' }", not(hasKey("result")))
+                .body("jobs.find { it.id == '" + big + "' }.resultDropped", equalTo(true));
+    }
+
     @Test
     void aBadParameterIsA400NamingIt() {
         String t = Topics.fresh("list-bad");

@@ -220,6 +220,16 @@ class OpenApiExactnessTest {
             DeadFilterTest.bury(t, "dead-" + i, "boom " + i, now - 10_000 + i);
         }
         List<Call> calls = new ArrayList<>(rows(t, Topics.fresh("oas-s")));
+        // Kept successes (topic "results" has a result retention): a result, and one dropped.
+        String kept = Topics.fresh("oas-r"), dropped = Topics.fresh("oas-rd");
+        for (String[] job : new String[][] { { kept, "{\"echo\":{\"a\":[1,\"x\"]}}" }, { dropped, "{\"size\":70000}" } }) {
+            given().contentType("application/json").body("{\"topic\":\"results\",\"id\":\"" + job[0] + "\",\"payload\":"
+                    + job[1] + "}").post("/jobs").then().statusCode(201);
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() -> "succeeded".equals(
+                    given().get("/jobs/results/" + job[0]).then().extract().jsonPath().getString("state")));
+            calls.add(Call.of("GET", "/jobs/results/" + job[0], 200));
+        }
+        calls.add(Call.of("GET", "/topics/results/jobs?state=succeeded&limit=5&fields=full", 200));
         calls.addAll(generic(doc));
 
         List<String> wrong = new ArrayList<>();

@@ -46,15 +46,31 @@ import io.quarkus.test.junit.TestProfile;
 @TestProfile(HttpTargetLifecycleTest.LifecycleTarget.class)
 class HttpTargetLifecycleTest {
     static final String TOPIC = "http-lifecycle";
+    /** A target topic with result-retention: its 2xx bodies are kept as the jobs' results. */
+    static final String RESULTS = "http-results";
+    /**
+     * Targets that answer 200 and never end the body (a server of the test's own, {@link #stalling}):
+     * one whose call's timeout (http.timeout) is up first, one whose attempt timeout is.
+     */
+    static final String STALL_CALL = "http-stall-call", STALL_ATTEMPT = "http-stall-attempt";
 
     /** The target is this application itself (a resource below), on a port fixed for the run. */
     public static class LifecycleTarget implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
             int port = FixedPort.forRun("lifecycle-target");
-            return Map.of("quarkus.http.test-port", Integer.toString(port),
-                    "delayq.topics." + TOPIC + ".http.url", "http://127.0.0.1:" + port + "/lifecycle-target",
-                    "delayq.topics." + TOPIC + ".retry.initial", "100ms");
+            return Map.ofEntries(
+                    Map.entry("quarkus.http.test-port", Integer.toString(port)),
+                    Map.entry("delayq.topics." + TOPIC + ".http.url", "http://127.0.0.1:" + port + "/lifecycle-target"),
+                    Map.entry("delayq.topics." + TOPIC + ".retry.initial", "100ms"),
+                    Map.entry("delayq.topics." + RESULTS + ".http.url", "http://127.0.0.1:" + port + "/result-target"),
+                    Map.entry("delayq.topics." + RESULTS + ".result-retention", "10m"),
+                    Map.entry("delayq.topics." + STALL_CALL + ".http.url", "http://127.0.0.1:" + FixedPort.forRun("stall-target") + "/"),
+                    Map.entry("delayq.topics." + STALL_CALL + ".http.timeout", "2s"),
+                    Map.entry("delayq.topics." + STALL_CALL + ".result-retention", "10m"),
+                    Map.entry("delayq.topics." + STALL_ATTEMPT + ".http.url", "http://127.0.0.1:" + FixedPort.forRun("stall-target") + "/"),
+                    Map.entry("delayq.topics." + STALL_ATTEMPT + ".attempt-timeout", "2s"),
+                    Map.entry("delayq.topics." + STALL_ATTEMPT + ".result-retention", "10m"));
         }
     }
 
@@ -96,6 +112,24 @@ class HttpTargetLifecycleTest {
                 return Response.accepted().header("X-Delayq-Snooze",
                         DateTimeFormatter.RFC_1123_DATE_TIME.format(Instant.ofEpochMilli(until).atOffset(ZoneOffset.UTC)))
                         .build();
+            }
+            return Response.noContent().build();
+        }
+    }
+
+    /** Answers 200 by job id prefix: "json" a JSON object, "text" text/plain, "big" 70,000 characters of text, else 204. */
+    @Path("/result-target")
+    public static class ResultTarget {
+        @POST
+        public Response deliver(@HeaderParam("X-Delayq-Job-Id") String id) {
+            if (id.startsWith("json")) {
+                return Response.ok("{\"charged\": 12.5, \"ref\": \"r-1\"}", "application/json").build();
+            }
+            if (id.startsWith("text")) {
+                return Response.ok("charged\nok", "text/plain").build();
+            }
+            if (id.startsWith("big")) {
+                return Response.ok("y".repeat(70_000), "text/plain").build();
             }
             return Response.noContent().build();
         }
@@ -162,5 +196,62 @@ class HttpTargetLifecycleTest {
         jobs.schedule(JobRequest.topic(TOPIC).id(id));
         List<Delivery> calls = callsOnceThereAre(id, 1);
         assertEquals(1, calls.size(), "an API's \"accepted, poll later\" is done for delayq: not called again");
+    }
+
+    @Test
+    void aTopicWithResultRetentionKeepsItsTargets2xxBodyJsonAsJsonTextAsAStringALargeOneCut() {
+        String json = DispatchTest.uid("json"), text = DispatchTest.uid("text"), big = DispatchTest.uid("big"),
+                none = DispatchTest.uid("none");
+        for (String id : List.of(json, text, big, none)) {
+            jobs.schedule(JobRequest.topic(RESULTS).id(id));
+        }
+        for (String id : List.of(json, text, big, none)) {
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> store.get(RESULTS, id).map(j -> j.state() == JobState.SUCCEEDED).orElse(false));
+        }
+        assertEquals("{\"charged\":12.5,\"ref\":\"r-1\"}", store.get(RESULTS, json).orElseThrow().result());
+        assertEquals("\"charged\\nok\"", store.get(RESULTS, text).orElseThrow().result());
+        JobInfo cut = store.get(RESULTS, big).orElseThrow();
+        assertEquals(Boolean.TRUE, cut.resultCut());
+        assertEquals("\"" + "y".repeat(65_534) + "\"", cut.result(), "the body's start that fits the payload limit as a JSON string");
+        assertEquals(null, store.get(RESULTS, none).orElseThrow().result(), "a 204 has no result");
+    }
+
+    @Inject
+    io.vertx.core.Vertx vertx;
+
+    /**
+     * A target that answers 200 with the start of a text body and never ends it (its connection
+     * stays open until the server closes): counts the calls per job id.
+     */
+    private io.vertx.core.http.HttpServer stalling(Map<String, Integer> calls) {
+        return vertx.createHttpServer().requestHandler(req -> {
+            calls.merge(req.getHeader("X-Delayq-Job-Id"), 1, Integer::sum);
+            req.response().setChunked(true).putHeader("Content-Type", "text/plain").write("partial");
+        }).listen(FixedPort.forRun("stall-target"), "127.0.0.1").toCompletionStage().toCompletableFuture().join();
+    }
+
+    @Test
+    void a2xxWhoseBodyNeverEndsSucceedsWithTheBytesReadFlaggedCutAndIsNotCalledAgain() {
+        Map<String, Integer> calls = new ConcurrentHashMap<>();
+        io.vertx.core.http.HttpServer server = stalling(calls);
+        try {
+            // The call's timeout is up first (the body is given what is left of it), or the attempt's.
+            String byCall = DispatchTest.uid("stall"), byAttempt = DispatchTest.uid("stall");
+            jobs.schedule(JobRequest.topic(STALL_CALL).id(byCall));
+            jobs.schedule(JobRequest.topic(STALL_ATTEMPT).id(byAttempt));
+            for (String[] job : List.of(new String[] { STALL_CALL, byCall }, new String[] { STALL_ATTEMPT, byAttempt })) {
+                await().atMost(Duration.ofSeconds(30)).until(() -> store.get(job[0], job[1])
+                        .map(j -> j.state() == JobState.SUCCEEDED).orElse(false));
+                JobInfo info = store.get(job[0], job[1]).orElseThrow();
+                assertEquals(Boolean.TRUE, info.resultCut(), job[0]);
+                assertEquals("\"partial\"", info.result(), job[0] + ": the bytes read");
+                assertEquals(1, info.attempts(), job[0] + ": one attempt, a success");
+                assertEquals(null, info.lastError(), job[0]);
+                assertEquals(1, calls.get(job[1]), job[0] + ": called once");
+            }
+        } finally {
+            server.close().toCompletionStage().toCompletableFuture().join();
+        }
     }
 }

@@ -1,6 +1,7 @@
 package io.delayq.dispatch;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
@@ -50,6 +51,8 @@ class ReactiveObserversTest {
     static final String UNI = "reactive-uni";
     static final String STAGE = "reactive-stage";
     static final String HANG = "reactive-hang";
+    static final String UNI_RESULT = "reactive-result-uni";
+    static final String STAGE_RESULT = "reactive-result-stage";
 
     /** One call of an observer, as it saw it. */
     record Call(int attempt, boolean eventLoop, boolean duplicatedContext, String mdcJobId, long atMs) {
@@ -82,6 +85,23 @@ class ReactiveObserversTest {
             String step = record(job);
             CompletableFuture<Void> done = new CompletableFuture<>();
             Vertx.currentContext().owner().setTimer(20, t -> play(job, step, () -> done.complete(null), done::completeExceptionally));
+            return done;
+        }
+
+        /** Sets its result on an event loop, later, then completes: {"via": "uni", "attempt": n}. */
+        Uni<Void> uniResult(@Observes @JobTopic(UNI_RESULT) Job job, Vertx vertx) {
+            return Uni.createFrom().emitter(e -> vertx.setTimer(20, t -> {
+                job.result(Map.of("via", "uni", "attempt", job.attempt()));
+                e.complete(null);
+            }));
+        }
+
+        CompletionStage<Void> stageResult(@Observes @JobTopic(STAGE_RESULT) Job job) {
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            Vertx.currentContext().owner().setTimer(20, t -> {
+                job.result(List.of("via", "stage"));
+                done.complete(null);
+            });
             return done;
         }
 
@@ -217,5 +237,22 @@ class ReactiveObserversTest {
         List<Call> calls = callsOnceGone(HANG, id);
         assertEquals(List.of(1, 2), calls.stream().map(Call::attempt).toList());
         assertEquals(Boolean.TRUE, Observers.CANCELLED.get(id), "the first attempt's subscription was cancelled");
+    }
+
+    @Test
+    void aResultSetBeforeAUniOrAStageCompletesIsKeptWithTheSucceededJob() {
+        String uni = id("uni-result"), stage = id("stage-result");
+        jobs.schedule(JobRequest.topic(UNI_RESULT).id(uni));
+        jobs.schedule(JobRequest.topic(STAGE_RESULT).id(stage));
+        Awaitility.await().atMost(Duration.ofSeconds(10))
+                .until(() -> store.get(UNI_RESULT, uni).map(j -> j.state() == JobState.SUCCEEDED).orElse(false));
+        Awaitility.await().atMost(Duration.ofSeconds(10))
+                .until(() -> store.get(STAGE_RESULT, stage).map(j -> j.state() == JobState.SUCCEEDED).orElse(false));
+        JobInfo u = store.get(UNI_RESULT, uni).orElseThrow();
+        assertEquals(1, u.attempts());
+        assertNotNull(u.finishedAt());
+        String json = u.result();
+        assertTrue(json.equals("{\"via\":\"uni\",\"attempt\":1}") || json.equals("{\"attempt\":1,\"via\":\"uni\"}"), json);
+        assertEquals("[\"via\",\"stage\"]", store.get(STAGE_RESULT, stage).orElseThrow().result());
     }
 }

@@ -75,6 +75,19 @@ public class TestObservers {
         record(DEDUP, job);
     }
 
+    /**
+     * Topic "results" (result-retention): sets a result from the payload, {"echo": X} gives
+     * {"echo": X, "attempt": n}; {"size": N} a string of N characters (over the payload limit: dropped).
+     */
+    void results(@Observes @JobTopic("results") Job job) {
+        Map<?, ?> p = job.payload(Map.class);
+        if (p.containsKey("size")) {
+            job.result("x".repeat(((Number) p.get("size")).intValue()));
+        } else if (p.containsKey("echo")) {
+            job.result(Map.of("echo", p.get("echo"), "attempt", job.attempt()));
+        }
+    }
+
     void flaky(@Observes @JobTopic("flaky") Job job) {
         record(FLAKY, job);
         if (!FLAKY_SUCCEEDS.get()) {

@@ -27,7 +27,9 @@ public class StrictEventLoops implements QuarkusTestProfile {
                 "delayq.topics.reactive-uni.retry.initial", "100ms",
                 "delayq.topics.reactive-stage.retry.initial", "100ms",
                 "delayq.topics.reactive-hang.retry.initial", "100ms",
-                "delayq.topics.reactive-hang.attempt-timeout", "500ms");
+                "delayq.topics.reactive-hang.attempt-timeout", "500ms",
+                "delayq.topics.reactive-result-uni.result-retention", "10m",
+                "delayq.topics.reactive-result-stage.result-retention", "10m");
     }
 
     /** The blocked-thread checker's messages since the last {@link #clearWarnings()} (capturing from the first call). */

@@ -158,4 +158,24 @@ class DashboardPagesTest {
                 .body(containsString("a[U+2067]b[U+2069]c"));
         given().get("/delayq/job?topic=" + topic + "&id=b2").then().body(containsString("refused by [U+202E]elbuod"));
     }
+
+    /**
+     * A kept success (topic "results", result-retention 10m) of priority 1: its page shows the result,
+     * escaped, and the priority; the browser lists it with its priority.
+     */
+    @Test
+    void aSucceededJobsPageShowsItsResultAndTheJobBrowserListsSucceededJobs() {
+        String id = io.delayq.support.Topics.fresh("ui-res");
+        given().contentType(ContentType.JSON).body("{\"topic\":\"results\",\"id\":\"" + id
+                + "\",\"priority\":1,\"payload\":{\"echo\":\"<b>paid</b>\"}}").post("/jobs").then().statusCode(201);
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() -> "succeeded".equals(
+                given().get("/jobs/results/" + id).then().extract().jsonPath().getString("state")));
+        given().get("/delayq/job?topic=results&id=" + id).then().statusCode(200)
+                .body(containsString("<h2>Result</h2>")).body(containsString("&lt;b&gt;paid&lt;/b&gt;"))
+                .body(not(containsString("<b>paid</b>")))
+                .body(containsString("<th>priority</th><td data-col=\"priority\">1 <span"));
+        given().get("/delayq/jobs?topic=results&state=succeeded").then().statusCode(200)
+                .body(containsString("data-id=\"" + id + "\"")).body(containsString("class=\"result\""))
+                .body(containsString("<code>" + id + "</code></a> <span class=\"prio\" data-col=\"priority\""));
+    }
 }
