@@ -30,7 +30,8 @@
 #                                     thing the JVM runs), then the same again after a warm-up; then
 #                                     server-cold: the packaged server (built with -Paot, which trains
 #                                     its AOT cache) as a fresh process per figure, plain JVM, AOT
-#                                     cache and warm: exec to ready, POST /jobs over the first 15 s
+#                                     cache (with the JVM options of Dockerfile.jvm's ENTRYPOINT)
+#                                     and warm: exec to ready, POST /jobs over the first 15 s
 #                                     of wrk -t2 -c64 (5 s windows), a 20,000-job HTTP-target burst
 #                                     due at start (ServerColdScenario); BENCH_COLD_REPS (default 3)
 #                                     fresh processes per variant, BENCH_SERVER_APP another quarkus-app

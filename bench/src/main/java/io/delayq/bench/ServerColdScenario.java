@@ -22,8 +22,9 @@ import io.delayq.dev.RedisProcess;
  * A fresh replica of the packaged server (scenario {@code server-cold}, the third part of
  * {@code bench/run.sh coldwarm}): {@code server/target/quarkus-app/quarkus-run.jar} started as a
  * process of its own on this benchmark's Redis, each figure in a fresh process, for two
- * variants, the plain JVM and the AOT cache ({@code -XX:AOTCache=app.aot}, when the server was
- * packaged with {@code -Paot}), and "warm": the plain process again after a warm-up.
+ * variants, the plain JVM and the AOT cache (when the server was packaged with {@code -Paot}:
+ * the JVM options of the image's command line, {@code -XX:AOTCache=app.aot} and whatever else it
+ * sets, see {@link #imageFlags}), and "warm": the plain process again after a warm-up.
  * <ul>
  * <li>ready: from exec to the first 200 of {@code /q/health/ready} (polled every 10 ms);</li>
  * <li>enqueue: single-job {@code POST /jobs} under wrk -t2 -c64 (the {@code wrk} scenario's
@@ -133,7 +134,7 @@ final class ServerColdScenario {
         variants.put("plain", common);
         if (aot) {
             List<String> cached = new ArrayList<>(common);
-            cached.add("-XX:AOTCache=" + dir.resolve("app.aot"));
+            cached.addAll(imageFlags(dir.resolve("app.aot")));
             variants.put("aot", cached);
             for (String v : System.getenv().getOrDefault("BENCH_COLD_VARIANTS", "").split(";")) {
                 if (!v.isBlank()) {
@@ -254,6 +255,31 @@ final class ServerColdScenario {
             return c;
         }).toList());
         return m;
+    }
+
+    /**
+     * The JVM options of the image's command line ({@code src/main/docker/Dockerfile.jvm}'s
+     * ENTRYPOINT, between {@code java} and {@code -jar}), its cache given as {@code cache}: the
+     * "aot" variant is what a replica started from the image runs. Without the Dockerfile (the
+     * benchmark run outside the repository's root), the cache alone.
+     */
+    static List<String> imageFlags(Path cache) throws IOException {
+        Path dockerfile = Path.of("src/main/docker/Dockerfile.jvm");
+        List<String> flags = new ArrayList<>();
+        if (!Files.exists(dockerfile)) {
+            System.err.println("  server-cold: no " + dockerfile + " here: the aot variant runs the cache alone");
+            flags.add("-XX:AOTCache=" + cache);
+            return flags;
+        }
+        String entrypoint = Files.readAllLines(dockerfile).stream().filter(l -> l.startsWith("ENTRYPOINT "))
+                .reduce((a, b) -> b).orElseThrow(() -> new IllegalStateException("no ENTRYPOINT in " + dockerfile));
+        List<String> words = new ArrayList<>();
+        new com.fasterxml.jackson.databind.ObjectMapper().readTree(entrypoint.substring("ENTRYPOINT ".length()))
+                .forEach(n -> words.add(n.asText()));
+        for (String w : words.subList(1, words.indexOf("-jar"))) {
+            flags.add(w.startsWith("-XX:AOTCache=") ? "-XX:AOTCache=" + cache : w);
+        }
+        return flags;
     }
 
     private static List<String> words(String s) {
