@@ -28,6 +28,8 @@ import io.restassured.path.json.JsonPath;
 @QuarkusTest
 @QuarkusTestResource(RedisTestResource.class)
 class JobListApiTest {
+    @jakarta.inject.Inject
+    io.delayq.store.RedisGateway redis;
 
     private static void enqueue(String topic, String id, long delayMs) {
         given().contentType(ContentType.JSON).body("{\"topic\":\"" + topic + "\",\"id\":\"" + id + "\",\"delayMs\":"
@@ -74,6 +76,7 @@ class JobListApiTest {
     @Test
     void aSucceededJobOfATopicWithResultRetentionIsReadableAndListedWithItsResult() {
         String first = Topics.fresh("res-a"), second = Topics.fresh("res-b"), big = Topics.fresh("res-big");
+        io.delayq.support.RedisNotFull.await(redis);
         // second has a priority: its kept success keeps it.
         for (String[] job : new String[][] { { first, "{\"echo\":\"one\"}", "" },
                 { second, "{\"echo\":[1,2]}", ",\"priority\":2" }, { big, "{\"size\":70000}", "" } }) {

@@ -41,6 +41,8 @@ import io.restassured.specification.RequestSpecification;
 @QuarkusTest
 @QuarkusTestResource(RedisTestResource.class)
 class OpenApiExactnessTest {
+    @jakarta.inject.Inject
+    io.delayq.store.RedisGateway redis;
 
     /** A request, and the status it must get (0: any the document lists, but not 5xx). */
     record Call(String method, String path, String contentType, String body, int expected) {
@@ -222,6 +224,7 @@ class OpenApiExactnessTest {
         List<Call> calls = new ArrayList<>(rows(t, Topics.fresh("oas-s")));
         // Kept successes (topic "results" has a result retention): a result, and one dropped.
         String kept = Topics.fresh("oas-r"), dropped = Topics.fresh("oas-rd");
+        io.delayq.support.RedisNotFull.await(redis);
         for (String[] job : new String[][] { { kept, "{\"echo\":{\"a\":[1,\"x\"]}}" }, { dropped, "{\"size\":70000}" } }) {
             given().contentType("application/json").body("{\"topic\":\"results\",\"id\":\"" + job[0] + "\",\"payload\":"
                     + job[1] + "}").post("/jobs").then().statusCode(201);

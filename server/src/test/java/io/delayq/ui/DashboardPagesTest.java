@@ -29,6 +29,8 @@ import io.restassured.http.ContentType;
 @QuarkusTestResource(RedisTestResource.class)
 class DashboardPagesTest {
     @Inject
+    io.delayq.store.RedisGateway redis;
+    @Inject
     TopicAdmin topicAdmin;
     @Inject
     JobQueue queue;
@@ -166,6 +168,7 @@ class DashboardPagesTest {
     @Test
     void aSucceededJobsPageShowsItsResultAndTheJobBrowserListsSucceededJobs() {
         String id = io.delayq.support.Topics.fresh("ui-res");
+        io.delayq.support.RedisNotFull.await(redis);
         given().contentType(ContentType.JSON).body("{\"topic\":\"results\",\"id\":\"" + id
                 + "\",\"priority\":1,\"payload\":{\"echo\":\"<b>paid</b>\"}}").post("/jobs").then().statusCode(201);
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() -> "succeeded".equals(
