@@ -82,9 +82,10 @@
 #                                     duplicate), the topic's total (500/s expected);
 #                                     BENCH_GROUP_RATE_SECONDS=N a shorter window for a try
 #   bench/run.sh priority [--n 50000]
-#                                     priority (on request only, about 2 minutes; PriorityScenario):
+#                                     priority (on request only, about 3 minutes; PriorityScenario):
 #                                     (a) the burst of N jobs without a priority and with mixed
-#                                     priorities (job i: 1 + i mod 5), BENCH_PRIORITY_ROUNDS (3) rounds
+#                                     priorities (job i: 1 + i mod 5), BENCH_PRIORITY_WARMUP (1) pairs
+#                                     not counted, then BENCH_PRIORITY_ROUNDS (3) rounds
 #                                     of both in alternating order: medians of throughput, Redis CPU
 #                                     per job and Redis memory per job, mixed/none ratios (targets
 #                                     >= 0.9, <= 1.15, <= 1.05); (b) 100,000 priority-5 jobs due, then

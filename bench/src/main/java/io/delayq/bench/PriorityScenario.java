@@ -29,7 +29,11 @@ import io.delayq.store.TakenJob;
  * (every job priority 3: laid out exactly as by a release without priorities) and with mixed
  * priorities (job i priority 1 + i mod 5: a fifth in each lane), in {@code BENCH_PRIORITY_ROUNDS}
  * (3) rounds of both, the order alternating (none, mixed; mixed, none; ...) so that the JIT's
- * warming and the machine's load fall on both alike. Each burst is a row as {@code burst} measures
+ * warming and the machine's load fall on both alike. Before them {@code BENCH_PRIORITY_WARMUP} (1)
+ * pairs of the same bursts (mixed, none), reported as rows ({@code ...-warmup1}) but not counted: the
+ * bench's own 2,000-job warm-up leaves the JIT cold for a 50,000-job burst, and a run without them
+ * showed it (the first burst 23,600 jobs/s, the same burst 43,000 three bursts later), so the
+ * medians compared a colder variant with a warmer one. Each burst is a row as {@code burst} measures
  * it; the summary compares the medians: throughput (target ≥ 0.9×), Redis CPU per job
  * ({@code used_cpu_sys + used_cpu_user} of the redis-server over enqueue, take and ack; ≤ 1.15×)
  * and Redis memory per scheduled job ({@code used_memory} after the enqueue; ≤ 1.05×).
@@ -86,18 +90,21 @@ final class PriorityScenario {
 
     private void burst() throws Exception {
         int rounds = Integer.parseInt(System.getenv().getOrDefault("BENCH_PRIORITY_ROUNDS", "3"));
+        int warmUps = Integer.parseInt(System.getenv().getOrDefault("BENCH_PRIORITY_WARMUP", "1"));
         Map<Boolean, List<Map<String, Object>>> rows = new HashMap<>();
-        for (int round = 1; round <= rounds; round++) {
-            for (boolean mixed : round % 2 == 1 ? new boolean[] { false, true } : new boolean[] { true, false }) {
+        for (int round = 1 - warmUps; round <= rounds; round++) {
+            for (boolean mixed : Math.floorMod(round, 2) == 1 ? new boolean[] { false, true } : new boolean[] { true, false }) {
                 app.mixedPriorities = mixed;
                 app.pendingFields.put("priorities", mixed ? "mixed 1-5" : "none");
+                String name = "prio-burst-" + (mixed ? "mixed-" : "none-") + (round < 1 ? "warmup" + (round + warmUps) : round);
                 try {
-                    app.schedule("prio-burst-" + (mixed ? "mixed-" : "none-") + round, "bench", app.o.n(), 0,
-                            app.o.start() * 1000L, true, true, 0);
+                    app.schedule(name, "bench", app.o.n(), 0, app.o.start() * 1000L, true, true, 0);
                 } finally {
                     app.mixedPriorities = false;
                 }
-                rows.computeIfAbsent(mixed, k -> new ArrayList<>()).add(app.results.get(app.results.size() - 1));
+                if (round >= 1) {
+                    rows.computeIfAbsent(mixed, k -> new ArrayList<>()).add(app.results.get(app.results.size() - 1));
+                }
             }
         }
         double jpsNone = median(rows.get(false), "throughput_jps"), jpsMixed = median(rows.get(true), "throughput_jps");
@@ -109,7 +116,7 @@ final class PriorityScenario {
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("schema", "delayq-bench/v1");
         r.put("scenario", "priority-burst");
-        r.put("params", Map.of("n", app.o.n(), "rounds", rounds, "mixed", "job i priority 1 + i mod 5",
+        r.put("params", Map.of("n", app.o.n(), "rounds", rounds, "warmup_pairs", warmUps, "mixed", "job i priority 1 + i mod 5",
                 "load_avg_1m", Stats.loadAverage()));
         r.put("ok", allOk);
         r.put("throughput_jps_none_mixed", List.of(Math.round(jpsNone), Math.round(jpsMixed)));
