@@ -103,14 +103,21 @@ class FlowScriptsTest {
         assertTrue(first.notBefore() >= start + 39 && first.notBefore() <= start + 41,
                 "the next batch 10 ms before it is due, in 50 ms: " + (first.notBefore() - start));
         TakeResult held = store.take(p, 60, 30_000, "H:", older, List.of(), 0);
-        assertEquals(0, held.jobs().size(), "held back at once");
-        assertEquals(first.notBefore(), held.notBefore());
+        if (held.now() < first.notBefore()) {
+            assertEquals(0, held.jobs().size(), "held back at once");
+            assertEquals(first.notBefore(), held.notBefore());
+        } else {
+            // A loaded machine took longer than the 40 ms between the two takes: the second may have
+            // its batch, still within the limit.
+            assertTrue(first.jobs().size() + held.jobs().size() <= 5 + (held.now() - start) * 100 / 1000 + 1,
+                    held.jobs().size() + " more jobs " + (held.now() - start) + " ms after the first take");
+        }
         try (Resp redis = HandBuiltStore.resp()) {
             Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> redisTime(redis) >= held.notBefore());
         }
         TakeResult batch = store.take(p, 60, 30_000, "N:", older, List.of(), 0);
         assertTrue(batch.jobs().size() >= 4, "back when told: a batch of 4 (" + batch.jobs().size() + ")");
-        int taken = first.jobs().size() + batch.jobs().size();
+        int taken = first.jobs().size() + held.jobs().size() + batch.jobs().size();
         int calls = 1;
         while (taken < 60) {
             TakeResult r = store.take(p, 60, 30_000, "B" + calls++ + ":", older, List.of(), 0);

@@ -46,7 +46,8 @@ import io.quarkus.test.junit.TestProfile;
 @TestProfile(HttpTargetThrottleTest.ThrottlingTarget.class)
 class HttpTargetThrottleTest {
     /** One topic per test: a hold of one would slow the next test's calls. */
-    static final String THROTTLED = "http-throttled", PLAIN = "http-unthrottled", CAPPED = "http-capped";
+    static final String THROTTLED = "http-throttled", PLAIN = "http-unthrottled", CAPPED = "http-capped",
+            LONG_HELD = "http-held-long";
 
     /** The target is this application itself (a resource below), on a port fixed for the run. */
     public static class ThrottlingTarget implements QuarkusTestProfile {
@@ -59,13 +60,15 @@ class HttpTargetThrottleTest {
                     "delayq.topics." + PLAIN + ".http.url", url,
                     "delayq.topics." + PLAIN + ".retry.initial", "10ms",
                     "delayq.topics." + CAPPED + ".http.url", url,
-                    "delayq.topics." + CAPPED + ".http.max-retry-after", "1s");
+                    "delayq.topics." + CAPPED + ".http.max-retry-after", "1s",
+                    "delayq.topics." + LONG_HELD + ".http.url", url);
         }
     }
 
     /**
      * Answers the first call of a job by its id prefix: "slow" 429 + Retry-After: 2; "down" 503
-     * alone; "junk" 429 + Retry-After: soon; "year" 429 + Retry-After: a year in seconds. Other
+     * alone; "junk" 429 + Retry-After: soon; "year" 429 + Retry-After: a year in seconds; "long"
+     * 429 + Retry-After: 600. Other
      * calls (and every later one) get 204.
      */
     @Path("/throttling-target")
@@ -88,6 +91,9 @@ class HttpTargetThrottleTest {
             }
             if (id.startsWith("junk")) {
                 return Response.status(429).header("Retry-After", "soon").build();
+            }
+            if (id.startsWith("long")) {
+                return Response.status(429).header("Retry-After", "600").build();
             }
             if (id.startsWith("year")) {
                 return Response.status(429).header("Retry-After", "31536000").build();
@@ -119,6 +125,7 @@ class HttpTargetThrottleTest {
                 && store.get(THROTTLED, id).map(j -> j.state() == JobState.SCHEDULED).orElse(false));
         // The hold was set from the 429's arrival, before this: its end is at most Retry-After from now.
         long snoozedSeen = TestObservers.redisTime();
+        TopicFlow flow = control.flow(THROTTLED);
         JobInfo snoozed = store.get(THROTTLED, id).orElseThrow();
         assertEquals(0, snoozed.attempts(), "the attempt is not counted");
         assertNull(snoozed.lastError());
@@ -130,10 +137,7 @@ class HttpTargetThrottleTest {
             others.add(DispatchTest.uid("other"));
             jobs.schedule(JobRequest.topic(THROTTLED).id(others.get(i)));
         }
-        TopicFlow flow = control.flow(THROTTLED);
         assertTrue(flow.throttledUntil() != null && !flow.paused(), "held: " + flow);
-        given().get("/topics").then().statusCode(200)
-                .body("find { it.topic == '" + THROTTLED + "' }.throttledUntil", notNullValue());
         long holdEnds = flow.throttledUntil().toEpochMilli();
         await().atMost(Duration.ofSeconds(5)).until(() -> TestObservers.redisTime() >= holdEnds - 300);
         long takes = metrics.takeTimer(THROTTLED).count() - takesBefore;
@@ -190,5 +194,23 @@ class HttpTargetThrottleTest {
         long gap = calls.get(1).redisMs() - calls.get(0).redisMs();
         assertTrue(gap >= 1000 && gap < 2500, "called again " + gap + " ms after a year's Retry-After, capped at 1 s");
         assertEquals(List.of(1, 1), calls.stream().map(Delivery::attempt).toList());
+    }
+
+    /**
+     * A topic held by a 429 with Retry-After: 600 shows its hold in the topic list (checked on a
+     * hold of 10 minutes: the 2 s hold above could end, on a loaded machine, before the list was read).
+     */
+    @Test
+    void aHeldTopicShowsItsHoldInTheTopicList() {
+        String id = DispatchTest.uid("long");
+        jobs.schedule(JobRequest.topic(LONG_HELD).id(id).maxAttempts(1));
+        await().atMost(Duration.ofSeconds(10)).until(() -> control.flow(LONG_HELD).throttledUntil() != null);
+        long until = control.flow(LONG_HELD).throttledUntil().toEpochMilli();
+        long now = TestObservers.redisTime();
+        assertTrue(until > now + 500_000 && until <= now + 600_000, "held about 600 s: until " + until + ", now " + now);
+        given().get("/topics").then().statusCode(200)
+                .body("find { it.topic == '" + LONG_HELD + "' }.throttledUntil", notNullValue());
+        assertEquals(JobState.SCHEDULED, store.get(LONG_HELD, id).orElseThrow().state(), "snoozed until the hold ends");
+        jobs.cancel(LONG_HELD, id); // leaves no job behind for the classes that run after
     }
 }
