@@ -61,12 +61,14 @@ class PriorityMemoryProbe {
                         boolean mixed = rep % 2 == 1;
                         r.call("FLUSHALL", "SYNC");
                         Map<String, String> m0 = info(r, "memory");
+                        long t0 = System.nanoTime();
                         burst(store, "bench", n, mixed);
+                        long ms = (System.nanoTime() - t0) / 1_000_000;
                         Map<String, String> m1 = info(r, "memory");
                         Thread.sleep(wait);
                         Map<String, String> m2 = info(r, "memory");
-                        report.append(String.format("%n== n=%d %s: used_memory %.1f B/job (without client buffers %.1f);"
-                                + " after %d ms idle %.1f (%.1f)%n", n, mixed ? "mixed" : "none", perJob(m0, m1, n, false),
+                        report.append(String.format("%n== n=%d %s, enqueued in %d ms: used_memory %.1f B/job (without client"
+                                + " buffers %.1f); after %d ms idle %.1f (%.1f)%n", n, mixed ? "mixed" : "none", ms, perJob(m0, m1, n, false),
                                 perJob(m0, m1, n, true), wait, perJob(m0, m2, n, false), perJob(m0, m2, n, true)));
                         long keys = keys(r, report, n, true);
                         report.append(String.format("  keys (MEMORY USAGE) %.1f B/job%n", keys / (double) n));
