@@ -290,6 +290,10 @@ public class BenchApp implements QuarkusApplication {
             r.put("redis_cpu_balance_max_min", round(max / Math.max(1e-9, min), 2));
         }
         r.put("redis_mem_b_per_job", round((enqueued.usedMemory() - before.usedMemory()) / (double) n, 1));
+        // The same without the connections' buffers: read right after the last batch's reply, the
+        // query buffers grown for those 1,000-job calls are in used_memory, 0-5 B per job of a
+        // 50,000-job burst, until Redis shrinks them after ~2 s idle (PriorityMemoryProbe).
+        r.put("redis_mem_data_b_per_job", round((enqueued.dataMemory() - before.dataMemory()) / (double) n, 1));
         r.put("delayq_cpu_ms_per_1k", round((selfCpu - selfCpu0 + replicaCpu) * 1e6 / n, 1));
         r.put("delayq_dispatch_cpu_ms_per_1k", round((selfCpu - selfCpuAtT0 + replicaCpu) * 1e6 / n, 1));
         r.put("take_ms", takePercentiles(topic));

@@ -12,8 +12,8 @@ import io.delayq.dev.Resp;
  * with each node's CPU kept apart. Redis counts our own INFO calls in
  * {@code total_commands_processed}; {@link #commandsSince} subtracts them.
  */
-record RedisInfo(long commands, long usedMemory, double cpuSeconds, long evalCalls, long evalUsec, long atMs,
-        double[] cpuByNode, int nodes) {
+record RedisInfo(long commands, long usedMemory, long clientsMemory, double cpuSeconds, long evalCalls, long evalUsec,
+        long atMs, double[] cpuByNode, int nodes) {
 
     /** The Redis nodes to measure: {@code bench.redis.nodes}, a comma-separated list of loopback ports. */
     static List<Integer> ports() {
@@ -26,7 +26,7 @@ record RedisInfo(long commands, long usedMemory, double cpuSeconds, long evalCal
 
     static RedisInfo read() {
         List<Integer> ports = ports();
-        long commands = 0, memory = 0, calls = 0, usec = 0;
+        long commands = 0, memory = 0, clients = 0, calls = 0, usec = 0;
         double cpu = 0;
         double[] byNode = new double[ports.size()];
         for (int n = 0; n < ports.size(); n++) {
@@ -48,10 +48,11 @@ record RedisInfo(long commands, long usedMemory, double cpuSeconds, long evalCal
             }
             commands += Long.parseLong(v.get("total_commands_processed"));
             memory += Long.parseLong(v.get("used_memory"));
+            clients += Long.parseLong(v.get("mem_clients_normal"));
             byNode[n] = Double.parseDouble(v.get("used_cpu_sys")) + Double.parseDouble(v.get("used_cpu_user"));
             cpu += byNode[n];
         }
-        return new RedisInfo(commands, memory, cpu, calls, usec, System.currentTimeMillis(), byNode, ports.size());
+        return new RedisInfo(commands, memory, clients, cpu, calls, usec, System.currentTimeMillis(), byNode, ports.size());
     }
 
     private static Map<String, String> fields(String text) {
@@ -63,6 +64,15 @@ record RedisInfo(long commands, long usedMemory, double cpuSeconds, long evalCal
             }
         }
         return v;
+    }
+
+    /**
+     * {@code used_memory} less the normal clients' buffers ({@code mem_clients_normal}: query
+     * buffers grown for a 1,000-job call, replies), which Redis shrinks once a connection has been
+     * idle about 2 s: what the data holds, without the connections' passing state.
+     */
+    long dataMemory() {
+        return usedMemory - clientsMemory;
     }
 
     /** Commands Redis ran between the two snapshots, less the INFO calls themselves ({@code infos} rounds of them). */
