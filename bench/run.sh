@@ -87,7 +87,8 @@
 #                                     priorities (job i: 1 + i mod 5), BENCH_PRIORITY_WARMUP (1) pairs
 #                                     not counted, then BENCH_PRIORITY_ROUNDS (3) rounds
 #                                     of both in alternating order: medians of throughput, Redis CPU
-#                                     per job and Redis memory per job, mixed/none ratios (targets
+#                                     per job and Redis memory per job (the target's without the
+#                                     connections' buffers), mixed/none ratios (targets
 #                                     >= 0.9, <= 1.15, <= 1.05); (b) 100,000 priority-5 jobs due, then
 #                                     100 tries of a priority-1 job enqueued into them: on an unserved
 #                                     topic, whether the next take (64 jobs) has it; on a served one
