@@ -484,6 +484,9 @@ end
 -- The lane of the shard being pulled (3: a plain day).
 local cur_lane = 3
 local offs = {}
+-- Set once this call put jobs into a plain shard without lowering "next" (a put-off, see flush_offs;
+-- or a release of the groups' held jobs at its end): "next" is then looked up at the end.
+local plain_put = false
 -- A lane job whose lane has no shard passed that ends after now (never so when the take required
 -- today's and tomorrow's, above) goes to the plain shard, where every script looks for it too
 -- (codes_of), rather than into the past (a busy loop of takes) or into no key (a lost job).
@@ -504,6 +507,7 @@ local function flush_offs()
   for _, o in ipairs(offs) do
     local id, at = o[1], o[3]
     local code = code_of(o[4], day_of(at))
+    if code < LANE then plain_put = true end
     rcall('HSET', K_JOBS, id, with_run_at(o[2], at))
     rcall('ZADD', shard_of_day[code], at, id)
     rcall('ZADD', code >= LANE and K_LDAYS or K_DAYS, code, code)
@@ -798,6 +802,12 @@ local next_due = -2 -- unknown: look it up below
 -- jobs): every later phase (a lower priority, a later day) is skipped, so that no job is taken while
 -- one of a higher priority, or older, stays due.
 local stopped = false
+-- Set when a lane shard this call pulled still holds a due entry at its end: lnext, a lower bound of
+-- the lanes' runAts that the take found due, stays one (the take only removed lane jobs, and any it
+-- put into a lane lowered it), and it is due as it should be. The take then keeps it rather than
+-- set it exactly (reset_lnext: up to 9 reads and a write per take), which only a take that may have
+-- left no lane job due needs: else its taker would come back at once for nothing.
+local lane_left_due = false
 -- A lane's due days, oldest first, while the take wants more.
 local function pull_lane(lane)
   if stopped then return end
@@ -806,7 +816,13 @@ local function pull_lane(lane)
     if limit - #taken <= 0 then break end
     local shard = shard_of_day[code]
     local dry = pull(shard, limit - #taken, taken)
-    if rcall('ZCARD', shard) == 0 then rcall('ZREM', K_LDAYS, code) end
+    -- Its first entry, as cheap as its size: whether it is empty (out of ldays), and whether due.
+    local top = rcall('ZRANGE', shard, 0, 0, 'WITHSCORES')
+    if #top == 0 then
+      rcall('ZREM', K_LDAYS, code)
+    elseif tonumber(top[2]) <= now then
+      lane_left_due = true
+    end
     if not dry then
       stopped = true
       break
@@ -820,9 +836,14 @@ if lane_due then
   pull_lane(1)
   pull_lane(2)
 end
+-- Whether this call took jobs out of the plain days (or put some in, flush_offs): else "next", a
+-- lower bound of their runAts that every step putting a job there lowers, is still one, and the
+-- call keeps it (head: what it read, or what it wrote itself) rather than look it up again.
+local plain_pulled = false
 if not due or stopped or limit - #taken <= 0 then
-  -- the plain days are left as they are ("next" is looked up below)
+  -- the plain days are left as they are
 elseif fast then
+  plain_pulled = true
   local shard = shard_of_day[today]
   stopped = not pull(shard, limit - #taken, taken)
   local top = rcall('ZRANGE', shard, 0, 0, 'WITHSCORES')
@@ -833,6 +854,7 @@ elseif fast then
     rcall('ZREM', K_DAYS, today)
   end
 else
+  plain_pulled = true
   for _, day in ipairs(wanted) do
     local shard = shard_of_day[day]
     local dry = pull(shard, limit - #taken, taken)
@@ -869,19 +891,27 @@ if #admit > 0 then variadic('HSET', K_GADMIT, admit) end
 if #unadmit > 0 then
   local _, more = group_release(unadmit, now, ARGV[A + 9])
   refill_left = refill_left or more
-  next_due = -2
+  next_due, plain_put = -2, true
 end
 out[#out + 1] = #expired
 for _, id in ipairs(expired) do out[#out + 1] = id end
 out[#out + 1] = #trimmed
 for _, id in ipairs(trimmed) do out[#out + 1] = id end
 
-if next_due == -2 then next_due = reset_next() end
+if next_due == -2 then
+  if plain_pulled or plain_put then
+    next_due = reset_next()
+  else
+    next_due = head or -1
+  end
+end
 if refill_left and (next_due < 0 or next_due > now) then
   next_due = now
   rcall('SET', K_NEXT, now)
 end
-out[2] = earliest(next_due, lane_due and reset_lnext() or lhead)
+local lane_next = lhead
+if lane_due and not (lane_left_due and lhead and lhead <= now) then lane_next = reset_lnext() end
+out[2] = earliest(next_due, lane_next)
 out[3] = pace(#taken)
 settle_cap(#taken, out[2])
 if capped_back then out[3] = -2 end
