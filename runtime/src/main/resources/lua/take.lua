@@ -121,12 +121,26 @@ local lane_due = lhead and lhead <= now and limit > 0
 local lane_codes = {}
 if lane_due then
   local need = {}
+  -- The four lanes' days in one read, in code order (lane 1's first): what a lane's own read would
+  -- give, for each lane whose due codes it covers (it holds all there are up to lane 5's today, or
+  -- it reaches past that lane's today); a lane it does not cover (the later days of the lanes before
+  -- took its room: lane jobs spread over many future days) reads its own as before.
+  local LDAYS_READ = 128
+  local all = rcall('ZRANGE', K_LDAYS, LANE, 5 * LANE + today, 'BYSCORE', 'LIMIT', 0, LDAYS_READ)
+  for i = 1, #all do all[i] = tonumber(all[i]) end
+  local reach = #all < LDAYS_READ and math.huge or all[#all]
   for _, lane in ipairs({ 1, 2, 4, 5 }) do
-    local codes = rcall('ZRANGE', K_LDAYS, lane * LANE, lane * LANE + today, 'BYSCORE', 'LIMIT', 0, 32)
-    for i = 1, #codes do
-      codes[i] = tonumber(codes[i])
-      need[#need + 1] = codes[i]
+    local codes
+    if reach > lane * LANE + today then
+      codes = {}
+      for _, c in ipairs(all) do
+        if c >= lane * LANE and c <= lane * LANE + today and #codes < 32 then codes[#codes + 1] = c end
+      end
+    else
+      codes = rcall('ZRANGE', K_LDAYS, lane * LANE, lane * LANE + today, 'BYSCORE', 'LIMIT', 0, 32)
+      for i = 1, #codes do codes[i] = tonumber(codes[i]) end
     end
+    for i = 1, #codes do need[#need + 1] = codes[i] end
     lane_cut[lane] = #codes == 32 and codes[32] ~= code_of(lane, today)
     lane_codes[lane] = codes
   end
