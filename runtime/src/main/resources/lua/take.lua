@@ -124,8 +124,10 @@ if lane_due then
   -- The four lanes' days in one read, in code order (lane 1's first): what a lane's own read would
   -- give, for each lane whose due codes it covers (it holds all there are up to lane 5's today, or
   -- it reaches past that lane's today); a lane it does not cover (the later days of the lanes before
-  -- took its room: lane jobs spread over many future days) reads its own as before.
-  local LDAYS_READ = 128
+  -- took its room: lane jobs spread over many future days, or a backlog over many past ones) reads
+  -- its own as before. 32 codes: a small reply when they are mostly future days, at most one read
+  -- more than one per lane when the read falls short.
+  local LDAYS_READ = 32
   local all = rcall('ZRANGE', K_LDAYS, LANE, 5 * LANE + today, 'BYSCORE', 'LIMIT', 0, LDAYS_READ)
   for i = 1, #all do all[i] = tonumber(all[i]) end
   local reach = #all < LDAYS_READ and math.huge or all[#all]

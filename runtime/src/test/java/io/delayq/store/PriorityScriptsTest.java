@@ -89,7 +89,7 @@ class PriorityScriptsTest {
     }
 
     /**
-     * A take reads the lanes' days in one read of ldays (up to 128 codes, lane 1's first): lane 1 jobs
+     * A take reads the lanes' days in one read of ldays (up to 32 codes, lane 1's first): lane 1 jobs
      * on 140 future days fill it, and the later lanes' due days are read on their own, not missed.
      */
     @Test
