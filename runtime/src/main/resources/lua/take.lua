@@ -121,12 +121,28 @@ local lane_due = lhead and lhead <= now and limit > 0
 local lane_codes = {}
 if lane_due then
   local need = {}
+  -- The four lanes' days in one read, in code order (lane 1's first): what a lane's own read would
+  -- give, for each lane whose due codes it covers (it holds all there are up to lane 5's today, or
+  -- it reaches past that lane's today); a lane it does not cover (the later days of the lanes before
+  -- took its room: lane jobs spread over many future days, or a backlog over many past ones) reads
+  -- its own as before. 32 codes: a small reply when they are mostly future days, at most one read
+  -- more than one per lane when the read falls short.
+  local LDAYS_READ = 32
+  local all = rcall('ZRANGE', K_LDAYS, LANE, 5 * LANE + today, 'BYSCORE', 'LIMIT', 0, LDAYS_READ)
+  for i = 1, #all do all[i] = tonumber(all[i]) end
+  local reach = #all < LDAYS_READ and math.huge or all[#all]
   for _, lane in ipairs({ 1, 2, 4, 5 }) do
-    local codes = rcall('ZRANGE', K_LDAYS, lane * LANE, lane * LANE + today, 'BYSCORE', 'LIMIT', 0, 32)
-    for i = 1, #codes do
-      codes[i] = tonumber(codes[i])
-      need[#need + 1] = codes[i]
+    local codes
+    if reach > lane * LANE + today then
+      codes = {}
+      for _, c in ipairs(all) do
+        if c >= lane * LANE and c <= lane * LANE + today and #codes < 32 then codes[#codes + 1] = c end
+      end
+    else
+      codes = rcall('ZRANGE', K_LDAYS, lane * LANE, lane * LANE + today, 'BYSCORE', 'LIMIT', 0, 32)
+      for i = 1, #codes do codes[i] = tonumber(codes[i]) end
     end
+    for i = 1, #codes do need[#need + 1] = codes[i] end
     lane_cut[lane] = #codes == 32 and codes[32] ~= code_of(lane, today)
     lane_codes[lane] = codes
   end
@@ -484,6 +500,9 @@ end
 -- The lane of the shard being pulled (3: a plain day).
 local cur_lane = 3
 local offs = {}
+-- Set once this call put jobs into a plain shard without lowering "next" (a put-off, see flush_offs;
+-- or a release of the groups' held jobs at its end): "next" is then looked up at the end.
+local plain_put = false
 -- A lane job whose lane has no shard passed that ends after now (never so when the take required
 -- today's and tomorrow's, above) goes to the plain shard, where every script looks for it too
 -- (codes_of), rather than into the past (a busy loop of takes) or into no key (a lost job).
@@ -504,6 +523,7 @@ local function flush_offs()
   for _, o in ipairs(offs) do
     local id, at = o[1], o[3]
     local code = code_of(o[4], day_of(at))
+    if code < LANE then plain_put = true end
     rcall('HSET', K_JOBS, id, with_run_at(o[2], at))
     rcall('ZADD', shard_of_day[code], at, id)
     rcall('ZADD', code >= LANE and K_LDAYS or K_DAYS, code, code)
@@ -593,7 +613,8 @@ end
 -- prefixed record has no twin (a release before priorities rewrites the record without the prefix
 -- when it moves the job, and the entry is then stale). The twin may have been taken, held or
 -- buried first (in this call: seen; or by an earlier call of either release: busy, the id in
--- flight or dead, read per round): then the entry is stale. In a plain shard, an entry whose record
+-- flight or dead, read per round for the records with the SUB mark only, see busy_of): then the entry
+-- is stale. In a plain shard, an entry whose record
 -- carries a priority is a lane job's twin (or one an older release snoozed, reclaimed or requeued
 -- there): stale when the job is in flight or dead. Its priority prefix is its first byte ('0' or '+', see lib.lua's encode); the mark of a
 -- record written before the prefix is found as expire finds its own (a memchr; the head only above
@@ -624,15 +645,27 @@ local function stale_entry(id, rec, score, busy)
   if plain and rcall('ZREM', plain, id) == 1 and rcall('ZCARD', plain) == 0 then rcall('ZREM', K_DAYS, day) end
   return false
 end
--- Of a lane round's ids, which are in flight or dead (stale_entry): two reads per round. Nothing read
--- in a plain shard.
+-- Of a lane round's ids, which are in flight or dead (stale_entry): two reads per round that meets a
+-- record of its lane written before the prefix (its SUB mark), of those ids only. Only such a record
+-- can have a twin: a prefixed one has none (see stale_entry), one of another priority is stale
+-- whatever its state, and one without a record is taken as before. So a lane round of this release's
+-- records reads nothing more than a plain one. Nothing read in a plain shard.
 local NONE = {}
-local function busy_of(ids)
+local function busy_of(ids, recs)
   if cur_lane == 3 or #ids == 0 then return NONE end
-  local inflight = rcall('ZMSCORE', K_INFLIGHT, unpack(ids))
-  local dead = rcall('ZMSCORE', K_DEAD, unpack(ids))
+  local pick, some = {}, {}
+  for k = 1, #ids do
+    local rec = recs[k]
+    if rec and not prefix_of(rec, string.find(rec, '[,\n]')) and priority_of(rec) == cur_lane then
+      pick[#pick + 1] = k
+      some[#some + 1] = ids[k]
+    end
+  end
+  if #some == 0 then return NONE end
+  local inflight = rcall('ZMSCORE', K_INFLIGHT, unpack(some))
+  local dead = rcall('ZMSCORE', K_DEAD, unpack(some))
   local out = {}
-  for k = 1, #ids do out[k] = inflight[k] or dead[k] end
+  for n, k in ipairs(pick) do out[k] = inflight[n] or dead[n] end
   return out
 end
 -- Moves up to want due jobs of a shard into taken (held ones aside); true when the shard has no
@@ -659,7 +692,7 @@ local function pull(shard, want, taken)
       for i = 1, #ids, CHUNK do
         local part = { unpack(ids, i, math.min(i + CHUNK - 1, #ids)) }
         local recs = rcall('HMGET', K_JOBS, unpack(part))
-        local busy = busy_of(part)
+        local busy = busy_of(part, recs)
         for j = 1, #part do
           if stale_entry(part[j], recs[j], scores[i + j - 1], busy[j]) then
             -- dropped (out of the shard with the round)
@@ -693,7 +726,7 @@ local function pull(shard, want, taken)
     end
     local recs = rcall('HMGET', K_JOBS, unpack(ids))
     local admitted = rcall('HMGET', K_GADMIT, unpack(ids))
-    local busy = busy_of(ids)
+    local busy = busy_of(ids, recs)
     -- The admitted counts of the groups first met in this batch, in one read.
     local of, new_groups = {}, {}
     for i = 1, #ids do
@@ -785,6 +818,12 @@ local next_due = -2 -- unknown: look it up below
 -- jobs): every later phase (a lower priority, a later day) is skipped, so that no job is taken while
 -- one of a higher priority, or older, stays due.
 local stopped = false
+-- Set when a lane shard this call pulled still holds a due entry at its end: lnext, a lower bound of
+-- the lanes' runAts that the take found due, stays one (the take only removed lane jobs, and any it
+-- put into a lane lowered it), and it is due as it should be. The take then keeps it rather than
+-- set it exactly (reset_lnext: up to 9 reads and a write per take), which only a take that may have
+-- left no lane job due needs: else its taker would come back at once for nothing.
+local lane_left_due = false
 -- A lane's due days, oldest first, while the take wants more.
 local function pull_lane(lane)
   if stopped then return end
@@ -793,7 +832,13 @@ local function pull_lane(lane)
     if limit - #taken <= 0 then break end
     local shard = shard_of_day[code]
     local dry = pull(shard, limit - #taken, taken)
-    if rcall('ZCARD', shard) == 0 then rcall('ZREM', K_LDAYS, code) end
+    -- Its first entry, as cheap as its size: whether it is empty (out of ldays), and whether due.
+    local top = rcall('ZRANGE', shard, 0, 0, 'WITHSCORES')
+    if #top == 0 then
+      rcall('ZREM', K_LDAYS, code)
+    elseif tonumber(top[2]) <= now then
+      lane_left_due = true
+    end
     if not dry then
       stopped = true
       break
@@ -807,9 +852,14 @@ if lane_due then
   pull_lane(1)
   pull_lane(2)
 end
+-- Whether this call took jobs out of the plain days (or put some in, flush_offs): else "next", a
+-- lower bound of their runAts that every step putting a job there lowers, is still one, and the
+-- call keeps it (head: what it read, or what it wrote itself) rather than look it up again.
+local plain_pulled = false
 if not due or stopped or limit - #taken <= 0 then
-  -- the plain days are left as they are ("next" is looked up below)
+  -- the plain days are left as they are
 elseif fast then
+  plain_pulled = true
   local shard = shard_of_day[today]
   stopped = not pull(shard, limit - #taken, taken)
   local top = rcall('ZRANGE', shard, 0, 0, 'WITHSCORES')
@@ -820,6 +870,7 @@ elseif fast then
     rcall('ZREM', K_DAYS, today)
   end
 else
+  plain_pulled = true
   for _, day in ipairs(wanted) do
     local shard = shard_of_day[day]
     local dry = pull(shard, limit - #taken, taken)
@@ -856,19 +907,27 @@ if #admit > 0 then variadic('HSET', K_GADMIT, admit) end
 if #unadmit > 0 then
   local _, more = group_release(unadmit, now, ARGV[A + 9])
   refill_left = refill_left or more
-  next_due = -2
+  next_due, plain_put = -2, true
 end
 out[#out + 1] = #expired
 for _, id in ipairs(expired) do out[#out + 1] = id end
 out[#out + 1] = #trimmed
 for _, id in ipairs(trimmed) do out[#out + 1] = id end
 
-if next_due == -2 then next_due = reset_next() end
+if next_due == -2 then
+  if plain_pulled or plain_put then
+    next_due = reset_next()
+  else
+    next_due = head or -1
+  end
+end
 if refill_left and (next_due < 0 or next_due > now) then
   next_due = now
   rcall('SET', K_NEXT, now)
 end
-out[2] = earliest(next_due, lane_due and reset_lnext() or lhead)
+local lane_next = lhead
+if lane_due and not (lane_left_due and lhead and lhead <= now) then lane_next = reset_lnext() end
+out[2] = earliest(next_due, lane_next)
 out[3] = pace(#taken)
 settle_cap(#taken, out[2])
 if capped_back then out[3] = -2 end

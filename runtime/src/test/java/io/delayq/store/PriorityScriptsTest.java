@@ -88,6 +88,27 @@ class PriorityScriptsTest {
         assertEquals(JobState.SCHEDULED, inspection.get(topic, "p1-future").orElseThrow().state(), "never before its runAt");
     }
 
+    /**
+     * A take reads the lanes' days in one read of ldays (up to 32 codes, lane 1's first): lane 1 jobs
+     * on 140 future days fill it, and the later lanes' due days are read on their own, not missed.
+     */
+    @Test
+    void aLaneWithManyFutureDaysDoesNotHideTheLaterLanesDueJobs() {
+        String topic = HandBuiltStore.fresh("prio-ldays");
+        Partition p = store.partitionsOf(topic).get(0);
+        long now = System.currentTimeMillis();
+        List<NewJob> jobs = new ArrayList<>();
+        for (int d = 1; d <= 140; d++) {
+            jobs.add(job(topic, "f1-" + d, now + d * DAY, 1));
+            jobs.add(job(topic, "f2-" + d, now + d * DAY, 2));
+        }
+        jobs.addAll(List.of(job(topic, "p1", now - 50, 1), job(topic, "p2", now - 40, 2), job(topic, "p3", now - 30, null),
+                job(topic, "p4-old", now - DAY, 4), job(topic, "p4", now - 20, 4), job(topic, "p5", now - 10, 5)));
+        store.enqueue(p, jobs, "");
+        assertEquals(List.of("p1", "p2", "p3", "p4-old", "p4", "p5"), ids(take(p, 10)));
+        assertEquals(List.of(), ids(take(p, 10)));
+    }
+
     @Test
     void aBatchTakeFillsFromTheHighestLaneDown() {
         String topic = HandBuiltStore.fresh("prio-batch");
