@@ -68,8 +68,9 @@ class PriorityCpuProbe {
         }
         List<Lease> acks = List.of();
         int taken = 0;
-        for (int i = 0; i < n / 64 + 2; i++) {
-            TakeResult r = store.take(p, 64, 30_000, "c" + (token++) + ":", older, acks, 0);
+        int size = Integer.getInteger("probe.take", 64);
+        for (int i = 0; i < n / size + 2; i++) {
+            TakeResult r = store.take(p, size, 30_000, "c" + (token++) + ":", older, acks, 0);
             acks = r.jobs().stream().map(TakenJob::lease).toList();
             taken += r.jobs().size();
         }
