@@ -381,14 +381,49 @@ public final class HttpTargetHandler implements JobHandler {
         int semi = type.indexOf(';');
         type = (semi < 0 ? type : type.substring(0, semi)).trim();
         if (type.equals("application/json") || type.endsWith("+json")) {
-            try {
-                job.result(BODIES.readTree(text));
+            String json = compactJson(text);
+            if (json != null) {
+                job.result(new com.fasterxml.jackson.databind.util.RawValue(json));
                 return;
-            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-                // not JSON after all: kept as the text it is
             }
+            // not one JSON value after all: kept as the text it is
         }
         job.resultBody(text, false);
+    }
+
+    /**
+     * A body that is exactly one JSON value, without its whitespace, every number as its text was
+     * sent ({@code 1e5}, {@code 12.50} and a 30-digit integer stay as they are: a tree read and written
+     * again would make {@code 100000.0} and {@code 12.5} of the first two); null when it is not one
+     * JSON value (broken, empty, or two values).
+     */
+    static String compactJson(String text) {
+        com.fasterxml.jackson.core.JsonFactory f = BODIES.getFactory();
+        java.io.StringWriter out = new java.io.StringWriter(text.length());
+        try (com.fasterxml.jackson.core.JsonParser p = f.createParser(text);
+                com.fasterxml.jackson.core.JsonGenerator g = f.createGenerator(out)) {
+            if (p.nextToken() == null) {
+                return null;
+            }
+            int depth = 0;
+            do {
+                com.fasterxml.jackson.core.JsonToken t = p.currentToken();
+                if (t == com.fasterxml.jackson.core.JsonToken.VALUE_NUMBER_INT
+                        || t == com.fasterxml.jackson.core.JsonToken.VALUE_NUMBER_FLOAT) {
+                    g.writeNumber(p.getText());
+                } else {
+                    g.copyCurrentEvent(p);
+                }
+                depth += t.isStructStart() ? 1 : t.isStructEnd() ? -1 : 0;
+            } while (depth > 0 && p.nextToken() != null);
+            if (depth != 0 || p.nextToken() != null) {
+                return null;
+            }
+            g.flush();
+            return out.toString();
+        } catch (java.io.IOException e) {
+            return null;
+        }
     }
 
     /** One call's outcome; cancelling it (the attempt's timeout) aborts the call. */

@@ -117,13 +117,20 @@ class HttpTargetLifecycleTest {
         }
     }
 
-    /** Answers 200 by job id prefix: "json" a JSON object, "text" text/plain, "big" 70,000 characters of text, else 204. */
+    /**
+     * Answers 200 by job id prefix: "json" a JSON object, "num" one whose numbers a tree would
+     * rewrite, "text" text/plain, "big" 70,000 characters of text, else 204.
+     */
     @Path("/result-target")
     public static class ResultTarget {
         @POST
         public Response deliver(@HeaderParam("X-Delayq-Job-Id") String id) {
             if (id.startsWith("json")) {
                 return Response.ok("{\"charged\": 12.5, \"ref\": \"r-1\"}", "application/json").build();
+            }
+            if (id.startsWith("num")) {
+                return Response.ok("{ \"big\": 1e5, \"price\": 12.50,\n \"n\": [-0.0, 12345678901234567890123] }\n",
+                        "application/json; charset=utf-8").build();
             }
             if (id.startsWith("text")) {
                 return Response.ok("charged\nok", "text/plain").build();
@@ -201,15 +208,17 @@ class HttpTargetLifecycleTest {
     @Test
     void aTopicWithResultRetentionKeepsItsTargets2xxBodyJsonAsJsonTextAsAStringALargeOneCut() {
         String json = DispatchTest.uid("json"), text = DispatchTest.uid("text"), big = DispatchTest.uid("big"),
-                none = DispatchTest.uid("none");
-        for (String id : List.of(json, text, big, none)) {
+                none = DispatchTest.uid("none"), num = DispatchTest.uid("num");
+        for (String id : List.of(json, text, big, none, num)) {
             jobs.schedule(JobRequest.topic(RESULTS).id(id));
         }
-        for (String id : List.of(json, text, big, none)) {
+        for (String id : List.of(json, text, big, none, num)) {
             await().atMost(Duration.ofSeconds(20))
                     .until(() -> store.get(RESULTS, id).map(j -> j.state() == JobState.SUCCEEDED).orElse(false));
         }
         assertEquals("{\"charged\":12.5,\"ref\":\"r-1\"}", store.get(RESULTS, json).orElseThrow().result());
+        assertEquals("{\"big\":1e5,\"price\":12.50,\"n\":[-0.0,12345678901234567890123]}",
+                store.get(RESULTS, num).orElseThrow().result(), "JSON kept as sent, its whitespace aside");
         assertEquals("\"charged\\nok\"", store.get(RESULTS, text).orElseThrow().result());
         JobInfo cut = store.get(RESULTS, big).orElseThrow();
         assertEquals(Boolean.TRUE, cut.resultCut());
