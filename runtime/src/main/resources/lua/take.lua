@@ -613,8 +613,7 @@ end
 -- prefixed record has no twin (a release before priorities rewrites the record without the prefix
 -- when it moves the job, and the entry is then stale). The twin may have been taken, held or
 -- buried first (in this call: seen; or by an earlier call of either release: busy, the id in
--- flight or dead, read per round for the records with the SUB mark only, see busy_of): then the entry
--- is stale. In a plain shard, an entry whose record
+-- flight or dead, read per round): then the entry is stale. In a plain shard, an entry whose record
 -- carries a priority is a lane job's twin (or one an older release snoozed, reclaimed or requeued
 -- there): stale when the job is in flight or dead. Its priority prefix is its first byte ('0' or '+', see lib.lua's encode); the mark of a
 -- record written before the prefix is found as expire finds its own (a memchr; the head only above
@@ -645,27 +644,15 @@ local function stale_entry(id, rec, score, busy)
   if plain and rcall('ZREM', plain, id) == 1 and rcall('ZCARD', plain) == 0 then rcall('ZREM', K_DAYS, day) end
   return false
 end
--- Of a lane round's ids, which are in flight or dead (stale_entry): two reads per round that meets a
--- record of its lane written before the prefix (its SUB mark), of those ids only. Only such a record
--- can have a twin: a prefixed one has none (see stale_entry), one of another priority is stale
--- whatever its state, and one without a record is taken as before. So a lane round of this release's
--- records reads nothing more than a plain one. Nothing read in a plain shard.
+-- Of a lane round's ids, which are in flight or dead (stale_entry): two reads per round. Nothing read
+-- in a plain shard.
 local NONE = {}
-local function busy_of(ids, recs)
+local function busy_of(ids)
   if cur_lane == 3 or #ids == 0 then return NONE end
-  local pick, some = {}, {}
-  for k = 1, #ids do
-    local rec = recs[k]
-    if rec and not prefix_of(rec, string.find(rec, '[,\n]')) and priority_of(rec) == cur_lane then
-      pick[#pick + 1] = k
-      some[#some + 1] = ids[k]
-    end
-  end
-  if #some == 0 then return NONE end
-  local inflight = rcall('ZMSCORE', K_INFLIGHT, unpack(some))
-  local dead = rcall('ZMSCORE', K_DEAD, unpack(some))
+  local inflight = rcall('ZMSCORE', K_INFLIGHT, unpack(ids))
+  local dead = rcall('ZMSCORE', K_DEAD, unpack(ids))
   local out = {}
-  for n, k in ipairs(pick) do out[k] = inflight[n] or dead[n] end
+  for k = 1, #ids do out[k] = inflight[k] or dead[k] end
   return out
 end
 -- Moves up to want due jobs of a shard into taken (held ones aside); true when the shard has no
@@ -692,7 +679,7 @@ local function pull(shard, want, taken)
       for i = 1, #ids, CHUNK do
         local part = { unpack(ids, i, math.min(i + CHUNK - 1, #ids)) }
         local recs = rcall('HMGET', K_JOBS, unpack(part))
-        local busy = busy_of(part, recs)
+        local busy = busy_of(part)
         for j = 1, #part do
           if stale_entry(part[j], recs[j], scores[i + j - 1], busy[j]) then
             -- dropped (out of the shard with the round)
@@ -726,7 +713,7 @@ local function pull(shard, want, taken)
     end
     local recs = rcall('HMGET', K_JOBS, unpack(ids))
     local admitted = rcall('HMGET', K_GADMIT, unpack(ids))
-    local busy = busy_of(ids, recs)
+    local busy = busy_of(ids)
     -- The admitted counts of the groups first met in this batch, in one read.
     local of, new_groups = {}, {}
     for i = 1, #ids do

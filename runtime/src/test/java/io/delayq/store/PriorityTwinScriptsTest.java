@@ -83,34 +83,6 @@ class PriorityTwinScriptsTest {
     }
 
     /**
-     * The record as a release between priorities and their prefix wrote it: the priority as a SUB mark
-     * after the limits ("\u001a" + digit + "\u001a"), no prefix. Only such a record can leave twins
-     * that both match it (the older release keeps the mark as error text when it moves the job, and
-     * writes the runAt anew, which drops a prefix: olderRewrite). The jobs here have no error text.
-     */
-    private static void writtenBeforeThePrefix(String topic, String id) {
-        String k = HandBuiltStore.keysOf(topic);
-        try (Resp redis = HandBuiltStore.resp()) {
-            String rec = redis.str("HGET", k + "jobs", id);
-            JobRecord was = JobRecord.decode(rec);
-            assertEquals("", was.lastError());
-            int nl = rec.indexOf('\n');
-            String head = rec.substring(0, nl);
-            head = head.substring(head.indexOf(Long.toString(was.runAt(), 36)));
-            int commas = head.length() - head.replace(",", "").length();
-            String mark = "\u001a" + was.priority() + "\u001a";
-            head = commas == 0 ? head + ",0,0," + mark : head.split(",", 4).length == 4 ? head + mark : head + "," + mark;
-            String marked = head + rec.substring(nl);
-            JobRecord now = JobRecord.decode(marked);
-            assertEquals(was.priority(), now.priority(), marked);
-            assertEquals(was.runAt(), now.runAt(), marked);
-            assertEquals(was.expiresAt(), now.expiresAt(), marked);
-            assertEquals("", now.lastError(), marked);
-            redis.num("HSET", k + "jobs", id, marked);
-        }
-    }
-
-    /**
      * The older release's take of that plain entry: out of the plain shard into inflight under its
      * token, admitted in its group when it has one (gadmit, the group's count up by one).
      */
@@ -267,10 +239,7 @@ class PriorityTwinScriptsTest {
         assertGroupSettled(GROUPS, g);
     }
 
-    /**
-     * M2: the older take leased a lane job's plain twin (records written before the prefix, whose
-     * lane entries match them): its lane entry is dropped, not leased.
-     */
+    /** M2: the older take leased a lane job's plain twin: its lane entry is dropped, not leased. */
     @Test
     void aLaneEntryWhoseTwinAnOlderTakeLeasedIsNotLeasedAgain() {
         String topic = HandBuiltStore.fresh("ptw-lane");
@@ -280,47 +249,12 @@ class PriorityTwinScriptsTest {
         store.enqueue(p, List.of(job(topic, null, "j1", now - 1000, 1, null), job(topic, null, "j2", now - 1000, 2, null),
                 job(topic, null, "j4", now - 1000, 4, null)), "");
         for (String id : List.of("j1", "j2", "j4")) {
-            writtenBeforeThePrefix(topic, id);
             olderMoveToTheSameRunAt(topic, id, now - 1000);
             olderTakeOfThePlainTwin(topic, null, id, now - 1000, "old:" + id);
         }
         assertEquals(List.of(), ids(take(p, 10)), "each runs under the older replica's lease only");
         try (Resp redis = HandBuiltStore.resp()) {
             for (int lane : new int[] { 1, 2, 4 }) {
-                assertEquals(0, redis.num("EXISTS", k + "due:" + Keys.laneCode(lane, Keys.dayOf(now - 1000))),
-                        "the lane entry went, lane " + lane);
-            }
-        }
-    }
-
-    /**
-     * M2 with the priority prefix: the older release's move of a lane job to the runAt it had rewrites
-     * its record without the prefix (priority 3), and its take leases the plain entry. The lane entry
-     * no longer matches the record: dropped, not leased, and found so without reading the in-flight
-     * or dead sets (a lane round of prefixed records reads neither: only a record written before the
-     * prefix can leave a twin that matches it).
-     */
-    @Test
-    void aLaneEntryOfAPrefixedJobTheOlderReleaseMovedAndLeasedIsNotLeasedAgain() {
-        String topic = HandBuiltStore.fresh("ptw-lanep");
-        Partition p = store.partitionsOf(topic).get(0);
-        String k = HandBuiltStore.keysOf(topic);
-        long now = System.currentTimeMillis();
-        store.enqueue(p, List.of(job(topic, null, "j1", now - 1000, 1, null), job(topic, null, "j2", now - 1000, 2, null),
-                job(topic, null, "j5", now - 1000, 5, null), job(topic, null, "k1", now - 900, 1, null)), "");
-        for (String id : List.of("j1", "j2", "j5")) {
-            olderRewrite(topic, id);
-            olderMoveToTheSameRunAt(topic, id, now - 1000);
-            olderTakeOfThePlainTwin(topic, null, id, now - 1000, "old:" + id);
-        }
-        long before;
-        try (Resp redis = HandBuiltStore.resp()) {
-            before = GroupReviewTest.calls(redis, "zmscore");
-        }
-        assertEquals(List.of("k1"), ids(take(p, 10)), "j1, j2 and j5 run under the older replica's lease only");
-        try (Resp redis = HandBuiltStore.resp()) {
-            assertEquals(before, GroupReviewTest.calls(redis, "zmscore"), "no twin read for records without the SUB mark");
-            for (int lane : new int[] { 1, 2, 5 }) {
                 assertEquals(0, redis.num("EXISTS", k + "due:" + Keys.laneCode(lane, Keys.dayOf(now - 1000))),
                         "the lane entry went, lane " + lane);
             }
@@ -349,8 +283,7 @@ class PriorityTwinScriptsTest {
 
     /**
      * M3: a lane 4 job past its expiresAt with a plain twin is buried once (one dead-job callback),
-     * whether its twin is buried in the same take or was by an older take (records written before the
-     * prefix, whose lane entries match them).
+     * whether its twin is buried in the same take or was by an older take.
      */
     @Test
     void anExpiredLaneJobWithAPlainTwinIsBuriedOnce() {
@@ -360,8 +293,6 @@ class PriorityTwinScriptsTest {
         long expires = now + 1500;
         store.enqueue(p, List.of(job(CALLBACKS, null, "e", now - 1000, 4, expires),
                 job(CALLBACKS, null, "f", now - 1000, 5, expires)), "");
-        writtenBeforeThePrefix(CALLBACKS, "e");
-        writtenBeforeThePrefix(CALLBACKS, "f");
         olderMoveToTheSameRunAt(CALLBACKS, "e", now - 1000);
         olderMoveToTheSameRunAt(CALLBACKS, "f", now - 1000);
         Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> System.currentTimeMillis() > expires + 200);
