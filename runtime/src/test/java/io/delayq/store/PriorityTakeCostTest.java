@@ -93,9 +93,10 @@ class PriorityTakeCostTest {
         Map<String, Long> mixed = burst("cost-mixed", n, true);
         double perJobNone = none.get("") / (double) n, perJobMixed = mixed.get("") / (double) n;
         System.out.printf("commands per job taken: none %.3f %s%nmixed %.3f %s%n", perJobNone, none, perJobMixed, mixed);
-        // 0.510 against 0.286 when each lane round read the in-flight and dead sets, each take read
-        // ldays once per lane and set lnext and next exactly; 0.321 since.
-        assertTrue(perJobMixed <= 1.2 * perJobNone, "commands per job taken: mixed " + perJobMixed + ", none " + perJobNone);
-        assertEquals(0, mixed.getOrDefault("zmscore", 0L), "no twin reads for this release's records");
+        // 0.510 against 0.286 when each take read ldays once per lane and set lnext and next exactly;
+        // 0.346 since (of it 0.025 the twin reads, ZMSCORE of inflight and dead per lane round, kept
+        // for every lane record: review perf-2 M1, a record this release rewrote from one with the
+        // SUB mark still has the twins of that one).
+        assertTrue(perJobMixed <= 1.25 * perJobNone, "commands per job taken: mixed " + perJobMixed + ", none " + perJobNone);
     }
 }

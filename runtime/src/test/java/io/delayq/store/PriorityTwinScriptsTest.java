@@ -83,6 +83,32 @@ class PriorityTwinScriptsTest {
     }
 
     /**
+     * The job's record as a release before the prefix wrote it: its priority in the SUB mark after
+     * the error field, no prefix (review perf-2's test needs one that this release then rewrites).
+     */
+    private static void writtenBeforeThePrefix(String topic, String id) {
+        String k = HandBuiltStore.keysOf(topic);
+        try (Resp redis = HandBuiltStore.resp()) {
+            String rec = redis.str("HGET", k + "jobs", id);
+            JobRecord was = JobRecord.decode(rec);
+            assertEquals("", was.lastError());
+            int nl = rec.indexOf('\n');
+            String head = rec.substring(0, nl);
+            head = head.substring(head.indexOf(Long.toString(was.runAt(), 36)));
+            int commas = head.length() - head.replace(",", "").length();
+            String mark = "\u001a" + was.priority() + "\u001a";
+            head = commas == 0 ? head + ",0,0," + mark : head.split(",", 4).length == 4 ? head + mark : head + "," + mark;
+            String marked = head + rec.substring(nl);
+            JobRecord now = JobRecord.decode(marked);
+            assertEquals(was.priority(), now.priority(), marked);
+            assertEquals(was.runAt(), now.runAt(), marked);
+            assertEquals(was.expiresAt(), now.expiresAt(), marked);
+            assertEquals("", now.lastError(), marked);
+            redis.num("HSET", k + "jobs", id, marked);
+        }
+    }
+
+    /**
      * The older release's take of that plain entry: out of the plain shard into inflight under its
      * token, admitted in its group when it has one (gadmit, the group's count up by one).
      */
@@ -259,6 +285,38 @@ class PriorityTwinScriptsTest {
                         "the lane entry went, lane " + lane);
             }
         }
+    }
+
+    /**
+     * Review perf-2 (M1): a record written before the prefix (SUB mark) whose twins the older
+     * release left (lane entry and plain entry at the same runAt), its plain twin leased by the older
+     * take; the older replica dies and this release's reclaim buries the job (max lost attempts
+     * reached): bury writes the record anew, with the prefix, its runAt unchanged. The lane entry
+     * still matches the record (runAt, priority) and the job is dead: it is dropped, not leased a
+     * second time. (Failed with a take that read the in-flight and dead sets only for SUB-marked
+     * records.)
+     */
+    @Test
+    void aLaneEntryWhoseSubMarkedTwinThisReleaseBuriedIsNotLeased() {
+        String topic = HandBuiltStore.fresh("ptw-rvdead");
+        Partition p = store.partitionsOf(topic).get(0);
+        String k = HandBuiltStore.keysOf(topic);
+        long now = System.currentTimeMillis();
+        store.enqueue(p, List.of(job(topic, null, "j1", now - 1000, 1, null)), "");
+        writtenBeforeThePrefix(topic, "j1");
+        olderMoveToTheSameRunAt(topic, "j1", now - 1000);
+        olderTakeOfThePlainTwin(topic, null, "j1", now - 1000, "old:j1");
+        try (Resp redis = HandBuiltStore.resp()) {
+            // the older replica died: its lease is past
+            redis.num("ZADD", k + "inflight", Long.toString(System.currentTimeMillis() - 1), "j1");
+        }
+        int[] rec = store.reclaim(p, 100, 10, 1, List.of(), 0, 0, 1.0, 0, 0);
+        assertEquals(1, rec[1], "buried by this release's reclaim (max lost attempts 1)");
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertTrue(redis.str("ZSCORE", k + "dead", "j1") != null, "dead");
+            assertTrue(redis.str("HGET", k + "jobs", "j1").startsWith("00"), "written anew with the prefix");
+        }
+        assertEquals(List.of(), ids(take(p, 10)), "a dead job is not leased again from its stale lane entry");
     }
 
     /**
