@@ -902,7 +902,10 @@ out[#out + 1] = #trimmed
 for _, id in ipairs(trimmed) do out[#out + 1] = id end
 
 if next_due == -2 then
-  if plain_pulled or plain_put then
+  -- A missing "next" is looked up too (one ZRANGE of days): it is absent only when no plain job is
+  -- scheduled, or when something lost it, and then a take of the lanes still puts it back (review
+  -- perf-2 S2: the safety-net poll reads nothing else).
+  if plain_pulled or plain_put or not head then
     next_due = reset_next()
   else
     next_due = head or -1

@@ -198,4 +198,27 @@ class PriorityNextBoundTest {
         assertEquals(List.of(g + "-y"), y.jobs().stream().map(j -> j.lease().id()).toList());
         store.ack(p, List.of(y.jobs().get(0).lease()));
     }
+
+    /**
+     * Review perf-2 S2: a "next" that went missing while plain jobs are scheduled is put back by a
+     * take of the lanes alone (the safety-net poll reads nothing else), as before the take kept it.
+     */
+    @Test
+    void aMissingNextIsPutBackByATakeOfTheLanes() {
+        String topic = HandBuiltStore.fresh("pnb-lost");
+        Partition p = store.partitionsOf(topic).get(0);
+        String k = HandBuiltStore.keysOf(topic);
+        long now = System.currentTimeMillis();
+        store.enqueue(p, List.of(job(topic, "plain", now + 60_000, null), job(topic, "l1", now - 1000, 1),
+                job(topic, "l1b", now - 1000, 1)), "");
+        try (Resp redis = HandBuiltStore.resp()) {
+            redis.num("DEL", k + "next");
+        }
+        TakeResult r = take(p, 1);
+        assertEquals(1, r.jobs().size());
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(Long.toString(now + 60_000), redis.str("GET", k + "next"), "next looked up again");
+        }
+        assertBounds(topic, r, "after a lane take");
+    }
 }
