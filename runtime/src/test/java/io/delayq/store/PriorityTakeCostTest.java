@@ -94,9 +94,10 @@ class PriorityTakeCostTest {
         double perJobNone = none.get("") / (double) n, perJobMixed = mixed.get("") / (double) n;
         System.out.printf("commands per job taken: none %.3f %s%nmixed %.3f %s%n", perJobNone, none, perJobMixed, mixed);
         // 0.510 against 0.286 when each take read ldays once per lane and set lnext and next exactly;
-        // 0.346 since (of it 0.025 the twin reads, ZMSCORE of inflight and dead per lane round, kept
+        // 0.359 since (of it 0.025 the twin reads, ZMSCORE of inflight and dead per lane round, kept
         // for every lane record: review perf-2 M1, a record this release rewrote from one with the
-        // SUB mark still has the twins of that one).
-        assertTrue(perJobMixed <= 1.25 * perJobNone, "commands per job taken: mixed " + perJobMixed + ", none " + perJobNone);
+        // SUB mark still has the twins of that one; 0.0125 the look-up of a missing next, perf-2 S2,
+        // once the plain jobs are all taken and the lanes 4 and 5 are left).
+        assertTrue(perJobMixed <= 1.3 * perJobNone, "commands per job taken: mixed " + perJobMixed + ", none " + perJobNone);
     }
 }
