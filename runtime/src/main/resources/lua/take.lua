@@ -908,15 +908,16 @@ if next_due == -2 then
   if plain_pulled or plain_put or not head then
     next_due = reset_next()
   else
-    next_due = head or -1
+    next_due = head
   end
 end
 if refill_left and (next_due < 0 or next_due > now) then
   next_due = now
   rcall('SET', K_NEXT, now)
 end
+-- (lane_due means lnext was there and due.)
 local lane_next = lhead
-if lane_due and not (lane_left_due and lhead and lhead <= now) then lane_next = reset_lnext() end
+if lane_due and not lane_left_due then lane_next = reset_lnext() end
 out[2] = earliest(next_due, lane_next)
 out[3] = pace(#taken)
 settle_cap(#taken, out[2])
