@@ -36,7 +36,10 @@
 #                                     due at start (ServerColdScenario); BENCH_COLD_REPS (default 3)
 #                                     fresh processes per variant, BENCH_SERVER_APP another quarkus-app
 #                                     directory, BENCH_COLD_FLAGS JVM flags added to every variant
-#                                     (warm included: a flag tried before it is shipped),
+#                                     (warm included: a flag tried before it is shipped; default
+#                                     -XX:+UseSerialGC -Xmx128m, what the JVM picks in
+#                                     k8s/deployment.yaml's 2-CPU 512 MiB container; " " for this
+#                                     machine's own), warm-aot: each aot process warm too (median),
 #                                     BENCH_COLD_VARIANTS='name=flags;name=flags' more AOT-cache
 #                                     variants, alternating with the others (ratio to plain's warm);
 #                                     a variant's --app=DIR runs another build's quarkus-app (its jar

@@ -24,7 +24,10 @@ import io.delayq.dev.RedisProcess;
  * process of its own on this benchmark's Redis, each figure in a fresh process, for two
  * variants, the plain JVM and the AOT cache (when the server was packaged with {@code -Paot}:
  * the JVM options of the image's command line, {@code -XX:AOTCache=app.aot} and whatever else it
- * sets, see {@link #imageFlags}), and "warm": the plain process again after a warm-up.
+ * sets, see {@link #imageFlags}), and "warm": the plain process again after a warm-up ("warm-aot":
+ * each aot burst process after the same warm-up, the image's flags warm, median over the reps). Every variant runs with
+ * {@link #CONTAINER_FLAGS} unless {@code BENCH_COLD_FLAGS} says otherwise: the collector and heap
+ * a replica of {@code k8s/deployment.yaml} gets.
  * <ul>
  * <li>ready: from exec to the first 200 of {@code /q/health/ready} (polled every 10 ms);</li>
  * <li>enqueue: single-job {@code POST /jobs} under wrk -t2 -c64 (the {@code wrk} scenario's
@@ -42,6 +45,8 @@ import io.delayq.dev.RedisProcess;
 final class ServerColdScenario {
     static final String TOPIC = "cold-http";
     static final String WRK_TOPIC = "cold-wrk";
+    /** What the JVM's ergonomics give in k8s/deployment.yaml's container (2 CPUs, 512 MiB). */
+    static final String CONTAINER_FLAGS = "-XX:+UseSerialGC -Xmx128m";
     static final int BURST = 20_000;
 
     private final BenchApp app;
@@ -129,7 +134,11 @@ final class ServerColdScenario {
         // "--app=DIR" runs another quarkus-app directory's jar with its own cache (another build, such
         // as the commit before a change, measured in the same run).
         Map<String, Path> dirs = new LinkedHashMap<>();
-        List<String> common = words(System.getenv().getOrDefault("BENCH_COLD_FLAGS", ""));
+        // The default: the collector and heap the JVM's ergonomics choose in k8s/deployment.yaml's
+        // container (limits 2 CPUs, 512 MiB: below 1,792 MB the JVM is not "server class", so the serial
+        // collector and a quarter of the memory as heap), which this machine's 24 GB would not give
+        // (G1, 6 GB); BENCH_COLD_FLAGS=" " for this machine's own ergonomics.
+        List<String> common = words(System.getenv().getOrDefault("BENCH_COLD_FLAGS", CONTAINER_FLAGS));
         Map<String, List<String>> variants = new LinkedHashMap<>();
         variants.put("plain", common);
         if (aot) {
@@ -166,7 +175,9 @@ final class ServerColdScenario {
             for (int rep = 0; rep < reps; rep++) {
                 for (var v : variants.entrySet()) {
                     runs.computeIfAbsent(v.getKey(), k -> new ArrayList<>())
-                            .add(variant(v.getKey(), v.getValue(), dirs.getOrDefault(v.getKey(), dir), wrk, script, rep == 0 && v.getKey().equals("plain"), rows));
+                            .add(variant(v.getKey(), v.getValue(), dirs.getOrDefault(v.getKey(), dir), wrk, script,
+                                    v.getKey().equals("aot") ? "warm-aot" + rep : rep == 0 && v.getKey().equals("plain") ? "warm" : null,
+                                    rows));
                 }
             }
         } finally {
@@ -176,6 +187,16 @@ final class ServerColdScenario {
             rows.put(e.getKey(), medians(e.getValue()));
         }
         Map<String, Object> warm = rows.remove("warm");
+        // the image's own flags warm too (the same process as aot's first burst, after the warm-up):
+        // a flag that makes the first seconds faster by making the warm server slower shows here
+        List<Map<String, Object>> warmAots = new ArrayList<>();
+        for (int rep = 0; rep < reps; rep++) {
+            Map<String, Object> w = rows.remove("warm-aot" + rep);
+            if (w != null) {
+                warmAots.add(w);
+            }
+        }
+        Map<String, Object> warmAot = warmAots.isEmpty() ? null : warmMedians(warmAots);
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("schema", "delayq-bench/v1");
         r.put("scenario", "server-cold");
@@ -183,6 +204,15 @@ final class ServerColdScenario {
                 "reps", reps, "figures", "medians over the reps, variants alternating"));
         r.putAll(rows);
         r.put("warm", warm);
+        r.put("common_flags", common);
+        if (warmAot != null) {
+            r.put("warm_aot", warmAot);
+            Map<String, Object> row = rows.get("aot");
+            row.put("enqueue_ratio_to_warm_aot", BenchApp.round(((Number) row.get("enqueue_15s_rps")).doubleValue()
+                    / ((Number) warmAot.get("enqueue_15s_rps")).doubleValue(), 2));
+            row.put("burst_ratio_to_warm_aot", BenchApp.round(((Number) row.get("burst_jps")).doubleValue()
+                    / ((Number) warmAot.get("burst_jps")).doubleValue(), 2));
+        }
         double warmRps = ((Number) warm.get("enqueue_15s_rps")).doubleValue();
         double warmBurst = ((Number) warm.get("burst_jps")).doubleValue();
         boolean ok = true;
@@ -194,6 +224,9 @@ final class ServerColdScenario {
             ok &= Boolean.TRUE.equals(row.remove("ok"));
         }
         ok &= Boolean.TRUE.equals(warm.remove("ok"));
+        if (warmAot != null) {
+            ok &= Boolean.TRUE.equals(warmAot.remove("ok"));
+        }
         r.put("ok", ok);
         app.emit(r);
         System.err.printf("  server-cold (packaged server, fresh process per figure, medians of %d runs; ratios: ready to plain,"
@@ -209,6 +242,15 @@ final class ServerColdScenario {
         }
         System.err.printf("  %-6s %10s %7s %28s %,10d %7s %,12d %10s %7s%n", "warm", "-", "-", warm.get("enqueue_windows_rps"),
                 warm.get("enqueue_15s_rps"), "1.00", warm.get("burst_jps"), "-", "1.00");
+        if (warmAot != null) {
+            System.err.printf("  %-6s %10s %7s %28s %,10d %7s %,12d %10s %7s%n", "warm-aot", "-", "-",
+                    warmAot.get("enqueue_windows_rps"), warmAot.get("enqueue_15s_rps"), "-", warmAot.get("burst_jps"), "-", "-");
+            System.err.printf("  aot against warm-aot (the image's flags, warm: each aot burst process after the warm-up, median of"
+                    + " %d): POST /jobs first 15 s %.2fx, burst %.2fx; warm-aot runs: POST /jobs 15 s /s %s, burst jobs/s %s%n",
+                    warmAots.size(), rows.get("aot").get("enqueue_ratio_to_warm_aot"), rows.get("aot").get("burst_ratio_to_warm_aot"),
+                    warmAots.stream().map(x -> x.get("enqueue_15s_rps")).toList(), warmAots.stream().map(x -> x.get("burst_jps")).toList());
+        }
+        System.err.printf("  JVM flags of every variant (BENCH_COLD_FLAGS): %s%n", common);
         for (var e : runs.entrySet()) {
             System.err.printf("  %s runs: ready ms %s, POST /jobs 15 s /s %s (non-2xx %s, wrk timeouts/socket errors %s),"
                     + " burst jobs/s %s (delivered %s)%n", e.getKey(),
@@ -223,6 +265,26 @@ final class ServerColdScenario {
             System.err.printf("  %s first 15 s: JIT %s, classes loaded %s, server CPU s per window %s%n", e.getKey(),
                     e.getValue().get("jit_s_per_window"), e.getValue().get("classes_per_window"), e.getValue().get("cpu_s_per_window"));
         }
+    }
+
+    /** The warm figures' medians over the reps, with every rep's under "runs". */
+    private static Map<String, Object> warmMedians(List<Map<String, Object>> runs) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("enqueue_15s_rps", Math.round(median(runs.stream().map(r -> ((Number) r.get("enqueue_15s_rps")).doubleValue()).toList())));
+        m.put("burst_jps", Math.round(median(runs.stream().map(r -> ((Number) r.get("burst_jps")).doubleValue()).toList())));
+        List<Long> w = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            int at = i;
+            w.add(Math.round(median(runs.stream().map(r -> ((Number) ((List<?>) r.get("enqueue_windows_rps")).get(at)).doubleValue()).toList())));
+        }
+        m.put("enqueue_windows_rps", w);
+        m.put("ok", runs.stream().allMatch(r -> Boolean.TRUE.equals(r.get("ok"))));
+        m.put("runs", runs.stream().map(r -> {
+            Map<String, Object> c = new LinkedHashMap<>(r);
+            c.remove("ok");
+            return c;
+        }).toList());
+        return m;
     }
 
     /**
@@ -293,8 +355,11 @@ final class ServerColdScenario {
         return n % 2 == 1 ? v.get(n / 2) : (v.get(n / 2 - 1) + v.get(n / 2)) / 2;
     }
 
-    /** A variant's figures (each in a fresh process); for plain also the warm figures (rows "warm"). */
-    private Map<String, Object> variant(String name, List<String> flags, Path appDir, String wrk, Path script, boolean warmToo,
+    /**
+     * A variant's figures (each in a fresh process); with {@code warmRow} also its warm figures
+     * (row {@code warmRow}: "warm" for plain's first rep, "warm-aot&lt;rep&gt;" for each of aot's).
+     */
+    private Map<String, Object> variant(String name, List<String> flags, Path appDir, String wrk, Path script, String warmRow,
             Map<String, Map<String, Object>> rows) throws Exception {
         Map<String, Object> row = new LinkedHashMap<>();
         boolean ok = true;
@@ -319,7 +384,7 @@ final class ServerColdScenario {
             row.put("burst_delivered", burst.get("delivered"));
             row.put("burst_ready_ms", BenchApp.round(s.readyMs, 0));
             ok &= Boolean.TRUE.equals(burst.get("ok"));
-            if (warmToo) {
+            if (warmRow != null) {
                 // warm-up: 30 s of POST load and a burst, then the warm figures in the same process
                 WrkScenario.runWrk(wrk, script, 2, 64, 30, "post", "warmup", WRK_TOPIC, s.base, 0);
                 app.flush();
@@ -332,7 +397,7 @@ final class ServerColdScenario {
                 app.flush();
                 boolean wok = Boolean.TRUE.equals(wb.get("ok")) & enqueue(s, wrk, script, "warm", warm);
                 warm.put("ok", wok);
-                rows.put("warm", warm);
+                rows.put(warmRow, warm);
             }
         } finally {
             s.stop();
