@@ -431,6 +431,19 @@ local function codes_of(r)
   return { code_of(r.priority, day), day }
 end
 
+-- Takes a lane job's plain twin (see twins_of) at run_at (its record's runAt) out of the plain
+-- shard, when that shard was passed, and the day out of its index when that emptied it (not for a
+-- caller that may yet add to that shard in the same call: it checks the day at its end). True when
+-- there was one. For a lane job leaving gheld (started, put off, buried, moved or cancelled), as
+-- unshard does for one leaving its lane's shard.
+local function drop_plain_twin(id, run_at, keep_day)
+  local day = day_of(run_at)
+  local plain = shard_of_day[day]
+  if not plain or rcall('ZREM', plain, id) == 0 then return false end
+  if not keep_day and rcall('ZCARD', plain) == 0 then rcall('ZREM', K_DAYS, day) end
+  return true
+end
+
 -- Takes a scheduled job (decoded r, not held) out of its shard, and the shard's code out of its
 -- index when that emptied it; a lane job out of the plain shard too (see codes_of): it may be in
 -- both (a twin, see twins_of), and a twin left behind would lease the job at its old runAt. The
@@ -626,11 +639,7 @@ local function group_fill(order, ending, now, channel)
   -- here on, and the twin would match it. One ZREM per lane job released.
   local function release(id, rec, g, lane)
     released[id] = true
-    if lane ~= 3 then
-      local day = day_of(tonumber(string.sub(rec, 1, string.find(rec, '[,\n]') - 1), 36))
-      local plain = shard_of_day[day]
-      if plain and rcall('ZREM', plain, id) == 1 and rcall('ZCARD', plain) == 0 then rcall('ZREM', K_DAYS, day) end
-    end
+    if lane ~= 3 then drop_plain_twin(id, tonumber(string.sub(rec, 1, string.find(rec, '[,\n]') - 1), 36)) end
     records[#records + 1] = id
     records[#records + 1] = with_run_at(rec, now)
     admit[#admit + 1] = id

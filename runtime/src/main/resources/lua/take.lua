@@ -501,7 +501,8 @@ end
 local cur_lane = 3
 local offs = {}
 -- Set once this call put jobs into a plain shard without lowering "next" (a put-off, see flush_offs;
--- or a release of the groups' held jobs at its end): "next" is then looked up at the end.
+-- or a release of the groups' held jobs at its end), or took a lane job's plain twin out of one
+-- (take_held): "next" is then looked up at the end.
 local plain_put = false
 -- A lane job whose lane has no shard passed that ends after now (never so when the take required
 -- today's and tomorrow's, above) goes to the plain shard, where every script looks for it too
@@ -560,6 +561,14 @@ end
 -- were admitted, what is known of the group's held jobs left (the held_rank of the first, false
 -- when none is left), how many of the admitted the group rate limit put off (admitted, not
 -- taken), and how many members it took out of gheld (admitted or dropped).
+-- A lane member started, put off or buried takes its job's plain twin (see lib.lua's twins_of) with
+-- it, as group_fill's release does: left, a take would lease the job again (an older release's take
+-- reads neither inflight nor dead), or before a retry's runAt. Its shard is at hand when the take
+-- is due (every plain day up to today, the oldest 32). "next" is then looked up at the end (it may
+-- have been the twin's runAt). One ZREM per lane job started from gheld.
+local function unplain(id, rec)
+  if drop_plain_twin(id, tonumber(string.sub(rec, 1, string.find(rec, '[,\n]') - 1), 36)) then plain_put = true end
+end
 local function take_held(g, room, upto, taken)
   local members = held_of(g, room + 1)
   local ids, ranks, lanes, runs = {}, {}, {}, {}
@@ -584,8 +593,10 @@ local function take_held(g, room, upto, taken)
     elseif recs[k] and expire(id, recs[k]) then
       -- not admitted: a held job has no slot yet
       seen[id] = true
+      if lanes[k] ~= 3 then unplain(id, recs[k]) end
     elseif recs[k] then
       seen[id] = true
+      if lanes[k] ~= 3 then unplain(id, recs[k]) end
       if off_by_rate(g, id, recs[k], lanes[k] == 3 and priority_of(recs[k]) or lanes[k]) then
         off = off + 1
       else
@@ -611,7 +622,9 @@ end
 -- runAt the job had, lib.lua's twins_of): it goes with the entry met, when its shard was passed. One
 -- ZREM per lane job met whose record carries its priority as a mark written before the prefix: a
 -- prefixed record has no twin (a release before priorities rewrites the record without the prefix
--- when it moves the job, and the entry is then stale). The twin may have been taken, held or
+-- when it moves the job, and the entry is then stale; this release writes the prefix when it
+-- starts, moves or cancels a held lane job, and takes the plain twin out with the gheld member:
+-- take_held's unplain, lib.lua's drop_plain_twin). The twin may have been taken, held or
 -- buried first (in this call: seen; or by an earlier call of either release: busy, the id in
 -- flight or dead, read per round): then the entry is stale. In a plain shard, an entry whose record
 -- carries a priority is a lane job's twin (or one an older release snoozed, reclaimed or requeued

@@ -699,4 +699,58 @@ class PriorityTwinScriptsTest {
         STORE.inspection.cancel(GROUPS, g + "-x");
         assertGroupSettled(GROUPS, g);
     }
+
+    /**
+     * Review held-twins F1 (steps 1-4): a held lane job h, its record written before the prefix, its
+     * plain twin left by the older release's move to the runAt it had. A take that meets a later job
+     * q of the group below its limit starts h from its gheld member: h's plain twin goes with it (the
+     * older release's take, which reads neither inflight nor dead, would lease it again).
+     */
+    private TakeResult heldTwinStartedFromItsMember(Partition p, String g, long now) {
+        try (Resp redis = HandBuiltStore.resp()) {
+            redis.num("HSET", HandBuiltStore.keysOf(GROUPS) + "groups", "", "2");
+        }
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-h", now - 5000, 1, null)), "");
+        writtenBeforeThePrefix(GROUPS, g + "-h");
+        PriorityReviewScriptsTest.holdBack(GROUPS, g, g + "-h", now - 5000, 1);
+        olderMoveToTheSameRunAt(GROUPS, g + "-h", now - 5000);
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-q", now - 1000, 1, null)), "");
+        TakeResult r = take(p, 1);
+        assertEquals(List.of(g + "-h"), ids(r), "h first, from its member");
+        return r;
+    }
+
+    @Test
+    void aMemberTakeHeldStartsTakesItsPlainTwinWithIt() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        long now = System.currentTimeMillis();
+        TakeResult r = heldTwinStartedFromItsMember(p, g, now);
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertNull(redis.str("ZSCORE", HandBuiltStore.keysOf(GROUPS) + "due:" + Keys.dayOf(now - 5000), g + "-h"),
+                    "the plain twin goes with the member started; 7898d0f's take would lease it again");
+        }
+        store.ack(p, List.of(r.jobs().get(0).lease()));
+        TakeResult s = take(p, 10);
+        assertEquals(List.of(g + "-q"), ids(s), "q, held by that take, released by h's ack; h not again");
+        store.ack(p, List.of(s.jobs().get(0).lease()));
+        assertEquals(List.of(), ids(take(p, 10)));
+        assertGroupSettled(GROUPS, g);
+    }
+
+    /** F1 with this release alone: h retried in a minute does not start again from its plain twin at once. */
+    @Test
+    void aMemberTakeHeldStartsIsNotLeasedAgainBeforeItsRetry() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        long now = System.currentTimeMillis();
+        TakeResult r = heldTwinStartedFromItsMember(p, g, now);
+        assertEquals(FailOutcome.Kind.RETRY, store.fail(p, r.jobs().get(0).lease(), 60_000, "boom", 5).kind());
+        TakeResult s = take(p, 10);
+        assertEquals(List.of(g + "-q"), ids(s), "h waits for its retry, a minute from now");
+        store.ack(p, List.of(s.jobs().get(0).lease()));
+        STORE.inspection.cancel(GROUPS, g + "-h");
+        assertEquals(List.of(), ids(take(p, 10)));
+        assertGroupSettled(GROUPS, g);
+    }
 }
