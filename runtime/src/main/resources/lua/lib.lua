@@ -591,11 +591,15 @@ end
 -- leases, holds or buries the plain twin as the job, and leaves the other behind. So a gheld member,
 -- or a lane entry, whose id is already admitted, in flight or dead is a twin the job has left: never
 -- started again (a second run, or a group slot counted twice for one admission). None is left so
--- with only this release running: these reads find nothing then. Of ids[i..j] (recs[k] the record
--- of ids[i + k - 1]), three reads of those whose record carries a priority: a twin's record does
--- (that release rewrites a record without its priority prefix, and its move then leaves a member
--- or a lane entry that stale_held or the take's lane check drops), so a topic without priorities
--- reads nothing.
+-- with only this release running: these reads find nothing then. The plain twin of a gheld member
+-- goes with it when this release starts, releases, moves or cancels the member (drop_plain_twin,
+-- when the plain shard of its runAt is at hand: a release of a held job whose twin is older than
+-- yesterday leaves it, for a plain round to drop once the job is busy). Of ids[i..j] (recs[k] the
+-- record of ids[i + k - 1]), three reads of those whose record carries a priority: a twin's record does
+-- (as a SUB mark written before the prefix: that release rewrites a record without its priority
+-- prefix, and its move then leaves a member or a lane entry that stale_held or the take's lane
+-- check drops), so a topic without priorities reads nothing. A record this release rewrote (with
+-- the prefix) still reads so: its member may have lost its twin to that release's take first.
 local function twins_of(ids, i, j, recs)
   local out, pick, some = {}, {}, {}
   for k = 1, j - i + 1 do
@@ -846,6 +850,7 @@ end
 local function cancel_scheduled(id, r, held, admitted, now, channel)
   if held then
     rcall('ZREM', K_GHELD, held_member(r.group, r.run_at, id, r.priority))
+    if r.priority ~= 3 then drop_plain_twin(id, r.run_at) end
   else
     unshard(id, r)
   end
@@ -870,6 +875,7 @@ local function move_scheduled(id, r, held, admitted, run_at, now, channel)
   local old_run_at = r.run_at
   if held then
     rcall('ZREM', K_GHELD, held_member(r.group, r.run_at, id, r.priority))
+    if r.priority ~= 3 then drop_plain_twin(id, r.run_at) end
   else
     unshard(id, r)
   end

@@ -753,4 +753,46 @@ class PriorityTwinScriptsTest {
         assertEquals(List.of(), ids(take(p, 10)));
         assertGroupSettled(GROUPS, g);
     }
+
+    /**
+     * Review held-twins F2: a held lane job h with a plain twin (as above), rescheduled an hour later
+     * by this release, does not start at its old runAt from the twin once its group has room.
+     */
+    @Test
+    void aHeldLaneJobWithAPlainTwinRescheduledLaterDoesNotStartEarly() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        long now = System.currentTimeMillis();
+        TakeResult first = groupAtItsLimit(p, g, now);
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-h", now - 5000, 1, null)), "");
+        writtenBeforeThePrefix(GROUPS, g + "-h");
+        PriorityReviewScriptsTest.holdBack(GROUPS, g, g + "-h", now - 5000, 1);
+        olderMoveToTheSameRunAt(GROUPS, g + "-h", now - 5000);
+        STORE.inspection.reschedule(GROUPS, g + "-h", false, now + 3_600_000L);
+        store.ack(p, List.of(first.jobs().get(0).lease(), first.jobs().get(1).lease()));
+        assertEquals(List.of(), ids(take(p, 10)), "h is due in an hour");
+        STORE.inspection.cancel(GROUPS, g + "-h");
+        assertGroupSettled(GROUPS, g);
+    }
+
+    /** F2: a held lane job with a plain twin, cancelled, leaves no twin behind. */
+    @Test
+    void aHeldLaneJobWithAPlainTwinCancelledLeavesNoTwin() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        long now = System.currentTimeMillis();
+        TakeResult first = groupAtItsLimit(p, g, now);
+        store.enqueue(p, List.of(job(GROUPS, g, g + "-h", now - 5000, 1, null)), "");
+        writtenBeforeThePrefix(GROUPS, g + "-h");
+        PriorityReviewScriptsTest.holdBack(GROUPS, g, g + "-h", now - 5000, 1);
+        olderMoveToTheSameRunAt(GROUPS, g + "-h", now - 5000);
+        STORE.inspection.cancel(GROUPS, g + "-h");
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertNull(redis.str("ZSCORE", HandBuiltStore.keysOf(GROUPS) + "due:" + Keys.dayOf(now - 5000), g + "-h"),
+                    "the plain twin goes with the cancel");
+        }
+        store.ack(p, List.of(first.jobs().get(0).lease(), first.jobs().get(1).lease()));
+        assertEquals(List.of(), ids(take(p, 10)));
+        assertGroupSettled(GROUPS, g);
+    }
 }
