@@ -795,4 +795,32 @@ class PriorityTwinScriptsTest {
         assertEquals(List.of(), ids(take(p, 10)));
         assertGroupSettled(GROUPS, g);
     }
+
+    /** F2 through enqueue's replace and the bulk reschedule: neither leaves the held job's plain twin. */
+    @Test
+    void aHeldLaneJobWithAPlainTwinReplacedOrBulkRescheduledLaterDoesNotStartEarly() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS, "x", g);
+        long now = System.currentTimeMillis();
+        TakeResult first = groupAtItsLimit(p, g, now);
+        for (String h : List.of(g + "-h1", g + "-h2")) {
+            store.enqueue(p, List.of(job(GROUPS, g, h, now - 5000, 1, null)), "");
+            writtenBeforeThePrefix(GROUPS, h);
+            PriorityReviewScriptsTest.holdBack(GROUPS, g, h, now - 5000, 1);
+            olderMoveToTheSameRunAt(GROUPS, h, now - 5000);
+        }
+        store.enqueue(p, List.of(new NewJob(GROUPS, g + "-h1", false, now + 3_600_000L, 0, "{}", IfExists.REPLACE, null, g,
+                null, null, 1)), "");
+        new BulkActions(STORE.layer).reschedule(GROUPS, new JobListing.Filter(g + "-h2", null, null, null), false,
+                now + 3_600_000L);
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertEquals(List.of(), redis.list("ZRANGE", HandBuiltStore.keysOf(GROUPS) + "due:" + Keys.dayOf(now - 5000), "0", "-1")
+                    .stream().map(Object::toString).filter(m -> m.startsWith(g)).toList(), "no twin left");
+        }
+        store.ack(p, List.of(first.jobs().get(0).lease(), first.jobs().get(1).lease()));
+        assertEquals(List.of(), ids(take(p, 10)), "h1 and h2 are due in an hour");
+        STORE.inspection.cancel(GROUPS, g + "-h1");
+        STORE.inspection.cancel(GROUPS, g + "-h2");
+        assertGroupSettled(GROUPS, g);
+    }
 }
