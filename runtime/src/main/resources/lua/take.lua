@@ -238,6 +238,10 @@ end
 -- released too: `due` was decided before they ran, and a group whose jobs were all held had
 -- nothing in a shard until its ack released the next one (the others would stay held for good).
 -- The carried acks may have released the last held jobs meanwhile.
+-- Set once this call put jobs into a plain shard without lowering "next" (a put-off, see flush_offs;
+-- or a release of the groups' held jobs at its end), or took a lane job's plain twin out of one
+-- (take_held, the ungroup release below): "next" is then looked up at the end.
+local plain_put = false
 local members = ungroup and rcall('ZRANGE', K_GHELD, 0, 999) or {}
 if #members > 0 then
   rcall('ZREM', K_GHELD, unpack(members))
@@ -257,8 +261,12 @@ if #members > 0 then
       moved[id] = true
       local at = runs[i]
       if lanes[i] ~= 3 or day_of(at) ~= today then
-        -- A lane member's runAt is its record's (the member keeps it to 10 ms).
+        -- A lane member's runAt is its record's (the member keeps it to 10 ms). Its plain twin
+        -- goes (as take_held's does): left on a day before today, where the lane round does not
+        -- look for it, a take would lease the job again or before a retry's runAt. Its shard is at
+        -- hand when the take is due and the day among the oldest 32.
         at = lanes[i] ~= 3 and decode(recs[i]).run_at or at
+        if lanes[i] ~= 3 and drop_plain_twin(id, at) then plain_put = true end
         if day_of(at) ~= today then
           at, early = math.min(now, early), early + 1
           records[#records + 1] = id
@@ -500,10 +508,7 @@ end
 -- The lane of the shard being pulled (3: a plain day).
 local cur_lane = 3
 local offs = {}
--- Set once this call put jobs into a plain shard without lowering "next" (a put-off, see flush_offs;
--- or a release of the groups' held jobs at its end), or took a lane job's plain twin out of one
--- (take_held): "next" is then looked up at the end.
-local plain_put = false
+-- (plain_put: declared above the ungroup release.)
 -- A lane job whose lane has no shard passed that ends after now (never so when the take required
 -- today's and tomorrow's, above) goes to the plain shard, where every script looks for it too
 -- (codes_of), rather than into the past (a busy loop of takes) or into no key (a lost job).

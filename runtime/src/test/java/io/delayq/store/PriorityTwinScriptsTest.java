@@ -30,9 +30,14 @@ class PriorityTwinScriptsTest {
     private static final String GROUPS = HandBuiltStore.fresh("ptw-grp");
     /** A dead-url, so that a burial adds a callback. */
     private static final String CALLBACKS = HandBuiltStore.fresh("ptw-cb");
+    /** group-max-in-flight 2 here, none in UNGROUPED. */
+    private static final String GROUPS_OFF = HandBuiltStore.fresh("ptw-off");
     private static final HandBuiltStore STORE = HandBuiltStore.configured(
             "delayq.topics." + GROUPS + ".group-max-in-flight", "2",
+            "delayq.topics." + GROUPS_OFF + ".group-max-in-flight", "2",
             "delayq.topics." + CALLBACKS + ".dead-url", "http://127.0.0.1:9/dead");
+    /** The same Redis as configured after a rolling restart that turned GROUPS_OFF's group-max-in-flight off. */
+    private static final HandBuiltStore UNGROUPED = HandBuiltStore.configured();
     private final JobQueue store = STORE.queue;
     private final Set<Integer> older = new HashSet<>();
     private int token;
@@ -796,25 +801,30 @@ class PriorityTwinScriptsTest {
         assertGroupSettled(GROUPS, g);
     }
 
-    /** F2 through enqueue's replace and the bulk reschedule: neither leaves the held job's plain twin. */
+    /**
+     * F2 through enqueue's replace and the bulk reschedule: neither leaves the held job's plain twin.
+     * The twins are two days back, a day neither step's Java side passes unasked (cold review twins
+     * S2: today's shard, always passed, would hide a day the script failed to ask for).
+     */
     @Test
     void aHeldLaneJobWithAPlainTwinReplacedOrBulkRescheduledLaterDoesNotStartEarly() {
         String g = "g-" + System.nanoTime();
         Partition p = store.partitionOf(GROUPS, "x", g);
         long now = System.currentTimeMillis();
+        long t = now - 2 * 86_400_000L;
         TakeResult first = groupAtItsLimit(p, g, now);
         for (String h : List.of(g + "-h1", g + "-h2")) {
-            store.enqueue(p, List.of(job(GROUPS, g, h, now - 5000, 1, null)), "");
+            store.enqueue(p, List.of(job(GROUPS, g, h, t, 1, null)), "");
             writtenBeforeThePrefix(GROUPS, h);
-            PriorityReviewScriptsTest.holdBack(GROUPS, g, h, now - 5000, 1);
-            olderMoveToTheSameRunAt(GROUPS, h, now - 5000);
+            PriorityReviewScriptsTest.holdBack(GROUPS, g, h, t, 1);
+            olderMoveToTheSameRunAt(GROUPS, h, t);
         }
         store.enqueue(p, List.of(new NewJob(GROUPS, g + "-h1", false, now + 3_600_000L, 0, "{}", IfExists.REPLACE, null, g,
                 null, null, 1)), "");
         new BulkActions(STORE.layer).reschedule(GROUPS, new JobListing.Filter(g + "-h2", null, null, null), false,
                 now + 3_600_000L);
         try (Resp redis = HandBuiltStore.resp()) {
-            assertEquals(List.of(), redis.list("ZRANGE", HandBuiltStore.keysOf(GROUPS) + "due:" + Keys.dayOf(now - 5000), "0", "-1")
+            assertEquals(List.of(), redis.list("ZRANGE", HandBuiltStore.keysOf(GROUPS) + "due:" + Keys.dayOf(t), "0", "-1")
                     .stream().map(Object::toString).filter(m -> m.startsWith(g)).toList(), "no twin left");
         }
         store.ack(p, List.of(first.jobs().get(0).lease(), first.jobs().get(1).lease()));
@@ -822,5 +832,39 @@ class PriorityTwinScriptsTest {
         STORE.inspection.cancel(GROUPS, g + "-h1");
         STORE.inspection.cancel(GROUPS, g + "-h2");
         assertGroupSettled(GROUPS, g);
+    }
+
+    /**
+     * Cold review twins S1: a held lane job h with a plain twin on yesterday (the F1 set-up a day
+     * back), released because its topic's group-max-in-flight went off, takes the twin with it: the
+     * take moves h into today's lane shard, where the lane round no longer meets yesterday's twin,
+     * and h, retried in a minute, must not start again from it at once (nor, with 7898d0f running,
+     * be leased a second time while in flight).
+     */
+    @Test
+    void aHeldLaneJobReleasedByTurningTheGroupLimitOffTakesItsPlainTwinWithIt() {
+        String g = "g-" + System.nanoTime();
+        Partition p = store.partitionOf(GROUPS_OFF, "x", g);
+        long now = System.currentTimeMillis();
+        long t = now - 86_400_000L;
+        try (Resp redis = HandBuiltStore.resp()) {
+            redis.num("HSET", HandBuiltStore.keysOf(GROUPS_OFF) + "groups", "", "2");
+        }
+        store.enqueue(p, List.of(job(GROUPS_OFF, g, g + "-h", t, 1, null)), "");
+        writtenBeforeThePrefix(GROUPS_OFF, g + "-h");
+        PriorityReviewScriptsTest.holdBack(GROUPS_OFF, g, g + "-h", t, 1);
+        olderMoveToTheSameRunAt(GROUPS_OFF, g + "-h", t);
+        Set<Integer> learnt = new HashSet<>();
+        TakeResult r = UNGROUPED.queue.take(p, 1, 30_000, "u" + (token++) + ":", learnt, List.of(), 0);
+        assertEquals(List.of(g + "-h"), ids(r), "released by the limit turned off, taken from its lane");
+        try (Resp redis = HandBuiltStore.resp()) {
+            assertNull(redis.str("ZSCORE", HandBuiltStore.keysOf(GROUPS_OFF) + "due:" + Keys.dayOf(t), g + "-h"),
+                    "the plain twin on yesterday goes with the released member; 7898d0f's take would lease it again");
+        }
+        assertEquals(FailOutcome.Kind.RETRY, UNGROUPED.queue.fail(p, r.jobs().get(0).lease(), 60_000, "boom", 5).kind());
+        assertEquals(List.of(), ids(UNGROUPED.queue.take(p, 10, 30_000, "u" + (token++) + ":", learnt, List.of(), 0)),
+                "h waits for its retry, a minute from now");
+        UNGROUPED.inspection.cancel(GROUPS_OFF, g + "-h");
+        assertGroupSettled(GROUPS_OFF, g);
     }
 }
