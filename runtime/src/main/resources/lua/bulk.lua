@@ -41,6 +41,9 @@ for i = 1, #fields, 2 do
         for _, c in ipairs(codes_of(r)) do days[#days + 1] = c end
         -- As reschedule.lua: a released job moved to a time already due keeps its admission.
         if mode == 'c' or run_at > now or expired_by(r, run_at) then free[#free + 1] = id end
+      elseif r.priority ~= 3 then
+        -- a held lane job: the plain shard of its runAt, for its plain twin (lib.lua's twins_of)
+        days[#days + 1] = day_of(r.run_at)
       end
     end
   end

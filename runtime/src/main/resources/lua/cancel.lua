@@ -28,11 +28,15 @@ local r = decode(rec)
 local held = is_held(id, r)
 local admitted = held and {} or admitted_of({ id })
 local now = #admitted > 0 and now_ms() or 0
+-- A held lane job: the plain shard of its runAt, for its plain twin (see lib.lua's twins_of).
+local need = {}
 if not held then
-  local need = codes_of(r)
+  need = codes_of(r)
   if #admitted > 0 then need[#need + 1] = day_of(now) end
-  local err = require_days(need)
-  if err then return err end
+elseif r.priority ~= 3 then
+  need[1] = day_of(r.run_at)
 end
+local err = require_days(need)
+if err then return err end
 cancel_scheduled(id, r, held, admitted, now, ARGV[A + 1])
 return 1

@@ -201,6 +201,9 @@ for _, id in ipairs(order) do
   days[#days + 1] = code_of(e.r.priority, day_of(e.r.run_at))
   if e.old and not e.held then
     for _, c in ipairs(codes_of({ run_at = e.old, priority = e.old_priority })) do days[#days + 1] = c end
+  elseif e.old and e.old_priority ~= 3 then
+    -- a held lane job: the plain shard of its runAt, for its plain twin (lib.lua's twins_of)
+    days[#days + 1] = day_of(e.old)
   end
   -- A released job (admitted, waiting in its shard) replaced in its group, still due, keeps its
   -- admission: it starts next, as it would have.
@@ -227,6 +230,8 @@ for _, id in ipairs(order) do
   local stays_held = e.held and r.group == e.held_group and r.run_at <= now and not e.expire
   if e.held then
     rcall('ZREM', K_GHELD, e.held)
+    -- Its plain twin too (lib.lua's twins_of); the day index is checked below, with the others.
+    if e.old and e.old_priority ~= 3 and drop_plain_twin(id, e.old, true) then left[day_of(e.old)] = true end
     if stays_held then rcall('ZADD', K_GHELD, 0, held_member(r.group, r.run_at, id, r.priority)) end
   elseif e.old then
     -- Out of its lane's shard, and the plain one (see lib.lua's codes_of).

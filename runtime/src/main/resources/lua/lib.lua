@@ -431,6 +431,19 @@ local function codes_of(r)
   return { code_of(r.priority, day), day }
 end
 
+-- Takes a lane job's plain twin (see twins_of) at run_at (its record's runAt) out of the plain
+-- shard, when that shard was passed, and the day out of its index when that emptied it (not for a
+-- caller that may yet add to that shard in the same call: it checks the day at its end). True when
+-- there was one. For a lane job leaving gheld (started, put off, buried, moved or cancelled), as
+-- unshard does for one leaving its lane's shard.
+local function drop_plain_twin(id, run_at, keep_day)
+  local day = day_of(run_at)
+  local plain = shard_of_day[day]
+  if not plain or rcall('ZREM', plain, id) == 0 then return false end
+  if not keep_day and rcall('ZCARD', plain) == 0 then rcall('ZREM', K_DAYS, day) end
+  return true
+end
+
 -- Takes a scheduled job (decoded r, not held) out of its shard, and the shard's code out of its
 -- index when that emptied it; a lane job out of the plain shard too (see codes_of): it may be in
 -- both (a twin, see twins_of), and a twin left behind would lease the job at its old runAt. The
@@ -578,11 +591,15 @@ end
 -- leases, holds or buries the plain twin as the job, and leaves the other behind. So a gheld member,
 -- or a lane entry, whose id is already admitted, in flight or dead is a twin the job has left: never
 -- started again (a second run, or a group slot counted twice for one admission). None is left so
--- with only this release running: these reads find nothing then. Of ids[i..j] (recs[k] the record
--- of ids[i + k - 1]), three reads of those whose record carries a priority: a twin's record does
--- (that release rewrites a record without its priority prefix, and its move then leaves a member
--- or a lane entry that stale_held or the take's lane check drops), so a topic without priorities
--- reads nothing.
+-- with only this release running: these reads find nothing then. The plain twin of a gheld member
+-- goes with it when this release starts, releases, moves or cancels the member (drop_plain_twin,
+-- when the plain shard of its runAt is at hand: a release of a held job whose twin is older than
+-- yesterday leaves it, for a plain round to drop once the job is busy). Of ids[i..j] (recs[k] the
+-- record of ids[i + k - 1]), three reads of those whose record carries a priority: a twin's record does
+-- (as a SUB mark written before the prefix: that release rewrites a record without its priority
+-- prefix, and its move then leaves a member or a lane entry that stale_held or the take's lane
+-- check drops), so a topic without priorities reads nothing. A record this release rewrote (with
+-- the prefix) still reads so: its member may have lost its twin to that release's take first.
 local function twins_of(ids, i, j, recs)
   local out, pick, some = {}, {}, {}
   for k = 1, j - i + 1 do
@@ -626,11 +643,7 @@ local function group_fill(order, ending, now, channel)
   -- here on, and the twin would match it. One ZREM per lane job released.
   local function release(id, rec, g, lane)
     released[id] = true
-    if lane ~= 3 then
-      local day = day_of(tonumber(string.sub(rec, 1, string.find(rec, '[,\n]') - 1), 36))
-      local plain = shard_of_day[day]
-      if plain and rcall('ZREM', plain, id) == 1 and rcall('ZCARD', plain) == 0 then rcall('ZREM', K_DAYS, day) end
-    end
+    if lane ~= 3 then drop_plain_twin(id, tonumber(string.sub(rec, 1, string.find(rec, '[,\n]') - 1), 36)) end
     records[#records + 1] = id
     records[#records + 1] = with_run_at(rec, now)
     admit[#admit + 1] = id
@@ -837,6 +850,7 @@ end
 local function cancel_scheduled(id, r, held, admitted, now, channel)
   if held then
     rcall('ZREM', K_GHELD, held_member(r.group, r.run_at, id, r.priority))
+    if r.priority ~= 3 then drop_plain_twin(id, r.run_at) end
   else
     unshard(id, r)
   end
@@ -861,6 +875,7 @@ local function move_scheduled(id, r, held, admitted, run_at, now, channel)
   local old_run_at = r.run_at
   if held then
     rcall('ZREM', K_GHELD, held_member(r.group, r.run_at, id, r.priority))
+    if r.priority ~= 3 then drop_plain_twin(id, r.run_at) end
   else
     unshard(id, r)
   end

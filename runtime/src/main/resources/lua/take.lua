@@ -238,6 +238,10 @@ end
 -- released too: `due` was decided before they ran, and a group whose jobs were all held had
 -- nothing in a shard until its ack released the next one (the others would stay held for good).
 -- The carried acks may have released the last held jobs meanwhile.
+-- Set once this call put jobs into a plain shard without lowering "next" (a put-off, see flush_offs;
+-- or a release of the groups' held jobs at its end), or took a lane job's plain twin out of one
+-- (take_held, the ungroup release below): "next" is then looked up at the end.
+local plain_put = false
 local members = ungroup and rcall('ZRANGE', K_GHELD, 0, 999) or {}
 if #members > 0 then
   rcall('ZREM', K_GHELD, unpack(members))
@@ -257,8 +261,12 @@ if #members > 0 then
       moved[id] = true
       local at = runs[i]
       if lanes[i] ~= 3 or day_of(at) ~= today then
-        -- A lane member's runAt is its record's (the member keeps it to 10 ms).
+        -- A lane member's runAt is its record's (the member keeps it to 10 ms). Its plain twin
+        -- goes (as take_held's does): left on a day before today, where the lane round does not
+        -- look for it, a take would lease the job again or before a retry's runAt. Its shard is at
+        -- hand when the take is due and the day among the oldest 32.
         at = lanes[i] ~= 3 and decode(recs[i]).run_at or at
+        if lanes[i] ~= 3 and drop_plain_twin(id, at) then plain_put = true end
         if day_of(at) ~= today then
           at, early = math.min(now, early), early + 1
           records[#records + 1] = id
@@ -500,9 +508,7 @@ end
 -- The lane of the shard being pulled (3: a plain day).
 local cur_lane = 3
 local offs = {}
--- Set once this call put jobs into a plain shard without lowering "next" (a put-off, see flush_offs;
--- or a release of the groups' held jobs at its end): "next" is then looked up at the end.
-local plain_put = false
+-- (plain_put: declared above the ungroup release.)
 -- A lane job whose lane has no shard passed that ends after now (never so when the take required
 -- today's and tomorrow's, above) goes to the plain shard, where every script looks for it too
 -- (codes_of), rather than into the past (a busy loop of takes) or into no key (a lost job).
@@ -560,6 +566,14 @@ end
 -- were admitted, what is known of the group's held jobs left (the held_rank of the first, false
 -- when none is left), how many of the admitted the group rate limit put off (admitted, not
 -- taken), and how many members it took out of gheld (admitted or dropped).
+-- A lane member started, put off or buried takes its job's plain twin (see lib.lua's twins_of) with
+-- it, as group_fill's release does: left, a take would lease the job again (an older release's take
+-- reads neither inflight nor dead), or before a retry's runAt. Its shard is at hand when the take
+-- is due (every plain day up to today, the oldest 32). "next" is then looked up at the end (it may
+-- have been the twin's runAt). One ZREM per lane job started from gheld.
+local function unplain(id, rec)
+  if drop_plain_twin(id, tonumber(string.sub(rec, 1, string.find(rec, '[,\n]') - 1), 36)) then plain_put = true end
+end
 local function take_held(g, room, upto, taken)
   local members = held_of(g, room + 1)
   local ids, ranks, lanes, runs = {}, {}, {}, {}
@@ -584,8 +598,10 @@ local function take_held(g, room, upto, taken)
     elseif recs[k] and expire(id, recs[k]) then
       -- not admitted: a held job has no slot yet
       seen[id] = true
+      if lanes[k] ~= 3 then unplain(id, recs[k]) end
     elseif recs[k] then
       seen[id] = true
+      if lanes[k] ~= 3 then unplain(id, recs[k]) end
       if off_by_rate(g, id, recs[k], lanes[k] == 3 and priority_of(recs[k]) or lanes[k]) then
         off = off + 1
       else
@@ -611,7 +627,9 @@ end
 -- runAt the job had, lib.lua's twins_of): it goes with the entry met, when its shard was passed. One
 -- ZREM per lane job met whose record carries its priority as a mark written before the prefix: a
 -- prefixed record has no twin (a release before priorities rewrites the record without the prefix
--- when it moves the job, and the entry is then stale). The twin may have been taken, held or
+-- when it moves the job, and the entry is then stale; this release writes the prefix when it
+-- starts, moves or cancels a held lane job, and takes the plain twin out with the gheld member:
+-- take_held's unplain, lib.lua's drop_plain_twin). The twin may have been taken, held or
 -- buried first (in this call: seen; or by an earlier call of either release: busy, the id in
 -- flight or dead, read per round): then the entry is stale. In a plain shard, an entry whose record
 -- carries a priority is a lane job's twin (or one an older release snoozed, reclaimed or requeued
