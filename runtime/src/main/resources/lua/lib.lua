@@ -431,6 +431,11 @@ local function codes_of(r)
   return { code_of(r.priority, day), day }
 end
 
+-- A record's runAt, read from its first field without decoding the rest (a priority prefix reads
+-- as leading digits: '0', or '+' as a sign).
+local function run_at_of(rec)
+  return tonumber(string.sub(rec, 1, string.find(rec, '[,\n]') - 1), 36)
+end
 -- Takes a lane job's plain twin (see twins_of) at run_at (its record's runAt) out of the plain
 -- shard, when that shard was passed, and the day out of its index when that emptied it (not for a
 -- caller that may yet add to that shard in the same call: it checks the day at its end). True when
@@ -555,7 +560,7 @@ end
 -- made it when its take held the job's plain twin (see twins_of), and it is stale once the
 -- record's runAt is another.
 local function stale_held(rec, run_at, lane)
-  local at = tonumber(string.sub(rec, 1, string.find(rec, '[,\n]') - 1), 36)
+  local at = run_at_of(rec)
   if lane == 3 then return at ~= run_at and priority_of(rec) ~= 3 end
   return floor(at / 10) * 10 ~= run_at or priority_of(rec) ~= lane
 end
@@ -643,7 +648,7 @@ local function group_fill(order, ending, now, channel)
   -- here on, and the twin would match it. One ZREM per lane job released.
   local function release(id, rec, g, lane)
     released[id] = true
-    if lane ~= 3 then drop_plain_twin(id, tonumber(string.sub(rec, 1, string.find(rec, '[,\n]') - 1), 36)) end
+    if lane ~= 3 then drop_plain_twin(id, run_at_of(rec)) end
     records[#records + 1] = id
     records[#records + 1] = with_run_at(rec, now)
     admit[#admit + 1] = id

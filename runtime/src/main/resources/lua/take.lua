@@ -572,7 +572,7 @@ end
 -- is due (every plain day up to today, the oldest 32). "next" is then looked up at the end (it may
 -- have been the twin's runAt). One ZREM per lane job started from gheld.
 local function unplain(id, rec)
-  if drop_plain_twin(id, tonumber(string.sub(rec, 1, string.find(rec, '[,\n]') - 1), 36)) then plain_put = true end
+  if drop_plain_twin(id, run_at_of(rec)) then plain_put = true end
 end
 local function take_held(g, room, upto, taken)
   local members = held_of(g, room + 1)

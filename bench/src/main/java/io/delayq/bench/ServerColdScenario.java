@@ -267,6 +267,17 @@ final class ServerColdScenario {
         }
     }
 
+    /** {@code m} with "ok" (every rep's) and every rep's figures under "runs". */
+    private static Map<String, Object> withRuns(Map<String, Object> m, List<Map<String, Object>> runs) {
+        m.put("ok", runs.stream().allMatch(r -> Boolean.TRUE.equals(r.get("ok"))));
+        m.put("runs", runs.stream().map(r -> {
+            Map<String, Object> c = new LinkedHashMap<>(r);
+            c.remove("ok");
+            return c;
+        }).toList());
+        return m;
+    }
+
     /** The warm figures' medians over the reps, with every rep's under "runs". */
     private static Map<String, Object> warmMedians(List<Map<String, Object>> runs) {
         Map<String, Object> m = new LinkedHashMap<>();
@@ -278,13 +289,7 @@ final class ServerColdScenario {
             w.add(Math.round(median(runs.stream().map(r -> ((Number) ((List<?>) r.get("enqueue_windows_rps")).get(at)).doubleValue()).toList())));
         }
         m.put("enqueue_windows_rps", w);
-        m.put("ok", runs.stream().allMatch(r -> Boolean.TRUE.equals(r.get("ok"))));
-        m.put("runs", runs.stream().map(r -> {
-            Map<String, Object> c = new LinkedHashMap<>(r);
-            c.remove("ok");
-            return c;
-        }).toList());
-        return m;
+        return withRuns(m, runs);
     }
 
     /**
@@ -310,13 +315,7 @@ final class ServerColdScenario {
         m.put("enqueue_15s_rps", Math.round((double) m.get("enqueue_15s_rps")));
         m.put("burst_jps", Math.round((double) m.get("burst_jps")));
         m.put("burst_from_exec_jps", Math.round((double) m.get("burst_from_exec_jps")));
-        m.put("ok", runs.stream().allMatch(r -> Boolean.TRUE.equals(r.get("ok"))));
-        m.put("runs", runs.stream().map(r -> {
-            Map<String, Object> c = new LinkedHashMap<>(r);
-            c.remove("ok");
-            return c;
-        }).toList());
-        return m;
+        return withRuns(m, runs);
     }
 
     /**
